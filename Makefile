@@ -1,0 +1,124 @@
+# cachefsd — plain GNU make.
+#   make                  build (debug build with asserts, into build/)
+#   make run              build, start a demo upstream + cachefsd, serve until Ctrl-C
+#   make test             install what is missing, build, run every test
+#   make SANITIZER=address,undefined   sanitizer build (into build-san/)
+#   make RELEASE=1        -O2 -DNDEBUG build (into build-release/)
+#   make install PREFIX=/usr/local DESTDIR=
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SANITIZER ?=
+RELEASE  ?=
+
+ifneq ($(SANITIZER),)
+BUILD    ?= build-san
+SANFLAGS := -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+else ifneq ($(RELEASE),)
+BUILD    ?= build-release
+SANFLAGS :=
+else
+BUILD    ?= build
+SANFLAGS :=
+endif
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+ifneq ($(RELEASE),)
+OPT      := -O2 -DNDEBUG
+else
+OPT      := -O1
+endif
+CFLAGS   ?= -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Iinclude -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+LIBS     := -lnfs -llmdb -lxxhash -lpthread
+
+# Debian 12 packages each target needs; `make deps-*` installs the missing ones.
+PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev
+PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl
+PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio \
+              kmod zstd xz-utils
+
+DAEMON_SRCS := $(wildcard cachefsd/*.c) $(wildcard proto/*.c)
+DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS    := $(DAEMON_LIB:%.c=$(BUILD)/%.o)
+UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
+UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS   := $(wildcard tests/tools/*.c)
+TOOL_BINS   := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
+
+.PHONY: all clean run test unit integ tools deps-build deps-run deps-test install check-format
+
+all: $(BUILD)/cachefsd
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/cachefsd: $(DAEMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/libcachefsd.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libcachefsd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS) -lcmocka
+
+$(BUILD)/tests/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS)
+
+tools: $(TOOL_BINS)
+
+# --- dependencies: install what is missing (Debian 12, as root) -------------
+define apt_install
+	@missing=""; for p in $(1); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || \
+			missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "need root to apt-get install:$$missing" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+endef
+
+deps-build:
+	$(call apt_install,$(PKGS_BUILD))
+deps-run: deps-build
+	$(call apt_install,$(PKGS_RUN))
+deps-test: deps-run
+	$(call apt_install,$(PKGS_TEST))
+
+# --- the two set-up commands ------------------------------------------------
+run: deps-run
+	$(MAKE) all
+	tests/lib/demo.sh $(BUILD) "$(UPSTREAM)"
+
+test: deps-test
+	$(MAKE) all tools $(UNIT_BINS)
+	tests/run-all.sh $(BUILD)
+
+unit: all $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+integ: all tools
+	tests/run-all.sh --integ-only $(BUILD)
+
+install: $(BUILD)/cachefsd
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(PREFIX)/sbin/cachefsd
+	install -m 0644 docs/cachefsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsd.8
+
+check-format:
+	clang-format --dry-run --Werror cachefsd/*.c proto/*.c include/*.h
+
+clean:
+	rm -rf build build-san build-release
+
+-include $(DAEMON_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)

@@ -1,0 +1,267 @@
+# shellcheck shell=bash
+# Test harness: starts rpcbind (if not running), nfs-ganesha (FSAL VFS) on
+# loopback ports in a temp dir, and cachefsd in front of it. Everything it
+# starts is recorded by pid and stopped by h_cleanup, which runs on EXIT
+# (also on failure or Ctrl-C).
+#
+# Usage in a test script:
+#   . "$(dirname "$0")/../lib/harness.sh"
+#   h_init                      # temp dir in $H_TMP, traps
+#   h_start_ganesha up          # export dir $H_EXPORT_up, ports in $H_NFSPORT_up
+#   h_start_cachefsd px up      # proxy on $H_PORT_px
+#   ...
+#   h_pass "what was proven"    # or h_fail "why"
+
+H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+H_BUILD=${H_BUILD:-$H_ROOT/build}
+H_PIDS=()
+H_NAMES=()
+H_FAILED=0
+
+h_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+h_fail()
+{
+	printf 'FAIL: %s: %s\n' "${H_TEST:-test}" "$*" >&2
+	H_FAILED=1
+	exit 1
+}
+
+h_skip()
+{
+	printf 'SKIP: %s: %s\n' "${H_TEST:-test}" "$*"
+	exit 77
+}
+
+h_pass()
+{
+	printf 'ok: %s\n' "$*"
+}
+
+h_init()
+{
+	H_TEST=${H_TEST:-$(basename "$0" .sh)}
+	[ "$(id -u)" = 0 ] || h_skip "needs root (nfs-ganesha and rpcbind)"
+	H_TMP=$(mktemp -d "/tmp/cachefsd-${H_TEST}.XXXXXX")
+	trap h_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# h_track NAME PID: remember a process we started so cleanup stops it.
+h_track()
+{
+	H_NAMES+=("$1")
+	H_PIDS+=("$2")
+}
+
+# h_stop_pid PID [TIMEOUT_S]: TERM, wait, KILL. Only pids we started.
+h_stop_pid()
+{
+	local pid=$1 t=${2:-10} i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < t * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+h_cleanup()
+{
+	local rc=$? i
+	trap - EXIT
+	for ((i = ${#H_PIDS[@]} - 1; i >= 0; i--)); do
+		[ -n "${H_PIDS[i]}" ] && h_stop_pid "${H_PIDS[i]}" 10
+	done
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$H_TMP" ]; then
+		for f in "$H_TMP"/*.log; do
+			[ -f "$f" ] || continue
+			echo "---- tail of $f ----" >&2
+			tail -n 30 "$f" >&2
+		done
+	fi
+	if [ -n "$H_TMP" ] && [ -z "$H_KEEP" ]; then
+		rm -rf "$H_TMP"
+	fi
+	exit "$rc"
+}
+
+# h_free_port: print a TCP port nothing listens on (loopback).
+h_free_port()
+{
+	local p
+	for ((;;)); do
+		p=$((20000 + RANDOM % 20000))
+		if ! ss -Hltn "sport = :$p" | grep -q .; then
+			# keep ports handed out in this run distinct
+			case " $H_USED_PORTS " in *" $p "*) continue ;; esac
+			H_USED_PORTS="$H_USED_PORTS $p"
+			echo "$p"
+			return
+		fi
+	done
+}
+
+# h_wait_port PORT [TIMEOUT_S]: wait until something listens on 127.0.0.1:PORT.
+h_wait_port()
+{
+	local port=$1 t=${2:-20} i
+	for ((i = 0; i < t * 10; i++)); do
+		if ss -Hltn "sport = :$port" | grep -q .; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+h_start_rpcbind()
+{
+	if pgrep -x rpcbind >/dev/null 2>&1 || ss -Hltn 'sport = :111' | grep -q .; then
+		return 0
+	fi
+	mkdir -p /run/rpcbind
+	rpcbind -f -w >"$H_TMP/rpcbind.log" 2>&1 &
+	h_track rpcbind $!
+	h_wait_port 111 10 || h_fail "rpcbind did not start"
+}
+
+# h_start_ganesha NAME [EXPORT_DIR]
+# Sets H_EXPORT_<NAME> (the export's real path, what NFSv3 clients mount),
+# H_NFSPORT_<NAME>, H_MNTPORT_<NAME>, H_PID_<NAME>, H_URL_<NAME>.
+h_start_ganesha()
+{
+	local name=$1 dir=${2:-$H_TMP/$1-export}
+	local nfsport mntport nlmport rqport conf
+	h_start_rpcbind
+	mkdir -p "$dir"
+	nfsport=$(h_free_port)
+	mntport=$(h_free_port)
+	nlmport=$(h_free_port)
+	rqport=$(h_free_port)
+	conf=$H_TMP/$name-ganesha.conf
+	cat >"$conf" <<EOF
+NFS_CORE_PARAM {
+	NFS_Port = $nfsport;
+	MNT_Port = $mntport;
+	NLM_Port = $nlmport;
+	Rquota_Port = $rqport;
+	Bind_addr = 127.0.0.1;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Protocols = 3, 4;
+}
+NFSV4 { Graceless = true; }
+EXPORT {
+	Export_Id = 1;
+	Path = $dir;
+	Pseudo = /$name;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3, 4;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+EOF
+	ganesha.nfsd -F -f "$conf" -L "$H_TMP/$name-ganesha.log" -p "$H_TMP/$name-ganesha.pid" \
+		>>"$H_TMP/$name-ganesha.log" 2>&1 &
+	local pid=$!
+	h_track "ganesha-$name" "$pid"
+	h_wait_port "$nfsport" 30 || h_fail "nfs-ganesha $name did not start"
+	h_wait_port "$mntport" 10 || h_fail "nfs-ganesha $name mountd did not start"
+	printf -v "H_EXPORT_$name" '%s' "$dir"
+	printf -v "H_NFSPORT_$name" '%s' "$nfsport"
+	printf -v "H_MNTPORT_$name" '%s' "$mntport"
+	printf -v "H_PID_$name" '%s' "$pid"
+	printf -v "H_CONF_$name" '%s' "$conf"
+	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport"
+	# ganesha accepts connections a moment before the export is usable
+	local i
+	for ((i = 0; i < 100; i++)); do
+		nfs-ls "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	h_fail "nfs-ganesha $name does not serve $dir"
+}
+
+# h_stop_ganesha NAME: stop that instance (by pid), keep its export dir.
+h_stop_ganesha()
+{
+	local name=$1 pidvar="H_PID_$1"
+	h_stop_pid "${!pidvar}" 15
+}
+
+# h_restart_ganesha NAME: start the same config again on the same ports.
+h_restart_ganesha()
+{
+	local name=$1 v
+	v="H_CONF_$name"; local conf=${!v}
+	v="H_NFSPORT_$name"; local nfsport=${!v}
+	ganesha.nfsd -F -f "$conf" -L "$H_TMP/$name-ganesha.log" -p "$H_TMP/$name-ganesha.pid" \
+		>>"$H_TMP/$name-ganesha.log" 2>&1 &
+	local pid=$!
+	h_track "ganesha-$name" "$pid"
+	printf -v "H_PID_$name" '%s' "$pid"
+	h_wait_port "$nfsport" 30 || h_fail "nfs-ganesha $name did not restart"
+}
+
+# h_start_cachefsd NAME UPSTREAM_NAME [extra cachefsd flags...]
+# Sets H_PORT_<NAME>, H_PID_<NAME>, H_CACHE_<NAME>, H_URL_<NAME> (URL of the
+# upstream's export through the proxy), H_LOG_<NAME>.
+h_start_cachefsd()
+{
+	local name=$1 up=$2
+	shift 2
+	local v port cache log
+	v="H_URL_$up"; local upurl=${!v}
+	v="H_EXPORT_$up"; local export=${!v}
+	v="H_PORT_$name"; port=${!v}
+	[ -n "$port" ] || port=$(h_free_port)
+	v="H_CACHE_$name"; cache=${!v}
+	[ -n "$cache" ] || cache=$H_TMP/$name-cache
+	log=$H_TMP/$name-cachefsd.log
+	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
+		--cache-dir "$cache" "$@" >>"$log" 2>&1 &
+	local pid=$!
+	h_track "cachefsd-$name" "$pid"
+	printf -v "H_PORT_$name" '%s' "$port"
+	printf -v "H_PID_$name" '%s' "$pid"
+	printf -v "H_CACHE_$name" '%s' "$cache"
+	printf -v "H_LOG_$name" '%s' "$log"
+	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$export?nfsport=$port&mountport=$port"
+	local i
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$pid" 2>/dev/null || h_fail "cachefsd $name exited: $(tail -n 5 "$log")"
+		ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	h_fail "cachefsd $name did not start listening"
+}
+
+# h_stop_cachefsd NAME [SIGNAL]
+h_stop_cachefsd()
+{
+	local pidvar="H_PID_$1" sig=${2:-TERM}
+	local pid=${!pidvar}
+	if [ "$sig" = TERM ]; then
+		h_stop_pid "$pid" 10
+	else
+		kill "-$sig" "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	fi
+}
+
+# h_md5 FILE: md5 of a local file
+h_md5() { md5sum <"$1" | cut -d' ' -f1; }
+
+# h_mkdata FILE SIZE_KIB [SEED]: deterministic incompressible data
+h_mkdata()
+{
+	local seed=${3:-1}
+	openssl enc -aes-128-ctr -nosalt -pass "pass:$seed" </dev/zero 2>/dev/null |
+		head -c $(($2 * 1024)) >"$1"
+}
