@@ -1,0 +1,1394 @@
+/*
+ * badrpc: send hostile / malformed ONC RPC (RFC 5531) input over TCP to an
+ * NFSv3 + MOUNTv3 server and check the RPC-level replies.
+ *
+ * Usage: badrpc HOST PORT [--case NAME]... [--mount-port N] [--timeout S]
+ *               [--seed N] [--no-after] [--allow-nonloopback] [--list]
+ *
+ * Every check opens a fresh TCP connection, sends hand-encoded XDR, reads one
+ * reply record (with a poll() timeout on every read) and parses the reply
+ * header: xid, REPLY, MSG_ACCEPTED/MSG_DENIED, accept_stat/reject_stat and
+ * their mismatch_info / auth_stat fields. After every case a fresh
+ * connection's NFS NULL and MOUNT NULL must still succeed.
+ *
+ * Prints one line per check, then "badrpc: N passed, M failed"; exits 1 if a
+ * check failed, 2 on a usage error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --- RPC / NFS constants (RFC 5531, RFC 1813) ---------------------------- */
+
+#define RPC_CALL  0
+#define RPC_REPLY 1
+
+#define RPC_MSG_ACCEPTED 0
+#define RPC_MSG_DENIED   1
+
+#define RPC_SUCCESS       0
+#define RPC_PROG_UNAVAIL  1
+#define RPC_PROG_MISMATCH 2
+#define RPC_PROC_UNAVAIL  3
+#define RPC_GARBAGE_ARGS  4
+#define RPC_SYSTEM_ERR    5
+
+#define RPC_RPC_MISMATCH 0
+#define RPC_AUTH_ERROR   1
+
+#define AUTHF_NONE 0
+#define AUTHF_SYS  1
+#define AUTHF_DH   3
+#define AUTHF_GSS  6
+
+#define AS_BADCRED 1
+#define AS_TOOWEAK 5
+
+#define PROG_NFS   100003u
+#define PROG_MOUNT 100005u
+#define PROG_BOGUS 100099u
+
+#define NFS3_GETATTR 1
+#define NFS3_LOOKUP  3
+#define NFS3_WRITE   7
+#define MOUNT3_MNT   1
+
+#define LAST_FRAG 0x80000000u
+
+/* --- globals ------------------------------------------------------------- */
+
+static struct sockaddr_storage g_addr;
+static socklen_t g_addrlen;
+static int g_nfs_port;
+static int g_mnt_port;
+static int g_timeout_ms = 5000;
+static uint32_t g_seed = 0x5eed;
+static uint32_t g_xid;
+static const char *g_case = "";
+static int g_pass;
+static int g_fail;
+static int g_connect_failed; /* a connect() failed since this was last cleared */
+
+/* --- small XDR encoder --------------------------------------------------- */
+
+struct xbuf {
+	uint8_t *d;
+	size_t len;
+	size_t cap;
+};
+
+static void xb_reserve(struct xbuf *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	uint8_t *d = realloc(b->d, cap);
+	if (!d) {
+		perror("badrpc: realloc");
+		exit(2);
+	}
+	b->d = d;
+	b->cap = cap;
+}
+
+static void xb_raw(struct xbuf *b, const void *p, size_t n)
+{
+	xb_reserve(b, n);
+	if (p)
+		memcpy(b->d + b->len, p, n);
+	else
+		memset(b->d + b->len, 0, n);
+	b->len += n;
+}
+
+static void xb_u32(struct xbuf *b, uint32_t v)
+{
+	uint8_t be[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+	xb_raw(b, be, 4);
+}
+
+static void xb_u64(struct xbuf *b, uint64_t v)
+{
+	xb_u32(b, (uint32_t)(v >> 32));
+	xb_u32(b, (uint32_t)v);
+}
+
+/* variable-length opaque: length, bytes (NULL = zeros), pad to 4 */
+static void xb_opaque(struct xbuf *b, const void *p, uint32_t n)
+{
+	xb_u32(b, n);
+	xb_raw(b, p, n);
+	xb_raw(b, NULL, (4 - (n & 3)) & 3);
+}
+
+static void xb_free(struct xbuf *b)
+{
+	free(b->d);
+	b->d = NULL;
+	b->len = b->cap = 0;
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t rnd(void)
+{
+	/* xorshift32: deterministic for a given --seed */
+	g_seed ^= g_seed << 13;
+	g_seed ^= g_seed >> 17;
+	g_seed ^= g_seed << 5;
+	return g_seed;
+}
+
+static uint32_t next_xid(void)
+{
+	return ++g_xid;
+}
+
+/* --- RPC message builders ------------------------------------------------ */
+
+/* xid, CALL, rpcvers, prog, vers, proc (cred and verf follow) */
+static void xb_call_hdr(struct xbuf *b, uint32_t xid, uint32_t rpcvers, uint32_t prog,
+                        uint32_t vers, uint32_t proc)
+{
+	xb_u32(b, xid);
+	xb_u32(b, RPC_CALL);
+	xb_u32(b, rpcvers);
+	xb_u32(b, prog);
+	xb_u32(b, vers);
+	xb_u32(b, proc);
+}
+
+/* an authsys_parms body: stamp, machinename, uid, gid, gids<16> */
+static void xb_authsys_body(struct xbuf *b, uint32_t ngids)
+{
+	static const char host[] = "badrpc";
+	xb_u32(b, 0x12345678);
+	xb_opaque(b, host, sizeof(host) - 1);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, ngids);
+	for (uint32_t i = 0; i < ngids; i++)
+		xb_u32(b, i);
+}
+
+static void xb_cred_sys(struct xbuf *b)
+{
+	struct xbuf body = {0};
+	xb_authsys_body(&body, 1);
+	xb_u32(b, AUTHF_SYS);
+	xb_opaque(b, body.d, (uint32_t)body.len);
+	xb_free(&body);
+}
+
+static void xb_auth_none(struct xbuf *b)
+{
+	xb_u32(b, AUTHF_NONE);
+	xb_u32(b, 0);
+}
+
+/* a well-formed call header with AUTH_SYS cred and AUTH_NONE verifier */
+static void xb_call(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	xb_call_hdr(b, xid, 2, prog, vers, proc);
+	xb_cred_sys(b);
+	xb_auth_none(b);
+}
+
+/* wrap a message as one record (single last fragment) */
+static void xb_record(struct xbuf *out, const struct xbuf *msg)
+{
+	xb_u32(out, LAST_FRAG | (uint32_t)msg->len);
+	xb_raw(out, msg->d, msg->len);
+}
+
+/* --- sockets with timeouts ----------------------------------------------- */
+
+static long ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms =
+	    (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms;
+}
+
+static void deadline_in(struct timespec *d, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, d);
+	d->tv_sec += ms / 1000;
+	d->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (d->tv_nsec >= 1000000000) {
+		d->tv_sec++;
+		d->tv_nsec -= 1000000000;
+	}
+}
+
+static int tcp_connect(int port, char *err, size_t errlen)
+{
+	struct sockaddr_storage sa = g_addr;
+	if (sa.ss_family == AF_INET)
+		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)port);
+	int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, g_addrlen) < 0 && errno != EINPROGRESS) {
+		snprintf(err, errlen, "connect to port %d: %s", port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	int r = poll(&p, 1, g_timeout_ms);
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	if (r <= 0) {
+		snprintf(err, errlen, "connect to port %d: timeout", port);
+		close(fd);
+		return -1;
+	}
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+	if (soerr) {
+		snprintf(err, errlen, "connect to port %d: %s", port, strerror(soerr));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum io { IO_OK = 0, IO_CLOSED, IO_TIMEOUT, IO_ERROR, IO_TOOBIG };
+
+static enum io send_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *c = p;
+	struct timespec dl;
+	deadline_in(&dl, g_timeout_ms);
+	while (n > 0) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			c += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+			return IO_CLOSED;
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return IO_ERROR;
+		struct pollfd pf = {.fd = fd, .events = POLLOUT};
+		long left = ms_left(&dl);
+		if (left == 0 || poll(&pf, 1, (int)left) == 0)
+			return IO_TIMEOUT;
+	}
+	return IO_OK;
+}
+
+static enum io read_full(int fd, void *p, size_t n, const struct timespec *dl)
+{
+	uint8_t *c = p;
+	while (n > 0) {
+		ssize_t r = recv(fd, c, n, 0);
+		if (r > 0) {
+			c += r;
+			n -= (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return IO_CLOSED;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECONNRESET || errno == EPIPE)
+			return IO_CLOSED;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return IO_ERROR;
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		long left = ms_left(dl);
+		if (left == 0)
+			return IO_TIMEOUT;
+		int pr = poll(&pf, 1, (int)left);
+		if (pr == 0)
+			return IO_TIMEOUT;
+		if (pr < 0 && errno != EINTR)
+			return IO_ERROR;
+	}
+	return IO_OK;
+}
+
+#define MAX_REPLY (4u * 1024 * 1024)
+
+/* read one record (reassembling fragments) into *out (malloc'ed) */
+static enum io read_record(int fd, uint8_t **out, size_t *outlen, const struct timespec *dl)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	for (;;) {
+		uint8_t m[4];
+		enum io e = read_full(fd, m, 4, dl);
+		if (e != IO_OK) {
+			free(buf);
+			return e;
+		}
+		uint32_t marker = get_u32(m);
+		uint32_t flen = marker & ~LAST_FRAG;
+		if (len + flen > MAX_REPLY) {
+			free(buf);
+			return IO_TOOBIG;
+		}
+		uint8_t *nb = realloc(buf, len + flen + 1);
+		if (!nb) {
+			free(buf);
+			return IO_ERROR;
+		}
+		buf = nb;
+		e = read_full(fd, buf + len, flen, dl);
+		if (e != IO_OK) {
+			free(buf);
+			return e;
+		}
+		len += flen;
+		if (marker & LAST_FRAG)
+			break;
+	}
+	*out = buf;
+	*outlen = len;
+	return IO_OK;
+}
+
+/* --- replies -------------------------------------------------------------- */
+
+enum kind { K_REPLY, K_CLOSED, K_TIMEOUT, K_ERROR, K_BAD };
+
+struct result {
+	enum kind kind;
+	uint32_t xid;
+	uint32_t rstat; /* MSG_ACCEPTED / MSG_DENIED */
+	uint32_t stat;  /* accept_stat or reject_stat */
+	uint32_t lo, hi;
+	uint32_t auth;
+	char err[200];
+};
+
+static void parse_reply(const uint8_t *p, size_t n, struct result *r)
+{
+	size_t off = 0;
+#define NEED(k)                                                                                    \
+	do {                                                                                       \
+		if (n - off < (size_t)(k)) {                                                       \
+			r->kind = K_BAD;                                                           \
+			snprintf(r->err, sizeof(r->err), "short reply (%zu bytes)", n);            \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+#define U32() (off += 4, get_u32(p + off - 4))
+	r->kind = K_REPLY;
+	NEED(12);
+	r->xid = U32();
+	uint32_t mtype = U32();
+	if (mtype != RPC_REPLY) {
+		r->kind = K_BAD;
+		snprintf(r->err, sizeof(r->err), "msg_type %u, not REPLY", mtype);
+		return;
+	}
+	r->rstat = U32();
+	if (r->rstat == RPC_MSG_ACCEPTED) {
+		NEED(8);
+		(void)U32(); /* verifier flavor */
+		uint32_t vlen = U32();
+		if (vlen > 400) {
+			r->kind = K_BAD;
+			snprintf(r->err, sizeof(r->err), "verifier length %u", vlen);
+			return;
+		}
+		NEED((vlen + 3) & ~3u);
+		off += (vlen + 3) & ~3u;
+		NEED(4);
+		r->stat = U32();
+		if (r->stat == RPC_PROG_MISMATCH) {
+			NEED(8);
+			r->lo = U32();
+			r->hi = U32();
+		}
+	} else if (r->rstat == RPC_MSG_DENIED) {
+		NEED(4);
+		r->stat = U32();
+		if (r->stat == RPC_RPC_MISMATCH) {
+			NEED(8);
+			r->lo = U32();
+			r->hi = U32();
+		} else if (r->stat == RPC_AUTH_ERROR) {
+			NEED(4);
+			r->auth = U32();
+		}
+	} else {
+		r->kind = K_BAD;
+		snprintf(r->err, sizeof(r->err), "reply_stat %u", r->rstat);
+	}
+#undef U32
+#undef NEED
+}
+
+static void recv_reply(int fd, struct result *r)
+{
+	struct timespec dl;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	memset(r, 0, sizeof(*r));
+	deadline_in(&dl, g_timeout_ms);
+	switch (read_record(fd, &buf, &len, &dl)) {
+	case IO_OK:
+		parse_reply(buf, len, r);
+		free(buf);
+		return;
+	case IO_CLOSED:
+		r->kind = K_CLOSED;
+		return;
+	case IO_TIMEOUT:
+		r->kind = K_TIMEOUT;
+		snprintf(r->err, sizeof(r->err), "no reply within %d ms", g_timeout_ms);
+		return;
+	case IO_TOOBIG:
+		r->kind = K_BAD;
+		snprintf(r->err, sizeof(r->err), "reply record larger than %u bytes", MAX_REPLY);
+		return;
+	case IO_ERROR:
+		r->kind = K_ERROR;
+		snprintf(r->err, sizeof(r->err), "read: %s", strerror(errno));
+		return;
+	}
+}
+
+/* connect, send raw bytes (record markers included), read one reply */
+static void exchange_raw(int port, const void *raw, size_t n, struct result *r)
+{
+	memset(r, 0, sizeof(*r));
+	int fd = tcp_connect(port, r->err, sizeof(r->err));
+	if (fd < 0) {
+		r->kind = K_ERROR;
+		g_connect_failed = 1;
+		return;
+	}
+	enum io e = send_all(fd, raw, n);
+	if (e == IO_TIMEOUT || e == IO_ERROR) {
+		r->kind = K_ERROR;
+		snprintf(r->err, sizeof(r->err), "send: %s",
+		         e == IO_TIMEOUT ? "timeout" : strerror(errno));
+		close(fd);
+		return;
+	}
+	/* on IO_CLOSED still read: a reply or EOF/RST may be waiting */
+	recv_reply(fd, r);
+	close(fd);
+}
+
+static void exchange(int port, const struct xbuf *msg, struct result *r)
+{
+	struct xbuf rec = {0};
+	xb_record(&rec, msg);
+	exchange_raw(port, rec.d, rec.len, r);
+	xb_free(&rec);
+}
+
+/* --- expectations and reporting ------------------------------------------- */
+
+#define X_SUCCESS       (1u << 0)
+#define X_PROG_UNAVAIL  (1u << 1)
+#define X_PROG_MISMATCH (1u << 2)
+#define X_PROC_UNAVAIL  (1u << 3)
+#define X_GARBAGE       (1u << 4)
+#define X_CLOSED        (1u << 5)
+#define X_RPC_MISMATCH  (1u << 6)
+#define X_AUTH_ERROR    (1u << 7)
+
+struct expect {
+	unsigned mask;
+	uint32_t lo, hi;    /* for X_PROG_MISMATCH / X_RPC_MISMATCH */
+	unsigned auth_mask; /* bit n: auth_stat n accepted, for X_AUTH_ERROR */
+	int any_xid;        /* the call had no parseable xid */
+};
+
+static const char *accept_name(uint32_t s)
+{
+	static const char *n[] = {"SUCCESS",      "PROG_UNAVAIL", "PROG_MISMATCH",
+	                          "PROC_UNAVAIL", "GARBAGE_ARGS", "SYSTEM_ERR"};
+	return s < 6 ? n[s] : NULL;
+}
+
+static const char *auth_name(uint32_t s)
+{
+	static const char *n[] = {"AUTH_OK",          "AUTH_BADCRED",      "AUTH_REJECTEDCRED",
+	                          "AUTH_BADVERF",     "AUTH_REJECTEDVERF", "AUTH_TOOWEAK",
+	                          "AUTH_INVALIDRESP", "AUTH_FAILED"};
+	if (s == 13)
+		return "RPCSEC_GSS_CREDPROBLEM";
+	if (s == 14)
+		return "RPCSEC_GSS_CTXPROBLEM";
+	return s < 8 ? n[s] : "auth_stat?";
+}
+
+static void describe(const struct result *r, char *b, size_t n)
+{
+	switch (r->kind) {
+	case K_CLOSED:
+		snprintf(b, n, "connection closed");
+		return;
+	case K_TIMEOUT:
+		snprintf(b, n, "timeout (%s)", r->err);
+		return;
+	case K_ERROR:
+		snprintf(b, n, "error (%s)", r->err);
+		return;
+	case K_BAD:
+		snprintf(b, n, "malformed reply (%s)", r->err);
+		return;
+	case K_REPLY:
+		break;
+	}
+	if (r->rstat == RPC_MSG_ACCEPTED) {
+		const char *s = accept_name(r->stat);
+		if (r->stat == RPC_PROG_MISMATCH)
+			snprintf(b, n, "PROG_MISMATCH %u..%u", r->lo, r->hi);
+		else if (s)
+			snprintf(b, n, "%s", s);
+		else
+			snprintf(b, n, "MSG_ACCEPTED accept_stat %u", r->stat);
+	} else if (r->stat == RPC_RPC_MISMATCH) {
+		snprintf(b, n, "MSG_DENIED RPC_MISMATCH %u..%u", r->lo, r->hi);
+	} else if (r->stat == RPC_AUTH_ERROR) {
+		snprintf(b, n, "MSG_DENIED AUTH_ERROR %s(%u)", auth_name(r->auth), r->auth);
+	} else {
+		snprintf(b, n, "MSG_DENIED reject_stat %u", r->stat);
+	}
+}
+
+static void describe_expect(const struct expect *e, char *b, size_t n)
+{
+	size_t o = 0;
+	b[0] = 0;
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		if (o < n)                                                                         \
+			o += (size_t)snprintf(b + o, n - o, "%s", o ? " or " : "");                \
+		if (o < n)                                                                         \
+			o += (size_t)snprintf(b + o, n - o, __VA_ARGS__);                          \
+	} while (0)
+	if (e->mask & X_SUCCESS)
+		ADD("SUCCESS");
+	if (e->mask & X_PROG_UNAVAIL)
+		ADD("PROG_UNAVAIL");
+	if (e->mask & X_PROG_MISMATCH)
+		ADD("PROG_MISMATCH %u..%u", e->lo, e->hi);
+	if (e->mask & X_PROC_UNAVAIL)
+		ADD("PROC_UNAVAIL");
+	if (e->mask & X_GARBAGE)
+		ADD("GARBAGE_ARGS");
+	if (e->mask & X_RPC_MISMATCH)
+		ADD("MSG_DENIED RPC_MISMATCH %u..%u", e->lo, e->hi);
+	if (e->mask & X_AUTH_ERROR) {
+		for (uint32_t a = 0; a < 32; a++)
+			if (e->auth_mask & (1u << a))
+				ADD("MSG_DENIED AUTH_ERROR %s", auth_name(a));
+	}
+	if (e->mask & X_CLOSED)
+		ADD("connection closed");
+#undef ADD
+}
+
+static void report(int ok, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void report(int ok, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+	printf("%s %s %s: ", ok ? "ok  " : "FAIL", g_case, label);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		g_pass++;
+	else
+		g_fail++;
+}
+
+static int matches(const struct result *r, const struct expect *e)
+{
+	if (r->kind == K_CLOSED)
+		return (e->mask & X_CLOSED) != 0;
+	if (r->kind != K_REPLY)
+		return 0;
+	if (r->rstat == RPC_MSG_ACCEPTED) {
+		switch (r->stat) {
+		case RPC_SUCCESS:
+			return (e->mask & X_SUCCESS) != 0;
+		case RPC_PROG_UNAVAIL:
+			return (e->mask & X_PROG_UNAVAIL) != 0;
+		case RPC_PROG_MISMATCH:
+			return (e->mask & X_PROG_MISMATCH) && r->lo == e->lo && r->hi == e->hi;
+		case RPC_PROC_UNAVAIL:
+			return (e->mask & X_PROC_UNAVAIL) != 0;
+		case RPC_GARBAGE_ARGS:
+			return (e->mask & X_GARBAGE) != 0;
+		default:
+			return 0;
+		}
+	}
+	if (r->stat == RPC_RPC_MISMATCH)
+		return (e->mask & X_RPC_MISMATCH) && r->lo == e->lo && r->hi == e->hi;
+	if (r->stat == RPC_AUTH_ERROR)
+		return (e->mask & X_AUTH_ERROR) && r->auth < 32 && (e->auth_mask & (1u << r->auth));
+	return 0;
+}
+
+/* judge one result and print its line; returns 1 if it passed */
+static int check(const char *label, const struct result *r, uint32_t xid, const struct expect *e)
+{
+	char got[256], want[256];
+	describe(r, got, sizeof(got));
+	describe_expect(e, want, sizeof(want));
+	if (r->kind == K_REPLY && !e->any_xid && r->xid != xid) {
+		report(0, label, "expected %s, got %s with xid 0x%08x for call xid 0x%08x", want,
+		       got, r->xid, xid);
+		return 0;
+	}
+	if (matches(r, e)) {
+		report(1, label, "%s", got);
+		return 1;
+	}
+	report(0, label, "expected %s, got %s", want, got);
+	return 0;
+}
+
+static int call_check(const char *label, int port, const struct xbuf *msg, uint32_t xid,
+                      const struct expect *e)
+{
+	struct result r;
+	exchange(port, msg, &r);
+	return check(label, &r, xid, e);
+}
+
+#define EXPECT(...) (&(struct expect){__VA_ARGS__})
+
+/* a plain call with no arguments; expect e */
+static void simple_call(const char *label, int port, uint32_t prog, uint32_t vers, uint32_t proc,
+                        const struct expect *e)
+{
+	struct xbuf m = {0};
+	uint32_t xid = next_xid();
+	xb_call(&m, xid, prog, vers, proc);
+	call_check(label, port, &m, xid, e);
+	xb_free(&m);
+}
+
+static void fh32(struct xbuf *b)
+{
+	uint8_t fh[32];
+	for (int i = 0; i < 32; i++)
+		fh[i] = (uint8_t)(0xa0 + i);
+	xb_opaque(b, fh, sizeof(fh));
+}
+
+/* --- cases --------------------------------------------------------------- */
+
+static void case_null(void)
+{
+	simple_call("nfs NULL auth_sys", g_nfs_port, PROG_NFS, 3, 0, EXPECT(.mask = X_SUCCESS));
+	simple_call("mount NULL auth_sys", g_mnt_port, PROG_MOUNT, 3, 0, EXPECT(.mask = X_SUCCESS));
+}
+
+static void garbage_one(const char *label, const struct xbuf *m)
+{
+	call_check(label, g_nfs_port, m, 0, EXPECT(.mask = X_GARBAGE | X_CLOSED, .any_xid = 1));
+}
+
+static void case_garbage(void)
+{
+	static const size_t sizes[] = {3, 12, 64, 300, 4000};
+	char label[96];
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct xbuf m = {0};
+		while (m.len < sizes[i]) {
+			uint32_t v = rnd();
+			if (m.len == 4)
+				v |= 0x100; /* msg_type: never CALL(0) or REPLY(1) */
+			size_t k = sizes[i] - m.len < 4 ? sizes[i] - m.len : 4;
+			uint8_t be[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+			                 (uint8_t)v};
+			xb_raw(&m, be, k);
+		}
+		snprintf(label, sizeof(label), "%zu random bytes", sizes[i]);
+		garbage_one(label, &m);
+		xb_free(&m);
+	}
+
+	/* an empty record */
+	struct xbuf m = {0};
+	garbage_one("empty record", &m);
+
+	/* a call header cut after the program number */
+	xb_u32(&m, next_xid());
+	xb_u32(&m, RPC_CALL);
+	xb_u32(&m, 2);
+	xb_u32(&m, PROG_NFS);
+	garbage_one("call header cut after prog", &m);
+	xb_free(&m);
+
+	/* a call header cut inside the credential */
+	xb_call_hdr(&m, next_xid(), 2, PROG_NFS, 3, 0);
+	xb_u32(&m, AUTHF_SYS);
+	xb_u32(&m, 40);
+	xb_u32(&m, 0);
+	garbage_one("call header cut inside cred", &m);
+	xb_free(&m);
+
+	/* a well-formed REPLY message sent to the server */
+	xb_u32(&m, next_xid());
+	xb_u32(&m, RPC_REPLY);
+	xb_u32(&m, RPC_MSG_ACCEPTED);
+	xb_auth_none(&m);
+	xb_u32(&m, RPC_SUCCESS);
+	garbage_one("REPLY sent as a call", &m);
+	xb_free(&m);
+}
+
+static void case_wrong_prog(void)
+{
+	simple_call("prog 100099", g_nfs_port, PROG_BOGUS, 3, 0, EXPECT(.mask = X_PROG_UNAVAIL));
+}
+
+static void case_wrong_vers(void)
+{
+	const struct expect *e = EXPECT(.mask = X_PROG_MISMATCH, .lo = 3, .hi = 3);
+	simple_call("nfs v2", g_nfs_port, PROG_NFS, 2, 0, e);
+	simple_call("nfs v4", g_nfs_port, PROG_NFS, 4, 0, e);
+	simple_call("mount v1", g_mnt_port, PROG_MOUNT, 1, 0, e);
+}
+
+static void case_bad_proc(void)
+{
+	const struct expect *e = EXPECT(.mask = X_PROC_UNAVAIL);
+	simple_call("nfs proc 22", g_nfs_port, PROG_NFS, 3, 22, e);
+	simple_call("nfs proc 1000", g_nfs_port, PROG_NFS, 3, 1000, e);
+	simple_call("mount proc 6", g_mnt_port, PROG_MOUNT, 3, 6, e);
+}
+
+static void case_truncated(void)
+{
+	const struct expect *e = EXPECT(.mask = X_GARBAGE);
+	struct xbuf m = {0};
+	uint32_t xid;
+
+	/* LOOKUP: fh length 32, only 8 bytes of it */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_u32(&m, 32);
+	xb_raw(&m, "\1\2\3\4\5\6\7\10", 8);
+	call_check("LOOKUP fh len 32, 8 bytes present", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* LOOKUP: full fh, then a filename length with no bytes */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	fh32(&m);
+	xb_u32(&m, 8);
+	call_check("LOOKUP name len 8, no bytes", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* LOOKUP: full fh and nothing else */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	fh32(&m);
+	call_check("LOOKUP fh only, no name", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* GETATTR without arguments */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
+	call_check("GETATTR no args", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* WRITE: data length 4096, 100 bytes present */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
+	fh32(&m);
+	xb_u64(&m, 0);
+	xb_u32(&m, 4096);
+	xb_u32(&m, 2);
+	xb_u32(&m, 4096);
+	xb_raw(&m, NULL, 100);
+	call_check("WRITE data len 4096, 100 bytes present", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* MNT: dirpath length 10, 4 bytes present */
+	xb_call(&m, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
+	xb_u32(&m, 10);
+	xb_raw(&m, "/exp", 4);
+	call_check("MNT dirpath len 10, 4 bytes present", g_mnt_port, &m, xid, e);
+	xb_free(&m);
+}
+
+static void case_hostile_lengths(void)
+{
+	const struct expect *e = EXPECT(.mask = X_GARBAGE | X_CLOSED);
+	static const uint32_t name_lens[] = {0xFFFFFFFFu, 0x80000000u, 0xFFFFFFFCu, 0x7FFFFFFFu};
+	struct xbuf m = {0};
+	uint32_t xid;
+	char label[96];
+
+	for (size_t i = 0; i < sizeof(name_lens) / sizeof(name_lens[0]); i++) {
+		xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+		fh32(&m);
+		xb_u32(&m, name_lens[i]);
+		xb_raw(&m, "abcdefgh", 8);
+		snprintf(label, sizeof(label), "LOOKUP name len 0x%08X", name_lens[i]);
+		call_check(label, g_nfs_port, &m, xid, e);
+		xb_free(&m);
+	}
+
+	/* fh length 65 (> NFS3_FHSIZE) with all 65 bytes and a name present */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_opaque(&m, NULL, 65);
+	xb_opaque(&m, "x", 1);
+	call_check("LOOKUP fh len 65", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_u32(&m, 0xFFFFFFFCu);
+	xb_raw(&m, NULL, 16);
+	call_check("LOOKUP fh len 0xFFFFFFFC", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
+	xb_u32(&m, 0x80000000u);
+	xb_raw(&m, NULL, 16);
+	call_check("GETATTR fh len 0x80000000", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	/* WRITE with data length 0xFFFFFFFF */
+	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
+	fh32(&m);
+	xb_u64(&m, 0);
+	xb_u32(&m, 0xFFFFFFFFu);
+	xb_u32(&m, 2);
+	xb_u32(&m, 0xFFFFFFFFu);
+	xb_raw(&m, NULL, 16);
+	call_check("WRITE data len 0xFFFFFFFF", g_nfs_port, &m, xid, e);
+	xb_free(&m);
+
+	xb_call(&m, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
+	xb_u32(&m, 0xFFFFFFFFu);
+	xb_raw(&m, "/exp", 4);
+	call_check("MNT dirpath len 0xFFFFFFFF", g_mnt_port, &m, xid, e);
+	xb_free(&m);
+}
+
+static void case_bad_auth(void)
+{
+	struct xbuf m = {0};
+	uint32_t xid;
+	const struct expect *weak =
+	    EXPECT(.mask = X_AUTH_ERROR, .auth_mask = (1u << AS_TOOWEAK) | (1u << AS_BADCRED));
+	const struct expect *bad =
+	    EXPECT(.mask = X_AUTH_ERROR | X_GARBAGE | X_CLOSED, .auth_mask = 1u << AS_BADCRED);
+
+	/* RPCSEC_GSS data cred: gss_ver 1, RPCSEC_GSS_DATA, seq 1, rpc_gss_svc_none,
+	 * a context handle the server never issued */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
+	xb_u32(&m, AUTHF_GSS);
+	xb_u32(&m, 24);
+	xb_u32(&m, 1);
+	xb_u32(&m, 0);
+	xb_u32(&m, 1);
+	xb_u32(&m, 1);
+	xb_opaque(&m, "ctx1", 4);
+	xb_auth_none(&m);
+	fh32(&m);
+	call_check("GETATTR cred RPCSEC_GSS(6)", g_nfs_port, &m, xid, weak);
+	xb_free(&m);
+
+	/* AUTH_DH cred: ADN_FULLNAME, a netname, an encrypted key blob */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
+	xb_u32(&m, AUTHF_DH);
+	xb_u32(&m, 36);
+	xb_u32(&m, 0);
+	xb_opaque(&m, "unix.0@test", 11);
+	xb_raw(&m, "\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff\x00", 16);
+	xb_u32(&m, AUTHF_DH);
+	xb_opaque(&m, NULL, 12);
+	fh32(&m);
+	call_check("GETATTR cred AUTH_DH(3)", g_nfs_port, &m, xid, weak);
+	xb_free(&m);
+
+	/* AUTH_SYS cred body length 0xFFFFFFF0 */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, 0);
+	xb_u32(&m, AUTHF_SYS);
+	xb_u32(&m, 0xFFFFFFF0u);
+	xb_authsys_body(&m, 1);
+	xb_auth_none(&m);
+	call_check("NULL auth_sys body len 0xFFFFFFF0", g_nfs_port, &m, xid, bad);
+	xb_free(&m);
+
+	/* AUTH_SYS body whose machinename length runs past the body */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
+	xb_u32(&m, AUTHF_SYS);
+	xb_u32(&m, 20);
+	xb_u32(&m, 1);
+	xb_u32(&m, 200); /* machinename length */
+	xb_raw(&m, "abcdefghijkl", 12);
+	xb_auth_none(&m);
+	fh32(&m);
+	call_check("GETATTR auth_sys machinename len > body", g_nfs_port, &m, xid, bad);
+	xb_free(&m);
+
+	/* AUTH_SYS with 17 gids (max 16) */
+	{
+		struct xbuf body = {0};
+		xb_authsys_body(&body, 17);
+		xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
+		xb_u32(&m, AUTHF_SYS);
+		xb_opaque(&m, body.d, (uint32_t)body.len);
+		xb_auth_none(&m);
+		fh32(&m);
+		call_check("GETATTR auth_sys 17 gids", g_nfs_port, &m, xid, bad);
+		xb_free(&m);
+		xb_free(&body);
+	}
+
+	/* AUTH_SYS with a gid count far past the body */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
+	xb_u32(&m, AUTHF_SYS);
+	xb_u32(&m, 28);
+	xb_u32(&m, 1);
+	xb_opaque(&m, "host", 4);
+	xb_u32(&m, 0);
+	xb_u32(&m, 0);
+	xb_u32(&m, 0x40000000u);
+	xb_auth_none(&m);
+	fh32(&m);
+	call_check("GETATTR auth_sys gid count 0x40000000", g_nfs_port, &m, xid, bad);
+	xb_free(&m);
+
+	/* AUTH_NONE NULL calls are fine */
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, 0);
+	xb_auth_none(&m);
+	xb_auth_none(&m);
+	call_check("nfs NULL auth_none", g_nfs_port, &m, xid, EXPECT(.mask = X_SUCCESS));
+	xb_free(&m);
+
+	xb_call_hdr(&m, xid = next_xid(), 2, PROG_MOUNT, 3, 0);
+	xb_auth_none(&m);
+	xb_auth_none(&m);
+	call_check("mount NULL auth_none", g_mnt_port, &m, xid, EXPECT(.mask = X_SUCCESS));
+	xb_free(&m);
+}
+
+static void case_rpc_version(void)
+{
+	struct xbuf m = {0};
+	uint32_t xid;
+	static const uint32_t vers[] = {3, 1, 0xFFFFFFFFu};
+	char label[64];
+	for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
+		xb_call_hdr(&m, xid = next_xid(), vers[i], PROG_NFS, 3, 0);
+		xb_cred_sys(&m);
+		xb_auth_none(&m);
+		snprintf(label, sizeof(label), "nfs NULL rpcvers %u", vers[i]);
+		call_check(label, g_nfs_port, &m, xid,
+		           EXPECT(.mask = X_RPC_MISMATCH, .lo = 2, .hi = 2));
+		xb_free(&m);
+	}
+}
+
+/* send a record marker and a few bytes; the server must close the connection */
+static void huge_one(const char *label, uint32_t marker)
+{
+	struct xbuf raw = {0};
+	struct result r;
+	xb_u32(&raw, marker);
+	xb_call(&raw, next_xid(), PROG_NFS, 3, 0);
+	memset(&r, 0, sizeof(r));
+	int fd = tcp_connect(g_nfs_port, r.err, sizeof(r.err));
+	if (fd < 0) {
+		report(0, label, "expected connection closed, got error (%s)", r.err);
+		xb_free(&raw);
+		return;
+	}
+	enum io e = send_all(fd, raw.d, raw.len);
+	xb_free(&raw);
+	if (e == IO_ERROR || e == IO_TIMEOUT) {
+		report(0, label, "expected connection closed, got send %s",
+		       e == IO_TIMEOUT ? "timeout" : strerror(errno));
+		close(fd);
+		return;
+	}
+	/* anything the server sends before closing is discarded */
+	struct timespec dl;
+	uint8_t sink[4096];
+	size_t extra = 0;
+	deadline_in(&dl, g_timeout_ms);
+	for (;;) {
+		ssize_t n = recv(fd, sink, sizeof(sink), 0);
+		if (n > 0) {
+			extra += (size_t)n;
+			continue;
+		}
+		if (n == 0 || errno == ECONNRESET || errno == EPIPE) {
+			if (extra)
+				report(1, label, "connection closed (after %zu bytes of output)",
+				       extra);
+			else
+				report(1, label, "connection closed");
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			report(0, label, "expected connection closed, got read error %s",
+			       strerror(errno));
+			break;
+		}
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		long left = ms_left(&dl);
+		if (left == 0 || poll(&pf, 1, (int)left) == 0) {
+			report(0, label,
+			       "expected connection closed, got connection still open after %d ms",
+			       g_timeout_ms);
+			break;
+		}
+	}
+	close(fd);
+}
+
+static void case_huge_record(void)
+{
+	huge_one("last fragment of 100 MiB", LAST_FRAG | (100u * 1024 * 1024));
+	huge_one("fragment marker 0x7FFFFFFF", 0x7FFFFFFFu);
+	huge_one("last fragment of 0x7FFFFFFF", 0xFFFFFFFFu);
+}
+
+/* a NULL call split at c1 < c2 < c3 into 3 non-last fragments + 1 last */
+static void fragments_one(const char *label, size_t c1, size_t c2, size_t c3, int separate_writes)
+{
+	struct xbuf m = {0}, raw = {0};
+	uint32_t xid = next_xid();
+	xb_call(&m, xid, PROG_NFS, 3, 0);
+	size_t cut[5] = {0, c1, c2, c3, m.len};
+	for (int i = 0; i < 4; i++) {
+		uint32_t flen = (uint32_t)(cut[i + 1] - cut[i]);
+		xb_u32(&raw, (i == 3 ? LAST_FRAG : 0) | flen);
+		xb_raw(&raw, m.d + cut[i], flen);
+	}
+	struct result r;
+	memset(&r, 0, sizeof(r));
+	if (!separate_writes) {
+		exchange_raw(g_nfs_port, raw.d, raw.len, &r);
+	} else {
+		int fd = tcp_connect(g_nfs_port, r.err, sizeof(r.err));
+		if (fd < 0) {
+			r.kind = K_ERROR;
+		} else {
+			/* one write per fragment, marker and body apart */
+			size_t off = 0;
+			for (int i = 0; i < 4; i++) {
+				size_t flen = cut[i + 1] - cut[i];
+				struct timespec ts = {0, 30 * 1000 * 1000};
+				if (send_all(fd, raw.d + off, 4) != IO_OK)
+					break; /* recv_reply tells what happened */
+				nanosleep(&ts, NULL);
+				if (send_all(fd, raw.d + off + 4, flen) != IO_OK)
+					break;
+				nanosleep(&ts, NULL);
+				off += 4 + flen;
+			}
+			recv_reply(fd, &r);
+			close(fd);
+		}
+	}
+	check(label, &r, xid, EXPECT(.mask = X_SUCCESS));
+	xb_free(&m);
+	xb_free(&raw);
+}
+
+static void case_fragments(void)
+{
+	/* the call is 72 bytes: 24 header, 40 AUTH_SYS cred, 8 verifier */
+	fragments_one("NULL in 3+1 fragments at 24/48/64, one write", 24, 48, 64, 0);
+	fragments_one("NULL in 3+1 fragments at 5/23/41, one write", 5, 23, 41, 0);
+	fragments_one("NULL in 3+1 fragments at 5/23/41, separate writes", 5, 23, 41, 1);
+}
+
+#define NPIPE 50
+
+static void case_pipelined(void)
+{
+	struct xbuf raw = {0};
+	uint32_t base = g_xid + 1;
+	for (int i = 0; i < NPIPE; i++) {
+		struct xbuf m = {0};
+		xb_call(&m, next_xid(), PROG_NFS, 3, 0);
+		xb_record(&raw, &m);
+		xb_free(&m);
+	}
+	const char *label = "50 NULL calls in one send";
+	char err[200];
+	int fd = tcp_connect(g_nfs_port, err, sizeof(err));
+	if (fd < 0) {
+		report(0, label, "error (%s)", err);
+		xb_free(&raw);
+		return;
+	}
+	enum io e = send_all(fd, raw.d, raw.len);
+	xb_free(&raw);
+	if (e != IO_OK) {
+		report(0, label, "send failed (%d)", (int)e);
+		close(fd);
+		return;
+	}
+	int seen[NPIPE] = {0};
+	int got = 0, bad = 0;
+	char why[256] = "";
+	while (got < NPIPE) {
+		struct result r;
+		recv_reply(fd, &r);
+		if (r.kind != K_REPLY) {
+			describe(&r, why, sizeof(why));
+			break;
+		}
+		got++;
+		uint32_t i = r.xid - base;
+		if (i >= NPIPE) {
+			bad++;
+			snprintf(why, sizeof(why), "unknown xid 0x%08x", r.xid);
+		} else if (seen[i]++) {
+			bad++;
+			snprintf(why, sizeof(why), "xid 0x%08x answered twice", r.xid);
+		} else if (r.rstat != RPC_MSG_ACCEPTED || r.stat != RPC_SUCCESS) {
+			bad++;
+			describe(&r, why, sizeof(why));
+		}
+	}
+	close(fd);
+	if (got == NPIPE && bad == 0)
+		report(1, label, "%d SUCCESS replies, each xid once", NPIPE);
+	else
+		report(0, label,
+		       "expected %d SUCCESS replies each xid once, got %d replies, %d bad (%s)",
+		       NPIPE, got, bad, why);
+}
+
+/* the server is alive and serves normal clients; returns 0 if it no longer
+ * accepts connections (running more cases would be pointless) */
+static int after_check(const char *name)
+{
+	const char *saved = g_case;
+	char label[80];
+	g_case = "after";
+	g_connect_failed = 0;
+	snprintf(label, sizeof(label), "%s: nfs NULL", name);
+	simple_call(label, g_nfs_port, PROG_NFS, 3, 0, EXPECT(.mask = X_SUCCESS));
+	snprintf(label, sizeof(label), "%s: mount NULL", name);
+	simple_call(label, g_mnt_port, PROG_MOUNT, 3, 0, EXPECT(.mask = X_SUCCESS));
+	g_case = saved;
+	return !g_connect_failed;
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+    {"null", case_null},
+    {"garbage", case_garbage},
+    {"wrong-prog", case_wrong_prog},
+    {"wrong-vers", case_wrong_vers},
+    {"bad-proc", case_bad_proc},
+    {"truncated", case_truncated},
+    {"hostile-lengths", case_hostile_lengths},
+    {"bad-auth", case_bad_auth},
+    {"rpc-version", case_rpc_version},
+    {"huge-record", case_huge_record},
+    {"fragments", case_fragments},
+    {"pipelined", case_pipelined},
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: badrpc HOST PORT [--case NAME]... [--mount-port N] [--timeout S]\n"
+	           "              [--seed N] [--no-after] [--allow-nonloopback] [--list]\n"
+	           "cases:");
+	for (size_t i = 0; i < NCASES; i++)
+		fprintf(f, " %s", cases[i].name);
+	fprintf(f, " (all by default; --case may repeat or take a comma list)\n");
+}
+
+static int parse_port(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == 0 || *end != 0 || v <= 0 || v > 65535)
+		return -1;
+	return (int)v;
+}
+
+static int is_loopback(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+		return (a >> 24) == 127;
+	}
+	if (sa->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *host = NULL, *port = NULL;
+	int selected[NCASES] = {0}, any_selected = 0, after = 1, allow_remote = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--list")) {
+			for (size_t c = 0; c < NCASES; c++)
+				printf("%s\n", cases[c].name);
+			return 0;
+		} else if (!strcmp(a, "--case") && v) {
+			char *dup = strdup(v), *save = NULL;
+			for (char *t = strtok_r(dup, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
+				size_t c;
+				for (c = 0; c < NCASES; c++)
+					if (!strcmp(t, cases[c].name))
+						break;
+				if (c == NCASES) {
+					fprintf(stderr, "badrpc: unknown case '%s'\n", t);
+					usage(stderr);
+					return 2;
+				}
+				selected[c] = any_selected = 1;
+			}
+			free(dup);
+			i++;
+		} else if (!strcmp(a, "--mount-port") && v) {
+			if ((g_mnt_port = parse_port(v)) < 0) {
+				fprintf(stderr, "badrpc: bad --mount-port '%s'\n", v);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--timeout") && v) {
+			double s = atof(v);
+			if (s <= 0 || s > 600) {
+				fprintf(stderr, "badrpc: bad --timeout '%s'\n", v);
+				return 2;
+			}
+			g_timeout_ms = (int)(s * 1000);
+			i++;
+		} else if (!strcmp(a, "--seed") && v) {
+			g_seed = (uint32_t)strtoul(v, NULL, 0);
+			if (g_seed == 0)
+				g_seed = 1;
+			i++;
+		} else if (!strcmp(a, "--no-after")) {
+			after = 0;
+		} else if (!strcmp(a, "--allow-nonloopback")) {
+			allow_remote = 1;
+		} else if (a[0] == '-' && a[1] != 0) {
+			fprintf(stderr, "badrpc: bad option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		} else if (!host) {
+			host = a;
+		} else if (!port) {
+			port = a;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!host || !port || (g_nfs_port = parse_port(port)) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (!g_mnt_port)
+		g_mnt_port = g_nfs_port;
+
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+	int gai = getaddrinfo(host, NULL, &hints, &ai);
+	if (gai != 0 || !ai) {
+		fprintf(stderr, "badrpc: %s: %s\n", host, gai_strerror(gai));
+		return 2;
+	}
+	memcpy(&g_addr, ai->ai_addr, ai->ai_addrlen);
+	g_addrlen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	if (!allow_remote && !is_loopback(&g_addr)) {
+		fprintf(stderr,
+		        "badrpc: %s is not a loopback address (use --allow-nonloopback "
+		        "for a test host of your own)\n",
+		        host);
+		return 2;
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	g_xid = (g_seed * 2654435761u) & 0x7fff0000u;
+	printf("badrpc: %s nfs port %d, mount port %d, timeout %d ms, seed 0x%x\n", host,
+	       g_nfs_port, g_mnt_port, g_timeout_ms, g_seed);
+
+	char err[200];
+	int fd = tcp_connect(g_nfs_port, err, sizeof(err));
+	if (fd < 0) {
+		printf("FAIL server unreachable: %s\n", err);
+		printf("badrpc: %d passed, %d failed\n", 0, 1);
+		return 1;
+	}
+	close(fd);
+
+	for (size_t c = 0; c < NCASES; c++) {
+		if (any_selected && !selected[c])
+			continue;
+		g_case = cases[c].name;
+		cases[c].fn();
+		if (after && !after_check(cases[c].name)) {
+			size_t left = 0;
+			for (size_t k = c + 1; k < NCASES; k++)
+				left += !any_selected || selected[k];
+			if (left) {
+				printf("FAIL server stopped accepting connections after case %s; "
+				       "%zu remaining case(s) not run\n",
+				       cases[c].name, left);
+				g_fail++;
+			}
+			break;
+		}
+	}
+	printf("badrpc: %d passed, %d failed\n", g_pass, g_fail);
+	return g_fail ? 1 : 0;
+}
