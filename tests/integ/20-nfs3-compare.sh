@@ -1,4 +1,6 @@
 #!/bin/bash
+# H_URL_*/H_EXPORT_* are set by the harness with printf -v:
+# shellcheck disable=SC2154
 # Every NFSv3 procedure (RFC 1813), run directly against nfs-ganesha and
 # through cachefsd in front of it, must give the same results: statuses,
 # attributes, data, listings, the very same file handles and write verifiers.
@@ -12,8 +14,6 @@
 # same ganesha. Verifies nfs3cmp itself: must pass with zero mismatches.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
-# H_URL_*/H_EXPORT_* are set by the harness (printf -v)
-# shellcheck disable=SC2154
 
 NFS3CMP=${NFS3CMP:-$H_BUILD/tests/nfs3cmp}
 
