@@ -42,8 +42,8 @@ PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpi
 
 DAEMON_SRCS := $(wildcard cachefsd/*.c) $(wildcard proto/*.c)
 DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
-DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
-LIB_OBJS    := $(DAEMON_LIB:%.c=$(BUILD)/%.o)
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS    := $(DAEMON_LIB:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
@@ -53,7 +53,7 @@ TOOL_BINS   := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/cachefsd
 
-$(BUILD)/%.o: %.c
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

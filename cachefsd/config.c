@@ -1,0 +1,598 @@
+#include "config.h"
+#include "log.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+enum cfg_type {
+	CFG_STR,
+	CFG_INT,
+	CFG_BOOL,
+	CFG_LOGLEVEL,
+	CFG_ALLOW,
+};
+
+struct cfg_key {
+	const char *name;
+	enum cfg_type type;
+	size_t off;
+	const char *def; /* NULL: no default */
+	long min, max;
+	const char *arg;
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct cfs_config, f)
+
+static const struct cfg_key keys[] = {
+	{"upstream", CFG_STR, OFF(upstream), NULL, 0, 0, "URL",
+	 "upstream export, nfs://HOST/EXPORT[?nfsport=N&mountport=M] (required)"},
+	{"listen", CFG_STR, OFF(listen), "0.0.0.0:2049", 0, 0, "ADDR:PORT",
+	 "address and TCP port serving NFSv3 and MOUNT v3"},
+	{"cache_dir", CFG_STR, OFF(cache_dir), NULL, 0, 0, "DIR",
+	 "local cache directory (required; created if missing)"},
+	{"foreground", CFG_BOOL, OFF(foreground), "false", 0, 1, "BOOL",
+	 "stay in the foreground and log to stderr"},
+	{"export_path", CFG_STR, OFF(export_path), NULL, 0, 0, "PATH",
+	 "path clients mount (default: the upstream's export path)"},
+	{"upstream_connections", CFG_INT, OFF(upstream_connections), "4", 1, 64, "N",
+	 "TCP connections to the upstream server"},
+	{"upstream_timeout", CFG_INT, OFF(upstream_timeout), "15", 1, 3600, "SECONDS",
+	 "start-up deadline for reaching the upstream; per-call timeout when soft"},
+	{"soft", CFG_BOOL, OFF(soft), "false", 0, 1, "BOOL",
+	 "fail calls with NFS3ERR_IO after upstream_timeout instead of waiting (hard)"},
+	{"log_level", CFG_LOGLEVEL, OFF(log_level), "info", 0, 3, "LEVEL",
+	 "error, warn, info or debug"},
+	{"pid_file", CFG_STR, OFF(pid_file), NULL, 0, 0, "FILE", "write the daemon's pid here"},
+	{"client_max_inflight", CFG_INT, OFF(client_max_inflight), "256", 1, 65536, "N",
+	 "calls one client connection may have in flight before it is not read"},
+	{"allow", CFG_ALLOW, OFF(allow), "127.0.0.0/8, ::1", 0, 0, "CIDR,...",
+	 "client networks allowed to connect and mount"},
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const struct cfg_key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	static const char *const t[] = {"1", "true", "yes", "on"};
+	static const char *const f[] = {"0", "false", "no", "off"};
+
+	for (int i = 0; i < 4; i++) {
+		if (strcasecmp(v, t[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(v, f[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 0:
+		break;
+	case 'K':
+		mult = 1ULL << 10;
+		break;
+	case 'M':
+		mult = 1ULL << 20;
+		break;
+	case 'G':
+		mult = 1ULL << 30;
+		break;
+	case 'T':
+		mult = 1ULL << 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end) {
+		end++;
+		if (toupper((unsigned char)*end) == 'I')
+			end++;
+		if (toupper((unsigned char)*end) == 'B')
+			end++;
+		if (*end)
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mult)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+int config_parse_cidr(const char *s, struct cfs_cidr *out)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	char *slash;
+	int maxp;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, buf, out->addr) == 1) {
+		out->family = AF_INET;
+		maxp = 32;
+	} else if (inet_pton(AF_INET6, buf, out->addr) == 1) {
+		out->family = AF_INET6;
+		maxp = 128;
+	} else {
+		return -EINVAL;
+	}
+	out->prefix = maxp;
+	if (slash) {
+		char *end;
+		long p;
+
+		if (!isdigit((unsigned char)slash[1]))
+			return -EINVAL;
+		p = strtol(slash + 1, &end, 10);
+		if (*end || p < 0 || p > maxp)
+			return -EINVAL;
+		out->prefix = (int)p;
+	}
+	return 0;
+}
+
+static int prefix_match(const uint8_t *a, const uint8_t *b, int prefix)
+{
+	int full = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(a, b, (size_t)full) != 0)
+		return 0;
+	if (rest == 0)
+		return 1;
+	uint8_t mask = (uint8_t)(0xff << (8 - rest));
+	return (a[full] & mask) == (b[full] & mask);
+}
+
+int config_allowed(const struct cfs_config *c, const void *sa_)
+{
+	const struct sockaddr *sa = sa_;
+	uint8_t addr[16];
+	int family;
+
+	if (sa->sa_family == AF_INET) {
+		family = AF_INET;
+		memcpy(addr, &((const struct sockaddr_in *)sa_)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa_)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			family = AF_INET;
+			memcpy(addr, &a6->s6_addr[12], 4);
+		} else {
+			family = AF_INET6;
+			memcpy(addr, a6->s6_addr, 16);
+		}
+	} else {
+		return 0;
+	}
+	for (int i = 0; i < c->nallow; i++) {
+		const struct cfs_cidr *r = &c->allow_list[i];
+		if (r->family == family && prefix_match(addr, r->addr, r->prefix))
+			return 1;
+	}
+	return 0;
+}
+
+static int parse_allow(struct cfs_config *c, const char *v, char *err, size_t errlen)
+{
+	char *copy = strdup(v), *save = NULL, *tok;
+	int n = 0, rc = 0;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		if (n == CFS_MAX_ALLOW) {
+			errf(err, errlen, "more than %d networks", CFS_MAX_ALLOW);
+			rc = -EINVAL;
+			break;
+		}
+		if (config_parse_cidr(tok, &c->allow_list[n]) != 0) {
+			errf(err, errlen, "'%s' is not an address or ADDR/PREFIX network", tok);
+			rc = -EINVAL;
+			break;
+		}
+		n++;
+	}
+	free(copy);
+	if (rc == 0)
+		c->nallow = n;
+	return rc;
+}
+
+static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v, char *err,
+		   size_t errlen)
+{
+	void *field = (char *)c + k->off;
+
+	switch (k->type) {
+	case CFG_STR: {
+		char **s = field;
+		if (*v == 0) {
+			errf(err, errlen, "empty value");
+			return -EINVAL;
+		}
+		char *dup = strdup(v);
+		if (dup == NULL)
+			return -ENOMEM;
+		free(*s);
+		*s = dup;
+		return 0;
+	}
+	case CFG_INT: {
+		char *end;
+		long n;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*v == 0 || *end || errno) {
+			errf(err, errlen, "'%s' is not a whole number", v);
+			return -EINVAL;
+		}
+		if (n < k->min || n > k->max) {
+			errf(err, errlen, "%ld is out of range %ld..%ld", n, k->min, k->max);
+			return -EINVAL;
+		}
+		*(int *)field = (int)n;
+		return 0;
+	}
+	case CFG_BOOL:
+		if (parse_bool(v, field) != 0) {
+			errf(err, errlen, "'%s' is not a boolean (true/false, yes/no, on/off, 1/0)",
+			     v);
+			return -EINVAL;
+		}
+		return 0;
+	case CFG_LOGLEVEL: {
+		int lv = log_level_parse(v);
+		if (lv < 0) {
+			errf(err, errlen, "'%s' is not one of error, warn, info, debug", v);
+			return -EINVAL;
+		}
+		*(int *)field = lv;
+		return 0;
+	}
+	case CFG_ALLOW: {
+		int rc = parse_allow(c, v, err, errlen);
+		if (rc)
+			return rc;
+		char *dup = strdup(v);
+		if (dup == NULL)
+			return -ENOMEM;
+		free(*(char **)field);
+		*(char **)field = dup;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+int config_set(struct cfs_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	const struct cfg_key *k = find_key(key);
+
+	if (k == NULL) {
+		errf(err, errlen, "unknown key");
+		return -ENOENT;
+	}
+	return set_key(c, k, value, err, errlen);
+}
+
+void config_defaults(struct cfs_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].def)
+			set_key(c, &keys[i], keys[i].def, NULL, 0);
+}
+
+void config_free(struct cfs_config *c)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].type == CFG_STR || keys[i].type == CFG_ALLOW) {
+			char **s = (char **)((char *)c + keys[i].off);
+			free(*s);
+			*s = NULL;
+		}
+	}
+	free(c->config_file);
+	c->config_file = NULL;
+}
+
+int config_load_file(struct cfs_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096], why[512];
+	int lineno = 0;
+
+	if (f == NULL) {
+		errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *eq, *key, *val;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			errf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
+			     sizeof(line) - 2);
+			fclose(f);
+			return -EINVAL;
+		}
+		p = trim(line);
+		if (*p == 0 || *p == '#' || *p == ';')
+			continue;
+		if (*p == '[') {
+			if (strcmp(p, "[cachefsd]") != 0) {
+				errf(err, errlen, "%s:%d: unknown section %s (only [cachefsd])", path,
+				     lineno, p);
+				fclose(f);
+				return -EINVAL;
+			}
+			continue;
+		}
+		eq = strchr(p, '=');
+		if (eq == NULL) {
+			errf(err, errlen, "%s:%d: expected 'key = value', got '%s'", path, lineno, p);
+			fclose(f);
+			return -EINVAL;
+		}
+		*eq = 0;
+		key = trim(p);
+		val = trim(eq + 1);
+		/* allow trailing comments after whitespace */
+		for (char *h = val; *h; h++) {
+			if ((*h == '#' || *h == ';') && h > val && isspace((unsigned char)h[-1])) {
+				*h = 0;
+				val = trim(val);
+				break;
+			}
+		}
+		if (strcmp(key, "config") == 0) {
+			errf(err, errlen, "%s:%d: key 'config': only valid as a flag", path, lineno);
+			fclose(f);
+			return -EINVAL;
+		}
+		if (config_set(c, key, val, why, sizeof(why)) != 0) {
+			errf(err, errlen, "%s:%d: key '%s': %s", path, lineno, key, why);
+			fclose(f);
+			return -EINVAL;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* "--key-name" -> "key_name" in buf; returns 0 if it looks like a flag. */
+static int flag_to_key(const char *arg, char *buf, size_t len, const char **inline_val)
+{
+	size_t i;
+
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == 0)
+		return -1;
+	arg += 2;
+	*inline_val = NULL;
+	for (i = 0; arg[i] && arg[i] != '=' && i + 1 < len; i++)
+		buf[i] = arg[i] == '-' ? '_' : arg[i];
+	buf[i] = 0;
+	if (arg[i] == '=')
+		*inline_val = arg + i + 1;
+	return 0;
+}
+
+int config_validate(const struct cfs_config *c, char *err, size_t errlen)
+{
+	if (c->upstream == NULL) {
+		errf(err, errlen, "key 'upstream': required (--upstream nfs://HOST/EXPORT)");
+		return -EINVAL;
+	}
+	if (strncmp(c->upstream, "nfs://", 6) != 0) {
+		errf(err, errlen, "key 'upstream': '%s' is not an nfs:// URL", c->upstream);
+		return -EINVAL;
+	}
+	if (c->cache_dir == NULL) {
+		errf(err, errlen, "key 'cache_dir': required (--cache-dir DIR)");
+		return -EINVAL;
+	}
+	if (c->export_path && c->export_path[0] != '/') {
+		errf(err, errlen, "key 'export_path': '%s' must start with /", c->export_path);
+		return -EINVAL;
+	}
+	if (strrchr(c->listen, ':') == NULL) {
+		errf(err, errlen, "key 'listen': '%s' is not ADDR:PORT", c->listen);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_action *action,
+		      char *err, size_t errlen)
+{
+	char key[128], why[512];
+	const char *val;
+	int rc;
+
+	*action = CONFIG_RUN;
+	/* pass 1: --config, --help, --version */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			*action = CONFIG_HELP;
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			*action = CONFIG_VERSION;
+			return 0;
+		}
+		if (strncmp(argv[i], "--config", 8) == 0 &&
+		    (argv[i][8] == 0 || argv[i][8] == '=')) {
+			const char *path = argv[i][8] == '=' ? argv[i] + 9 : argv[i + 1];
+			if (path == NULL || *path == 0) {
+				errf(err, errlen, "flag --config: needs a FILE");
+				return -EINVAL;
+			}
+			free(c->config_file);
+			c->config_file = strdup(path);
+			if (argv[i][8] == 0)
+				i++;
+		}
+	}
+	if (c->config_file) {
+		rc = config_load_file(c, c->config_file, err, errlen);
+		if (rc)
+			return -EINVAL;
+	}
+	/* pass 2: every other flag overrides the file */
+	for (int i = 1; i < argc; i++) {
+		const struct cfg_key *k;
+
+		if (flag_to_key(argv[i], key, sizeof(key), &val) != 0) {
+			errf(err, errlen, "unexpected argument '%s' (flags look like --key VALUE)",
+			     argv[i]);
+			return -EINVAL;
+		}
+		if (strcmp(key, "config") == 0) {
+			if (val == NULL)
+				i++;
+			continue;
+		}
+		if (strcmp(key, "check_config") == 0) {
+			*action = CONFIG_CHECK;
+			continue;
+		}
+		k = find_key(key);
+		if (k == NULL) {
+			errf(err, errlen, "unknown flag '%s' (see --help)", argv[i]);
+			return -EINVAL;
+		}
+		if (val == NULL) {
+			if (k->type == CFG_BOOL &&
+			    (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0 ||
+			     parse_bool(argv[i + 1], &(int){0}) != 0)) {
+				val = "true";
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				errf(err, errlen, "flag --%s: needs a value (%s)", argv[i] + 2, k->arg);
+				return -EINVAL;
+			}
+		}
+		if (set_key(c, k, val, why, sizeof(why)) != 0) {
+			errf(err, errlen, "flag %.*s: %s", (int)strcspn(argv[i], "="), argv[i], why);
+			return -EINVAL;
+		}
+	}
+	return config_validate(c, err, errlen);
+}
+
+void config_usage(FILE *out)
+{
+	fprintf(out, "usage: cachefsd --upstream nfs://HOST/EXPORT --cache-dir DIR "
+		     "[--listen ADDR:PORT] [--foreground] [--config FILE] [options]\n\n"
+		     "Every option is also a config-file key (key_name = value); flags override "
+		     "the file.\n\n");
+	fprintf(out, "  %-34s %s\n", "--config FILE", "read options from FILE first");
+	fprintf(out, "  %-34s %s\n", "--check-config", "check the configuration and exit");
+	for (size_t i = 0; i < NKEYS; i++) {
+		char flag[96], name[64];
+		size_t j;
+
+		for (j = 0; keys[i].name[j] && j + 1 < sizeof(name); j++)
+			name[j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
+		name[j] = 0;
+		snprintf(flag, sizeof(flag), "--%s %s", name, keys[i].arg);
+		fprintf(out, "  %-34s %s", flag, keys[i].help);
+		if (keys[i].def)
+			fprintf(out, " [%s]", keys[i].def);
+		fputc('\n', out);
+	}
+	fprintf(out, "  %-34s %s\n", "--help", "this text");
+	fprintf(out, "  %-34s %s\n", "--version", "print the version");
+}
+
+void config_print(const struct cfs_config *c, FILE *out)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		const void *field = (const char *)c + keys[i].off;
+
+		switch (keys[i].type) {
+		case CFG_STR:
+		case CFG_ALLOW: {
+			const char *s = *(char *const *)field;
+			if (s)
+				fprintf(out, "%s = %s\n", keys[i].name, s);
+			else
+				fprintf(out, "# %s is not set\n", keys[i].name);
+			break;
+		}
+		case CFG_INT:
+			fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
+			break;
+		case CFG_BOOL:
+			fprintf(out, "%s = %s\n", keys[i].name,
+				*(const int *)field ? "true" : "false");
+			break;
+		case CFG_LOGLEVEL:
+			fprintf(out, "%s = %s\n", keys[i].name, log_level_name(*(const int *)field));
+			break;
+		}
+	}
+}

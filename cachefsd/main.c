@@ -1,0 +1,281 @@
+/* cachefsd: a caching NFSv3 proxy.
+ *
+ * Start-up order, so that nothing is half-started: configuration, cache
+ * directory, upstream (mounted and answering), listener; only then does the
+ * daemon detach. Any failure before that exits non-zero with a message that
+ * names what is wrong. */
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "loop.h"
+#include "proto.h"
+#include "upstream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef CACHEFSD_VERSION
+#define CACHEFSD_VERSION "0.1.0"
+#endif
+
+static volatile sig_atomic_t sig_stop;
+static volatile sig_atomic_t sig_stats;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		sig_stats = 1;
+	else
+		sig_stop = 1;
+}
+
+struct daemon {
+	struct cfs_config cfg;
+	struct loop *loop;
+	struct upstream *up;
+	struct engine *engine;
+	struct proto_server *srv;
+};
+
+static void dump_stats(struct daemon *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const struct upstream_counters *u = upstream_counters(d->up);
+
+	if (f == NULL)
+		return;
+	fprintf(f, "stats:\n");
+	engine_dump_stats(d->engine, f);
+	fprintf(f, "clients connected        %d\n", proto_client_count(d->srv));
+	fprintf(f, "calls received           %llu\n", (unsigned long long)proto_counters.calls);
+	fprintf(f, "garbage/rejected/auth    %llu/%llu/%llu\n",
+		(unsigned long long)proto_counters.garbage_args,
+		(unsigned long long)proto_counters.rpc_rejects,
+		(unsigned long long)proto_counters.auth_errors);
+	fprintf(f, "upstream calls/resends   %llu/%llu\n", (unsigned long long)u->calls,
+		(unsigned long long)u->resends);
+	fprintf(f, "upstream connections     %d/%d up, %llu reconnects, %d calls waiting\n",
+		u->conns_up, u->conns_total, (unsigned long long)u->reconnects, u->waiting);
+	fclose(f);
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		log_info("%s", line);
+	free(buf);
+}
+
+static void before_sleep(struct loop *l, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (sig_stats) {
+		sig_stats = 0;
+		dump_stats(d);
+	}
+	if (sig_stop)
+		loop_stop(l);
+}
+
+/* Network and FUSE filesystems are refused: LMDB needs local file locking
+ * and mmap coherence, and a cache on the network defeats its purpose. */
+static const char *remote_fs_name(long type)
+{
+	switch ((unsigned long)type) {
+	case 0x6969UL:
+		return "NFS";
+	case 0x65735546UL:
+		return "FUSE";
+	case 0xFF534D42UL:
+		return "CIFS";
+	case 0xFE534D42UL:
+		return "SMB2";
+	case 0x517BUL:
+		return "SMB";
+	case 0x564c:
+		return "NCP";
+	case 0x73757245UL:
+		return "CODA";
+	case 0x00c36400UL:
+		return "CEPH";
+	case 0x47504653UL:
+		return "GPFS";
+	default:
+		return NULL;
+	}
+}
+
+static int prepare_cache_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	struct statfs sfs;
+	char probe[4096];
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir %s: cannot create: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cache_dir %s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (statfs(dir, &sfs) == 0 && remote_fs_name(sfs.f_type)) {
+		snprintf(err, errlen,
+			 "cache_dir %s: is on %s; the cache must be on a local filesystem (ext4)",
+			 dir, remote_fs_name(sfs.f_type));
+		return -EINVAL;
+	}
+	snprintf(probe, sizeof(probe), "%s/.probe.%d", dir, (int)getpid());
+	fd = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cache_dir %s: not writable: %s", dir, strerror(errno));
+		return -EACCES;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static int write_pid_file(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		log_err("pid_file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	return 0;
+}
+
+/* Detaches: the parent exits 0 once the child is running. */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -errno;
+	if (chdir("/") != 0)
+		return -errno;
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d;
+	enum config_action action;
+	char err[1024];
+	struct sigaction sa;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	config_defaults(&d.cfg);
+	if (config_parse_args(&d.cfg, argc, argv, &action, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cachefsd: %s\n", err);
+		config_free(&d.cfg);
+		return 2;
+	}
+	switch (action) {
+	case CONFIG_HELP:
+		config_usage(stdout);
+		config_free(&d.cfg);
+		return 0;
+	case CONFIG_VERSION:
+		printf("cachefsd %s\n", CACHEFSD_VERSION);
+		config_free(&d.cfg);
+		return 0;
+	case CONFIG_CHECK:
+		printf("configuration OK\n");
+		config_print(&d.cfg, stdout);
+		config_free(&d.cfg);
+		return 0;
+	case CONFIG_RUN:
+		break;
+	}
+	log_init(0, d.cfg.log_level);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = prepare_cache_dir(d.cfg.cache_dir, err, sizeof(err));
+	if (rc)
+		goto fail;
+	d.loop = loop_new();
+	if (d.loop == NULL) {
+		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
+		goto fail;
+	}
+	rc = upstream_start(d.loop, &d.cfg, &d.up, err, sizeof(err));
+	if (rc)
+		goto fail;
+	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine);
+	if (rc) {
+		snprintf(err, sizeof(err), "cannot start the engine: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
+	if (rc)
+		goto fail;
+	log_info("serving %s on %s (port %d), cache %s", engine_export_path(d.engine),
+		 d.cfg.listen, proto_port(d.srv), d.cfg.cache_dir);
+
+	if (!d.cfg.foreground) {
+		rc = daemonize();
+		if (rc) {
+			snprintf(err, sizeof(err), "cannot daemonize: %s", strerror(-rc));
+			goto fail;
+		}
+		log_init(1, d.cfg.log_level);
+	}
+	if (d.cfg.pid_file)
+		write_pid_file(d.cfg.pid_file);
+	loop_before_sleep(d.loop, before_sleep, &d);
+	loop_run(d.loop);
+
+	log_info("shutting down");
+	proto_shutdown(d.srv);
+	upstream_stop(d.up);
+	engine_free(d.engine);
+	loop_free(d.loop);
+	if (d.cfg.pid_file)
+		unlink(d.cfg.pid_file);
+	config_free(&d.cfg);
+	return 0;
+
+fail:
+	fprintf(stderr, "cachefsd: %s\n", err);
+	if (d.srv)
+		proto_shutdown(d.srv);
+	if (d.up)
+		upstream_stop(d.up);
+	engine_free(d.engine);
+	loop_free(d.loop);
+	config_free(&d.cfg);
+	return 1;
+}

@@ -1,0 +1,997 @@
+/* The upstream pool. See include/upstream.h for the contract.
+ *
+ * Each connection is a libnfs client context driven by our loop. libnfs 4.0
+ * encodes a call when it is queued, so a call's arguments are only read by
+ * the send; but a call may be sent again after a reconnect, so callers keep
+ * them until the callback.
+ *
+ * When a context fails, libnfs completes its queued calls with an "RPC
+ * ERROR" status (or CANCEL when destroyed); those calls go back to the
+ * waiting queue and are sent again once any connection is up. Calls the
+ * upstream answered with an RPC-level error are reported to the caller. */
+#include "upstream.h"
+#include "log.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UPC_MAGIC  0x55504331u /* "UPC1" */
+#define CALL_MAGIC 0x43414c4cu /* "CALL" */
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+
+enum uc_state { UC_DOWN, UC_CONNECTING, UC_UP };
+
+struct up_conn {
+	uint32_t magic;
+	struct upstream *up;
+	int idx;
+	enum uc_state state;
+	struct rpc_context *rpc;
+	int fd; /* registered with the loop, or -1 */
+	struct cfs_cred cred;
+	int cred_set;
+	int inflight;
+	uint64_t backoff_ms;
+	struct loop_timer *retry;
+	int destroy_pending;
+};
+
+struct up_call {
+	uint32_t magic;
+	struct upstream *up;
+	uint32_t proc;
+	void *args;
+	struct cfs_cred cred;
+	upstream_cb cb;
+	void *priv;
+	struct up_conn *uc; /* while sent */
+	uint64_t t_first_ms;
+	uint64_t t_sent_us;
+	struct up_call *next;		/* waiting queue */
+	struct up_call *iprev, *inext; /* in-flight list */
+	int abandoned;			/* soft timeout reported; libnfs still owns it */
+};
+
+struct upstream {
+	struct loop *loop;
+	const struct cfs_config *cfg;
+	struct upstream_info info;
+	struct upstream_counters ctr;
+	struct up_conn *conns;
+	int nconns;
+	int next_rr;
+	struct up_call *wait_head, *wait_tail;
+	struct up_call *inflight; /* sent, not answered */
+	struct loop_timer *tick;
+	int lost_logged;
+	int stopping;
+};
+
+static void uc_connect(struct up_conn *uc);
+static void flush_waiting(struct upstream *up);
+
+/* --- URL ------------------------------------------------------------------ */
+
+static void url_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void url_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int parse_port(const char *s, size_t n, int *out)
+{
+	int v = 0;
+
+	if (n == 0 || n > 5)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v < 1 || v > 65535)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int upstream_parse_url(const char *url, struct upstream_url *out, char *err, size_t errlen)
+{
+	const char *p, *host_end, *path, *query;
+	size_t hl, pl;
+
+	memset(out, 0, sizeof(*out));
+	if (strncmp(url, "nfs://", 6) != 0) {
+		url_err(err, errlen, "'%s' is not an nfs:// URL", url);
+		return -EINVAL;
+	}
+	p = url + 6;
+	path = strchr(p, '/');
+	if (path == NULL) {
+		url_err(err, errlen, "'%s' has no export path (nfs://HOST/EXPORT)", url);
+		return -EINVAL;
+	}
+	query = strchr(path, '?');
+	host_end = path;
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(path - p));
+		if (rb == NULL) {
+			url_err(err, errlen, "'%s': unterminated [address]", url);
+			return -EINVAL;
+		}
+		hl = (size_t)(rb - p - 1);
+		if (hl == 0 || hl >= sizeof(out->host))
+			goto badhost;
+		memcpy(out->host, p + 1, hl);
+		host_end = rb + 1;
+	} else {
+		const char *colon = memchr(p, ':', (size_t)(path - p));
+		hl = (size_t)((colon ? colon : path) - p);
+		if (hl == 0 || hl >= sizeof(out->host))
+			goto badhost;
+		memcpy(out->host, p, hl);
+		host_end = colon ? colon : path;
+	}
+	if (*host_end == ':') {
+		/* nfs://host:port/ names the NFS port */
+		if (parse_port(host_end + 1, (size_t)(path - host_end - 1), &out->nfsport) != 0) {
+			url_err(err, errlen, "'%s': bad port", url);
+			return -EINVAL;
+		}
+	}
+	pl = query ? (size_t)(query - path) : strlen(path);
+	if (pl >= sizeof(out->path)) {
+		url_err(err, errlen, "'%s': export path too long", url);
+		return -EINVAL;
+	}
+	memcpy(out->path, path, pl);
+	while (pl > 1 && out->path[pl - 1] == '/')
+		out->path[--pl] = 0;
+	while (query && *query) {
+		const char *kv = query + 1, *amp = strchr(kv, '&'), *eq;
+		size_t kvl = amp ? (size_t)(amp - kv) : strlen(kv);
+
+		eq = memchr(kv, '=', kvl);
+		if (eq == NULL) {
+			url_err(err, errlen, "'%s': query item '%.*s' is not key=value", url,
+				(int)kvl, kv);
+			return -EINVAL;
+		}
+		size_t kl = (size_t)(eq - kv), vl = kvl - kl - 1;
+		int *dst = NULL;
+		if (kl == 7 && strncmp(kv, "nfsport", 7) == 0)
+			dst = &out->nfsport;
+		else if (kl == 9 && strncmp(kv, "mountport", 9) == 0)
+			dst = &out->mountport;
+		if (dst == NULL) {
+			url_err(err, errlen, "'%s': unsupported URL argument '%.*s' (nfsport, mountport)",
+				url, (int)kl, kv);
+			return -EINVAL;
+		}
+		if (parse_port(eq + 1, vl, dst) != 0) {
+			url_err(err, errlen, "'%s': bad port in '%.*s'", url, (int)kvl, kv);
+			return -EINVAL;
+		}
+		query = amp;
+	}
+	return 0;
+badhost:
+	url_err(err, errlen, "'%s': bad host", url);
+	return -EINVAL;
+}
+
+/* --- connections ---------------------------------------------------------- */
+
+static void uc_fail(struct up_conn *uc, const char *why);
+static void uc_watch(struct up_conn *uc);
+
+static void uc_io(struct loop *l, int fd, int revents, void *arg)
+{
+	struct up_conn *uc = arg;
+
+	(void)l;
+	(void)fd;
+	assert(uc->magic == UPC_MAGIC);
+	if (uc->rpc == NULL)
+		return;
+	if (rpc_service(uc->rpc, revents) < 0) {
+		uc_fail(uc, rpc_get_error(uc->rpc));
+		return;
+	}
+	uc_watch(uc);
+}
+
+static void uc_watch(struct up_conn *uc)
+{
+	int fd = rpc_get_fd(uc->rpc);
+
+	if (uc->fd >= 0 && uc->fd != fd) {
+		loop_del(uc->up->loop, uc->fd);
+		uc->fd = -1;
+	}
+	if (fd >= 0 && uc->fd != fd) {
+		if (loop_add(uc->up->loop, fd, rpc_which_events(uc->rpc), uc_io, uc) == 0)
+			uc->fd = fd;
+	}
+	if (uc->fd >= 0)
+		loop_set(uc->up->loop, uc->fd, rpc_which_events(uc->rpc));
+}
+
+static void uc_retry_timer(struct loop *l, void *arg)
+{
+	struct up_conn *uc = arg;
+
+	(void)l;
+	uc->retry = NULL;
+	if (!uc->up->stopping)
+		uc_connect(uc);
+}
+
+static void log_lost(struct upstream *up, const char *why)
+{
+	if (!up->lost_logged) {
+		log_warn("upstream %s: connection lost (%s); calls wait and are re-sent after "
+			 "reconnect",
+			 up->info.url.host, why ? why : "?");
+		up->lost_logged = 1;
+	}
+}
+
+/* The context failed: stop watching it, destroy it (its calls come back
+ * through call_done with CANCEL and wait), and retry with backoff. Never
+ * called from inside rpc_service of this context. */
+static void uc_fail(struct up_conn *uc, const char *why)
+{
+	struct upstream *up = uc->up;
+
+	if (uc->state == UC_UP)
+		up->ctr.conns_up--;
+	uc->state = UC_DOWN;
+	if (up->ctr.conns_up == 0)
+		log_lost(up, why);
+	else
+		log_debug("upstream connection %d lost: %s", uc->idx, why ? why : "?");
+	if (uc->fd >= 0) {
+		loop_del(up->loop, uc->fd);
+		uc->fd = -1;
+	}
+	if (uc->rpc) {
+		struct rpc_context *rpc = uc->rpc;
+		uc->rpc = NULL;
+		rpc_destroy_context(rpc);
+	}
+	uc->cred_set = 0;
+	if (up->stopping)
+		return;
+	if (uc->retry == NULL) {
+		uc->retry = loop_timer_add(up->loop, uc->backoff_ms, 0, uc_retry_timer, uc);
+		uc->backoff_ms = uc->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+								   : uc->backoff_ms * 2;
+	}
+	/* calls that came back from this connection go to the others */
+	if (up->ctr.conns_up > 0)
+		flush_waiting(up);
+}
+
+static void uc_connected(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct up_conn *uc = priv;
+	struct upstream *up = uc->up;
+
+	(void)rpc;
+	assert(uc->magic == UPC_MAGIC);
+	if (status != RPC_STATUS_SUCCESS) {
+		log_debug("upstream connection %d: connect failed: %s", uc->idx,
+			  data ? (const char *)data : "?");
+		/* rpc_service() returns -1 next; uc_io calls uc_fail() */
+		uc->state = UC_DOWN;
+		return;
+	}
+	uc->state = UC_UP;
+	uc->backoff_ms = BACKOFF_MIN_MS;
+	up->ctr.conns_up++;
+	if (up->lost_logged) {
+		log_info("upstream %s: connection regained", up->info.url.host);
+		up->lost_logged = 0;
+		up->ctr.reconnects++;
+	}
+	flush_waiting(up);
+}
+
+static void uc_connect(struct up_conn *uc)
+{
+	struct upstream *up = uc->up;
+
+	assert(uc->rpc == NULL);
+	uc->rpc = rpc_init_context();
+	if (uc->rpc == NULL) {
+		uc_fail(uc, "out of memory");
+		return;
+	}
+	uc->state = UC_CONNECTING;
+	if (rpc_connect_async(uc->rpc, up->info.addr, up->info.url.nfsport, uc_connected, uc) !=
+	    0) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s", rpc_get_error(uc->rpc));
+		uc->state = UC_DOWN;
+		uc_fail(uc, why);
+		return;
+	}
+	uc_watch(uc);
+}
+
+/* --- calls ---------------------------------------------------------------- */
+
+static void call_done(struct rpc_context *rpc, int status, void *data, void *priv);
+
+static int is_conn_error(int status, const void *data)
+{
+	if (status == RPC_STATUS_CANCEL)
+		return 1;
+	return status == RPC_STATUS_ERROR && data != NULL &&
+	       strncmp((const char *)data, "RPC ERROR", 9) == 0;
+}
+
+static int set_cred(struct up_conn *uc, const struct cfs_cred *cred)
+{
+	struct AUTH *auth;
+
+	if (uc->cred_set && cfs_cred_equal(&uc->cred, cred))
+		return 0;
+	if (cred->flavor == AUTH_NONE) {
+		auth = libnfs_authnone_create();
+	} else {
+		uint32_t gids[CFS_MAX_GIDS];
+		memcpy(gids, cred->gids, sizeof(gids));
+		auth = libnfs_authunix_create(cred->machine[0] ? cred->machine : "cachefsd",
+					      cred->uid, cred->gid, cred->ngids, gids);
+	}
+	if (auth == NULL)
+		return -ENOMEM;
+	rpc_set_auth(uc->rpc, auth); /* destroys the previous AUTH */
+	uc->cred = *cred;
+	uc->cred_set = 1;
+	return 0;
+}
+
+static int send_proc(struct rpc_context *rpc, uint32_t proc, void *a, void *priv)
+{
+	rpc_cb cb = call_done;
+
+	switch (proc) {
+	case NFS3_NULL:
+		return rpc_nfs3_null_async(rpc, cb, priv);
+	case NFS3_GETATTR:
+		return rpc_nfs3_getattr_async(rpc, cb, a, priv);
+	case NFS3_SETATTR:
+		return rpc_nfs3_setattr_async(rpc, cb, a, priv);
+	case NFS3_LOOKUP:
+		return rpc_nfs3_lookup_async(rpc, cb, a, priv);
+	case NFS3_ACCESS:
+		return rpc_nfs3_access_async(rpc, cb, a, priv);
+	case NFS3_READLINK:
+		return rpc_nfs3_readlink_async(rpc, cb, a, priv);
+	case NFS3_READ:
+		return rpc_nfs3_read_async(rpc, cb, a, priv);
+	case NFS3_WRITE:
+		return rpc_nfs3_write_async(rpc, cb, a, priv);
+	case NFS3_CREATE:
+		return rpc_nfs3_create_async(rpc, cb, a, priv);
+	case NFS3_MKDIR:
+		return rpc_nfs3_mkdir_async(rpc, cb, a, priv);
+	case NFS3_SYMLINK:
+		return rpc_nfs3_symlink_async(rpc, cb, a, priv);
+	case NFS3_MKNOD:
+		return rpc_nfs3_mknod_async(rpc, cb, a, priv);
+	case NFS3_REMOVE:
+		return rpc_nfs3_remove_async(rpc, cb, a, priv);
+	case NFS3_RMDIR:
+		return rpc_nfs3_rmdir_async(rpc, cb, a, priv);
+	case NFS3_RENAME:
+		return rpc_nfs3_rename_async(rpc, cb, a, priv);
+	case NFS3_LINK:
+		return rpc_nfs3_link_async(rpc, cb, a, priv);
+	case NFS3_READDIR:
+		return rpc_nfs3_readdir_async(rpc, cb, a, priv);
+	case NFS3_READDIRPLUS:
+		return rpc_nfs3_readdirplus_async(rpc, cb, a, priv);
+	case NFS3_FSSTAT:
+		return rpc_nfs3_fsstat_async(rpc, cb, a, priv);
+	case NFS3_FSINFO:
+		return rpc_nfs3_fsinfo_async(rpc, cb, a, priv);
+	case NFS3_PATHCONF:
+		return rpc_nfs3_pathconf_async(rpc, cb, a, priv);
+	case NFS3_COMMIT:
+		return rpc_nfs3_commit_async(rpc, cb, a, priv);
+	default:
+		return -1;
+	}
+}
+
+static struct up_conn *pick_conn(struct upstream *up, const struct cfs_cred *cred)
+{
+	struct up_conn *best = NULL;
+
+	/* Prefer an idle-enough connection that already carries this
+	 * credential (no AUTH swap), else the least loaded one. */
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[(up->next_rr + i) % up->nconns];
+		if (uc->state != UC_UP)
+			continue;
+		if (best == NULL || uc->inflight < best->inflight)
+			best = uc;
+	}
+	if (best == NULL)
+		return NULL;
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[i];
+		if (uc->state == UC_UP && uc->cred_set && cfs_cred_equal(&uc->cred, cred) &&
+		    uc->inflight <= best->inflight + 8)
+			return uc;
+	}
+	up->next_rr = (up->next_rr + 1) % up->nconns;
+	return best;
+}
+
+static void wait_push(struct upstream *up, struct up_call *c, int front)
+{
+	c->next = NULL;
+	if (up->wait_head == NULL) {
+		up->wait_head = up->wait_tail = c;
+	} else if (front) {
+		c->next = up->wait_head;
+		up->wait_head = c;
+	} else {
+		up->wait_tail->next = c;
+		up->wait_tail = c;
+	}
+	up->ctr.waiting++;
+}
+
+static struct up_call *wait_pop(struct upstream *up)
+{
+	struct up_call *c = up->wait_head;
+
+	if (c) {
+		up->wait_head = c->next;
+		if (up->wait_head == NULL)
+			up->wait_tail = NULL;
+		up->ctr.waiting--;
+		c->next = NULL;
+	}
+	return c;
+}
+
+/* Sends c on some connection. Returns 0 (sent or waiting) or -errno when
+ * the call cannot be encoded. */
+static int call_send(struct upstream *up, struct up_call *c)
+{
+	struct up_conn *uc = pick_conn(up, &c->cred);
+
+	if (uc == NULL) {
+		wait_push(up, c, 0);
+		return 0;
+	}
+	if (set_cred(uc, &c->cred) != 0)
+		return -ENOMEM;
+	if (send_proc(uc->rpc, c->proc, c->args, c) != 0) {
+		log_err("upstream: cannot send %u: %s", c->proc, rpc_get_error(uc->rpc));
+		return -EINVAL;
+	}
+	c->uc = uc;
+	c->t_sent_us = loop_clock_us();
+	c->iprev = NULL;
+	c->inext = up->inflight;
+	if (up->inflight)
+		up->inflight->iprev = c;
+	up->inflight = c;
+	uc->inflight++;
+	up->ctr.calls++;
+	uc_watch(uc);
+	return 0;
+}
+
+static void call_free(struct up_call *c)
+{
+	c->magic = 0;
+	free(c);
+}
+
+static void call_done(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct up_call *c = priv;
+	struct upstream *up = c->up;
+	struct up_conn *uc = c->uc;
+	int rc;
+
+	(void)rpc;
+	assert(c->magic == CALL_MAGIC);
+	c->uc = NULL;
+	if (uc)
+		uc->inflight--;
+	if (c->iprev)
+		c->iprev->inext = c->inext;
+	else if (up->inflight == c)
+		up->inflight = c->inext;
+	if (c->inext)
+		c->inext->iprev = c->iprev;
+	c->iprev = c->inext = NULL;
+	if (c->abandoned) {
+		/* soft mode already failed it; its arguments may be gone */
+		call_free(c);
+		return;
+	}
+	if (is_conn_error(status, data) && !up->stopping) {
+		/* the connection went away under the call: wait and re-send */
+		if (uc && uc->state == UC_UP) {
+			uc->state = UC_DOWN;
+			up->ctr.conns_up--;
+		}
+		up->ctr.resends++;
+		wait_push(up, c, 1);
+		return;
+	}
+	switch (status) {
+	case RPC_STATUS_SUCCESS:
+		up->ctr.replies++;
+		up->ctr.rtt_us_sum += loop_clock_us() - c->t_sent_us;
+		rc = 0;
+		break;
+	case RPC_STATUS_TIMEOUT:
+		up->ctr.timeouts++;
+		rc = -ETIMEDOUT;
+		break;
+	case RPC_STATUS_CANCEL:
+		rc = -ECANCELED;
+		break;
+	default:
+		up->ctr.rpc_errors++;
+		log_warn("upstream: procedure %u failed: %s", c->proc,
+			 data ? (const char *)data : "?");
+		rc = (data && strstr((const char *)data, "not accepted")) ? -EACCES : -EPROTO;
+		break;
+	}
+	c->cb(rc, rc == 0 ? data : NULL, c->priv);
+	call_free(c);
+}
+
+static void flush_waiting(struct upstream *up)
+{
+	int n = up->ctr.waiting;
+
+	/* each waiting call is tried once per flush; if no connection is up
+	 * it is pushed back to the tail */
+	for (int i = 0; i < n; i++) {
+		struct up_call *c = wait_pop(up);
+		if (c == NULL)
+			break;
+		if (call_send(up, c) != 0) {
+			c->cb(-EPROTO, NULL, c->priv);
+			call_free(c);
+		}
+	}
+}
+
+int upstream_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+		  upstream_cb cb, void *priv)
+{
+	struct up_call *c;
+	int rc;
+
+	if (up->stopping)
+		return -ECANCELED;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->magic = CALL_MAGIC;
+	c->up = up;
+	c->proc = proc;
+	c->args = args;
+	c->cred = *cred;
+	c->cb = cb;
+	c->priv = priv;
+	c->t_first_ms = loop_now(up->loop);
+	rc = call_send(up, c);
+	if (rc) {
+		call_free(c);
+		return rc;
+	}
+	return 0;
+}
+
+/* Every 100 ms: libnfs wants rpc_service() for its timeouts; soft mode
+ * fails calls that waited too long for a connection. */
+static void tick(struct loop *l, void *arg)
+{
+	struct upstream *up = arg;
+
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[i];
+		if (uc->rpc && uc->state != UC_DOWN) {
+			if (rpc_service(uc->rpc, 0) < 0)
+				uc_fail(uc, rpc_get_error(uc->rpc));
+			else
+				uc_watch(uc);
+		}
+	}
+	if (up->cfg->soft) {
+		uint64_t limit = (uint64_t)up->cfg->upstream_timeout * 1000;
+		int n = up->ctr.waiting;
+
+		for (struct up_call *c = up->inflight; c; c = c->inext) {
+			if (!c->abandoned && loop_now(l) - c->t_first_ms >= limit) {
+				c->abandoned = 1;
+				up->ctr.timeouts++;
+				c->cb(-ETIMEDOUT, NULL, c->priv);
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			struct up_call *c = wait_pop(up);
+			if (loop_now(l) - c->t_first_ms >= limit) {
+				up->ctr.timeouts++;
+				c->cb(-ETIMEDOUT, NULL, c->priv);
+				call_free(c);
+			} else {
+				wait_push(up, c, 0);
+			}
+		}
+	}
+}
+
+/* --- start-up: portmapper, MOUNT, connections, FSINFO --------------------- */
+
+struct boot {
+	struct upstream *up;
+	struct rpc_context *rpc; /* portmapper or mount context */
+	int fd;
+	int done;
+	int failed;
+	char err[512];
+	int step;
+	uint32_t fsinfo_args_len;
+	FSINFO3args fsinfo_args;
+};
+
+static void boot_fail(struct boot *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void boot_fail(struct boot *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->err, sizeof(b->err), fmt, ap);
+	va_end(ap);
+	b->failed = 1;
+}
+
+static void boot_io(struct loop *l, int fd, int revents, void *arg)
+{
+	struct boot *b = arg;
+
+	(void)l;
+	(void)fd;
+	if (b->rpc && rpc_service(b->rpc, revents) < 0)
+		boot_fail(b, "%s", rpc_get_error(b->rpc));
+}
+
+static void boot_watch(struct boot *b)
+{
+	int fd = b->rpc ? rpc_get_fd(b->rpc) : -1;
+
+	if (b->fd >= 0 && b->fd != fd) {
+		loop_del(b->up->loop, b->fd);
+		b->fd = -1;
+	}
+	if (fd >= 0 && b->fd != fd && loop_add(b->up->loop, fd, 0, boot_io, b) == 0)
+		b->fd = fd;
+	if (b->fd >= 0)
+		loop_set(b->up->loop, b->fd, rpc_which_events(b->rpc));
+}
+
+static void boot_close(struct boot *b)
+{
+	if (b->fd >= 0)
+		loop_del(b->up->loop, b->fd);
+	b->fd = -1;
+	if (b->rpc)
+		rpc_destroy_context(b->rpc);
+	b->rpc = NULL;
+}
+
+static void pmap_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct boot *b = priv;
+	int *port = b->step == 0 ? &b->up->info.url.nfsport : &b->up->info.url.mountport;
+
+	(void)rpc;
+	if (status != RPC_STATUS_SUCCESS) {
+		boot_fail(b, "portmapper on %s: %s", b->up->info.addr,
+			  data ? (char *)data : "no answer");
+		return;
+	}
+	*port = (int)*(uint32_t *)data;
+	if (*port == 0) {
+		boot_fail(b, "portmapper on %s: %s v3 over TCP is not registered", b->up->info.addr,
+			  b->step == 0 ? "NFS" : "MOUNT");
+		return;
+	}
+	b->done = 1;
+}
+
+static void connected_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct boot *b = priv;
+
+	(void)rpc;
+	if (status != RPC_STATUS_SUCCESS)
+		boot_fail(b, "cannot connect: %s", data ? (char *)data : "?");
+	else
+		b->done = 1;
+}
+
+static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct boot *b = priv;
+	mountres3 *res = data;
+	struct upstream_info *info = &b->up->info;
+
+	(void)rpc;
+	if (status != RPC_STATUS_SUCCESS) {
+		boot_fail(b, "MOUNT %s: %s", info->url.path, data ? (char *)data : "?");
+		return;
+	}
+	if (res->fhs_status != MNT3_OK) {
+		boot_fail(b, "MOUNT %s refused by the server: mountstat3 %d", info->url.path,
+			  res->fhs_status);
+		return;
+	}
+	fhandle3 *fh = &res->mountres3_u.mountinfo.fhandle;
+	if (fh->fhandle3_len == 0 || fh->fhandle3_len > NFS3_FHSIZE) {
+		boot_fail(b, "MOUNT %s: bad root handle length %u", info->url.path,
+			  fh->fhandle3_len);
+		return;
+	}
+	memcpy(info->root_fh, fh->fhandle3_val, fh->fhandle3_len);
+	info->root_fh_len = fh->fhandle3_len;
+	b->done = 1;
+}
+
+static void fsinfo_cb(int status, void *res, void *priv)
+{
+	struct boot *b = priv;
+	FSINFO3res *r = res;
+
+	if (status != 0) {
+		boot_fail(b, "FSINFO of the export root: %s", strerror(-status));
+		return;
+	}
+	if (r->status != NFS3_OK) {
+		boot_fail(b, "FSINFO of the export root: nfsstat3 %d", r->status);
+		return;
+	}
+	b->up->info.fsinfo = r->FSINFO3res_u.resok;
+	b->done = 1;
+}
+
+/* Runs the loop until the step finishes, fails or the deadline passes. */
+static int boot_wait(struct boot *b, uint64_t deadline)
+{
+	while (!b->done && !b->failed) {
+		uint64_t now = loop_clock_ms();
+		if (now >= deadline) {
+			boot_fail(b, "no answer within %d s", b->up->cfg->upstream_timeout);
+			break;
+		}
+		if (b->rpc)
+			boot_watch(b);
+		loop_once(b->up->loop, (int)(deadline - now > 100 ? 100 : deadline - now));
+	}
+	return b->failed ? -1 : 0;
+}
+
+static int boot_connect(struct boot *b, int port, uint64_t deadline)
+{
+	b->rpc = rpc_init_context();
+	b->fd = -1;
+	b->done = 0;
+	if (b->rpc == NULL) {
+		boot_fail(b, "out of memory");
+		return -1;
+	}
+	if (rpc_connect_async(b->rpc, b->up->info.addr, port, connected_cb, b) != 0) {
+		boot_fail(b, "cannot connect to %s port %d: %s", b->up->info.addr, port,
+			  rpc_get_error(b->rpc));
+		return -1;
+	}
+	return boot_wait(b, deadline);
+}
+
+static int resolve(const char *host, char *addr, size_t len, char *err, size_t errlen)
+{
+	struct addrinfo hints, *ai;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(host, NULL, &hints, &ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve upstream host '%s': %s", host,
+			 gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	rc = getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, (socklen_t)len, NULL, 0,
+			 NI_NUMERICHOST);
+	freeaddrinfo(ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve upstream host '%s'", host);
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream **out,
+		   char *err, size_t errlen)
+{
+	struct upstream *up;
+	struct boot b;
+	uint64_t deadline = loop_clock_ms() + (uint64_t)cfg->upstream_timeout * 1000;
+	int rc;
+
+	up = calloc(1, sizeof(*up));
+	if (up == NULL)
+		return -ENOMEM;
+	up->loop = l;
+	up->cfg = cfg;
+	rc = upstream_parse_url(cfg->upstream, &up->info.url, err, errlen);
+	if (rc)
+		goto fail;
+	rc = resolve(up->info.url.host, up->info.addr, sizeof(up->info.addr), err, errlen);
+	if (rc)
+		goto fail;
+
+	memset(&b, 0, sizeof(b));
+	b.up = up;
+	b.fd = -1;
+	/* ports from the portmapper when the URL has none */
+	for (b.step = 0; b.step < 2; b.step++) {
+		int port = b.step == 0 ? up->info.url.nfsport : up->info.url.mountport;
+		if (port)
+			continue;
+		if (boot_connect(&b, 111, deadline) != 0)
+			goto boot_failed;
+		b.done = 0;
+		if (rpc_pmap2_getport_async(b.rpc, b.step == 0 ? NFS_PROGRAM : MOUNT_PROGRAM, 3,
+					    IPPROTO_TCP, pmap_cb, &b) != 0) {
+			boot_fail(&b, "portmapper: %s", rpc_get_error(b.rpc));
+			goto boot_failed;
+		}
+		if (boot_wait(&b, deadline) != 0)
+			goto boot_failed;
+		boot_close(&b);
+	}
+
+	/* MOUNT the export once for its root handle */
+	if (boot_connect(&b, up->info.url.mountport, deadline) != 0)
+		goto boot_failed;
+	b.done = 0;
+	if (rpc_mount3_mnt_async(b.rpc, mnt_cb, up->info.url.path, &b) != 0) {
+		boot_fail(&b, "MOUNT: %s", rpc_get_error(b.rpc));
+		goto boot_failed;
+	}
+	if (boot_wait(&b, deadline) != 0)
+		goto boot_failed;
+	boot_close(&b);
+
+	/* the pool */
+	up->nconns = cfg->upstream_connections;
+	up->conns = calloc((size_t)up->nconns, sizeof(*up->conns));
+	if (up->conns == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	up->ctr.conns_total = up->nconns;
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[i];
+		uc->magic = UPC_MAGIC;
+		uc->up = up;
+		uc->idx = i;
+		uc->fd = -1;
+		uc->backoff_ms = BACKOFF_MIN_MS;
+		uc_connect(uc);
+	}
+	up->tick = loop_timer_add(l, 100, 100, tick, up);
+
+	/* FSINFO of the root, as root: what the proxy advertises is derived
+	 * from it */
+	{
+		struct cfs_cred root = {.flavor = AUTH_UNIX};
+		strcpy(root.machine, "cachefsd");
+		b.done = 0;
+		b.fsinfo_args.fsroot.data.data_len = up->info.root_fh_len;
+		b.fsinfo_args.fsroot.data.data_val = (char *)up->info.root_fh;
+		if (upstream_call(up, NFS3_FSINFO, &b.fsinfo_args, &root, fsinfo_cb, &b) != 0) {
+			boot_fail(&b, "cannot send FSINFO");
+			goto boot_failed;
+		}
+		if (boot_wait(&b, deadline) != 0)
+			goto boot_failed_pool;
+	}
+	log_info("upstream %s:%s mounted (nfs port %d, mount port %d, %d connections, rtmax %u, "
+		 "wtmax %u)",
+		 up->info.url.host, up->info.url.path, up->info.url.nfsport,
+		 up->info.url.mountport, up->nconns, up->info.fsinfo.rtmax,
+		 up->info.fsinfo.wtmax);
+	*out = up;
+	return 0;
+
+boot_failed_pool:
+	snprintf(err, errlen, "upstream %s: %s", cfg->upstream, b.err);
+	upstream_stop(up);
+	return -EHOSTUNREACH;
+boot_failed:
+	snprintf(err, errlen, "upstream %s: %s", cfg->upstream, b.err);
+	boot_close(&b);
+	rc = -EHOSTUNREACH;
+fail:
+	free(up->conns);
+	free(up);
+	return rc;
+}
+
+void upstream_stop(struct upstream *up)
+{
+	struct up_call *c;
+
+	if (up == NULL)
+		return;
+	up->stopping = 1;
+	if (up->tick)
+		loop_timer_cancel(up->loop, up->tick);
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[i];
+		if (uc->retry)
+			loop_timer_cancel(up->loop, uc->retry);
+		uc->retry = NULL;
+		if (uc->fd >= 0)
+			loop_del(up->loop, uc->fd);
+		uc->fd = -1;
+		if (uc->rpc) {
+			struct rpc_context *rpc = uc->rpc;
+			uc->rpc = NULL;
+			rpc_destroy_context(rpc); /* calls back with CANCEL */
+		}
+	}
+	while ((c = wait_pop(up)) != NULL) {
+		c->cb(-ECANCELED, NULL, c->priv);
+		call_free(c);
+	}
+	free(up->conns);
+	free(up);
+}
+
+const struct upstream_info *upstream_info(const struct upstream *up)
+{
+	return &up->info;
+}
+
+const struct upstream_counters *upstream_counters(const struct upstream *up)
+{
+	return &up->ctr;
+}

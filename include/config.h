@@ -1,0 +1,75 @@
+/* Configuration: one table of keys; every key is a config-file key
+ * (key_name = value) and a flag (--key-name VALUE). Errors name the file,
+ * line and key. */
+#ifndef CFS_CONFIG_H
+#define CFS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFS_MAX_ALLOW 32
+
+struct cfs_cidr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	int prefix;
+};
+
+struct cfs_config {
+	char *upstream;
+	char *listen;
+	char *cache_dir;
+	int foreground;
+	char *export_path; /* NULL: the upstream's export path */
+	int upstream_connections;
+	int upstream_timeout; /* seconds: start-up, and per call when soft */
+	int soft;
+	int log_level;
+	char *pid_file;
+	int client_max_inflight;
+	char *allow;
+	struct cfs_cidr allow_list[CFS_MAX_ALLOW];
+	int nallow;
+	char *config_file; /* flag only */
+};
+
+enum config_action {
+	CONFIG_RUN = 0,
+	CONFIG_HELP,
+	CONFIG_VERSION,
+	CONFIG_CHECK,
+};
+
+/* Fills defaults. Strings are owned by the config (config_free). */
+void config_defaults(struct cfs_config *c);
+void config_free(struct cfs_config *c);
+
+/* Sets one key from text. Returns 0, or -EINVAL/-ENOENT with a message
+ * (without file/line) in err. */
+int config_set(struct cfs_config *c, const char *key, const char *value, char *err, size_t errlen);
+
+/* Loads "key = value" lines (# and ; comments, an optional [cachefsd]
+ * section header). Errors: "FILE:LINE: key 'K': why". */
+int config_load_file(struct cfs_config *c, const char *path, char *err, size_t errlen);
+
+/* Parses argv: --config FILE is loaded first, then flags override it.
+ * Checks required keys. Sets *action. Returns 0 or -EINVAL with err. */
+int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_action *action,
+		      char *err, size_t errlen);
+
+/* Checks required keys and cross-key rules. */
+int config_validate(const struct cfs_config *c, char *err, size_t errlen);
+
+void config_usage(FILE *out);
+/* Prints the effective configuration in config-file syntax. */
+void config_print(const struct cfs_config *c, FILE *out);
+
+/* "64K" "1M" "2G" "123" -> bytes; returns 0 or -EINVAL. */
+int config_parse_size(const char *s, uint64_t *out);
+/* "ADDR/PREFIX" or "ADDR"; returns 0 or -EINVAL. */
+int config_parse_cidr(const char *s, struct cfs_cidr *out);
+/* Returns 1 when sa (struct sockaddr *) matches one of the allow entries. */
+int config_allowed(const struct cfs_config *c, const void *sa);
+
+#endif

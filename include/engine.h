@@ -1,0 +1,50 @@
+/* The cache engine: policy for every client call (answer locally, from the
+ * cache, or upstream). Owns no sockets. */
+#ifndef CFS_ENGINE_H
+#define CFS_ENGINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "loop.h"
+#include "req.h"
+#include "upstream.h"
+
+struct engine;
+
+#define ENGINE_NPROCS 22
+
+struct engine_counters {
+	uint64_t nfs_calls[ENGINE_NPROCS];
+	uint64_t nfs_errors[ENGINE_NPROCS]; /* replies with a status other than NFS3_OK */
+	uint64_t nfs_latency_us[ENGINE_NPROCS];
+	uint64_t mount_calls[6];
+	uint64_t mounts_refused;
+	uint64_t upstream_failures; /* calls answered with an RPC or I/O error */
+	uint64_t bytes_read;	    /* READ payload bytes sent to clients */
+	uint64_t bytes_written;	    /* WRITE payload bytes received from clients */
+};
+
+/* Creates the engine. export_path is what clients mount (cfg->export_path
+ * or the upstream's path). Returns 0 or -errno. */
+int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+	       struct engine **out);
+void engine_free(struct engine *e);
+
+/* proto_submit_fn: takes ownership of req (see proto.h). */
+void engine_submit(struct cfs_req *req, void *engine);
+
+const struct engine_counters *engine_counters(const struct engine *e);
+const char *engine_export_path(const struct engine *e);
+/* Writes a human-readable counter table. */
+void engine_dump_stats(const struct engine *e, FILE *out);
+
+/* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO. */
+void engine_clamp_fsinfo(FSINFO3resok *r);
+
+/* Normalises a MOUNT path in place: collapses repeated '/', drops a
+ * trailing '/'. Returns 0, or -EINVAL for relative paths and ".." parts. */
+int engine_normalize_path(char *path);
+
+#endif

@@ -1,0 +1,53 @@
+/* The event loop: one thread owns every socket and timer (see docs/design.md).
+ * Level-triggered epoll, fd-indexed handlers, a short timer list and
+ * before-sleep hooks, which are the safe points where connections are freed. */
+#ifndef CFS_LOOP_H
+#define CFS_LOOP_H
+
+#include <stdint.h>
+
+struct loop;
+struct loop_timer;
+
+/* revents uses poll(2) bits: POLLIN, POLLOUT, POLLERR, POLLHUP. */
+typedef void (*loop_io_fn)(struct loop *l, int fd, int revents, void *arg);
+typedef void (*loop_fn)(struct loop *l, void *arg);
+
+struct loop *loop_new(void);
+void loop_free(struct loop *l);
+
+/* Watch fd for events (POLLIN|POLLOUT). Returns 0 or -errno. */
+int loop_add(struct loop *l, int fd, int events, loop_io_fn fn, void *arg);
+/* Change the watched events; cheap when unchanged. */
+int loop_set(struct loop *l, int fd, int events);
+/* Stop watching fd (before closing it). Pending events of fd in the current
+ * pass are dropped. */
+void loop_del(struct loop *l, int fd);
+
+/* Run fn after delay_ms, then every period_ms (0 = once; a one-shot timer
+ * is freed after it fires). The returned handle is valid until it fires
+ * (one-shot) or is cancelled. */
+struct loop_timer *loop_timer_add(struct loop *l, uint64_t delay_ms, uint64_t period_ms,
+				  loop_fn fn, void *arg);
+void loop_timer_cancel(struct loop *l, struct loop_timer *t);
+
+/* Hooks run at the end of every pass, before the loop sleeps again. */
+int loop_before_sleep(struct loop *l, loop_fn fn, void *arg);
+void loop_before_sleep_del(struct loop *l, loop_fn fn, void *arg);
+
+/* Work is pending: the next pass does not sleep. */
+void loop_pending(struct loop *l);
+
+/* Run until loop_stop(); returns 0. */
+int loop_run(struct loop *l);
+void loop_stop(struct loop *l);
+/* Run one pass waiting at most timeout_ms (for startup sequences). */
+void loop_once(struct loop *l, int timeout_ms);
+
+/* Monotonic milliseconds, refreshed every pass. */
+uint64_t loop_now(struct loop *l);
+/* Monotonic milliseconds / microseconds read now. */
+uint64_t loop_clock_ms(void);
+uint64_t loop_clock_us(void);
+
+#endif

@@ -1,0 +1,99 @@
+/* proto/: the wire. Accepts TCP connections, runs one libnfs server context
+ * per connection with the NFSv3 and MOUNT v3 tables, validates and copies
+ * each call's arguments into a struct cfs_req, and encodes replies with the
+ * saved xid. It knows nothing about the cache. */
+#ifndef CFS_PROTO_H
+#define CFS_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "req.h"
+
+struct sockaddr_storage;
+
+struct proto_server;
+
+/* Called for every decoded call. The callee owns req and must end it with
+ * exactly one proto_reply*() or proto_drop(), now or later. */
+typedef void (*proto_submit_fn)(struct cfs_req *req, void *arg);
+
+/* Counters of the wire layer (monotonic except conns_open). */
+struct proto_counters {
+	uint64_t conns_accepted;
+	uint64_t conns_refused;
+	int64_t conns_open;
+	uint64_t calls;
+	uint64_t replies;
+	uint64_t garbage_args; /* undecodable calls answered GARBAGE_ARGS */
+	uint64_t rpc_rejects;  /* PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, RPC_MISMATCH */
+	uint64_t auth_errors;
+	uint64_t conns_dropped_bad; /* closed for a malformed or oversized record */
+	uint64_t bytes_in;	    /* record bytes received from clients */
+	uint64_t bytes_out;	    /* reply bytes queued to clients (approximate) */
+};
+extern struct proto_counters proto_counters;
+
+/* Binds cfg->listen and starts accepting. Returns 0 or -errno with err. */
+int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit, void *arg,
+		 struct proto_server **out, char *err, size_t errlen);
+/* Stops accepting and closes every connection (in-flight requests are
+ * dropped when they complete). */
+void proto_shutdown(struct proto_server *srv);
+/* The bound port (useful with listen port 0). */
+int proto_port(const struct proto_server *srv);
+int proto_client_count(const struct proto_server *srv);
+
+/* Replies with the procedure's result struct (e.g. GETATTR3res *, mountres3 *),
+ * encoded with that procedure's encoder, then frees req. If the connection
+ * has closed, the reply is dropped. Returns 0, or -errno when the reply
+ * could not be queued (the connection is then closed). */
+int proto_reply(struct cfs_req *req, void *res);
+/* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees req. */
+int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat);
+/* Replies MSG_DENIED AUTH_ERROR with auth_stat why, frees req. */
+int proto_reply_auth_error(struct cfs_req *req, uint32_t why);
+/* Frees req without replying. */
+void proto_drop(struct cfs_req *req);
+/* 1 while the client connection of req is open. */
+int proto_req_alive(const struct cfs_req *req);
+/* The client's address as text ("127.0.0.1"), valid while req lives. */
+const char *proto_req_peer(const struct cfs_req *req);
+/* The client's socket address (struct sockaddr_storage *), or NULL. */
+const struct sockaddr_storage *proto_req_peer_addr(const struct cfs_req *req);
+
+/* Procedure names for logs and stats ("GETATTR", "MNT", ...). */
+const char *proto_proc_name(uint32_t prog, uint32_t proc);
+
+/* --- pieces exposed for unit tests and the fuzz harness ----------------- */
+
+/* Walks the XDR arguments of prog/proc in buf[0..len). Returns 0 when they
+ * are well formed and within the limits in req.h, -EBADMSG when not,
+ * -ENOSYS for an unknown procedure. */
+int proto_check_args(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
+/* The RPC call header of one record (RFC 5531). Pointers point into the
+ * record. */
+struct proto_call_hdr {
+	uint32_t xid;
+	int have_xid; /* the record was long enough to reply to */
+	uint32_t mtype;
+	uint32_t rpcvers, prog, vers, proc;
+	uint32_t cred_flavor, cred_len;
+	const uint8_t *cred_body;
+	uint32_t verf_flavor, verf_len;
+	size_t args_off; /* arguments start here */
+};
+/* Parses the call header. Returns 0, or -EBADMSG when the record is not a
+ * well-formed CALL (h->have_xid tells whether an error reply is possible). */
+int proto_parse_call(const uint8_t *rec, size_t len, struct proto_call_hdr *h);
+/* Parses an AUTH_SYS credential body. Returns 0 or -EBADMSG. */
+int proto_parse_authsys(const uint8_t *body, uint32_t len, struct cfs_cred *out);
+/* Validates buf as arguments of prog/proc, copies it and decodes the copy
+ * into a new request (conn NULL). Returns NULL on bad arguments (errno
+ * EBADMSG) or no memory. Free with proto_req_free(). */
+struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
+void proto_req_free(struct cfs_req *req);
+
+#endif

@@ -1,0 +1,71 @@
+/* The upstream pool: libnfs async client contexts to the upstream NFS
+ * server. Every call carries the caller's credential and the file handle
+ * bytes unchanged. Calls wait while the upstream is unreachable and are
+ * re-sent after reconnect (hard mount), unless configured soft. */
+#ifndef CFS_UPSTREAM_H
+#define CFS_UPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "req.h"
+
+struct upstream;
+
+struct upstream_url {
+	char host[256];
+	char path[1024];
+	int nfsport;   /* 0: ask the portmapper */
+	int mountport; /* 0: ask the portmapper */
+};
+
+/* Parses nfs://HOST[:PORT]/PATH[?nfsport=N&mountport=M]. Returns 0 or
+ * -EINVAL with a message in err. */
+int upstream_parse_url(const char *url, struct upstream_url *out, char *err, size_t errlen);
+
+struct upstream_info {
+	struct upstream_url url;
+	char addr[64];	   /* numeric address connected to */
+	uint8_t root_fh[NFS3_FHSIZE];
+	uint32_t root_fh_len;
+	FSINFO3resok fsinfo; /* of the export root, as the upstream reported it */
+};
+
+struct upstream_counters {
+	uint64_t calls;	     /* calls sent (including re-sends) */
+	uint64_t resends;    /* calls re-sent after a lost connection */
+	uint64_t replies;
+	uint64_t rpc_errors; /* RPC-level errors from the upstream */
+	uint64_t reconnects;
+	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
+	uint64_t timeouts;
+	int conns_up;
+	int conns_total;
+	int waiting; /* calls waiting for a connection */
+};
+
+/* status 0: res is the decoded result of proc (e.g. READ3res *), valid only
+ * during the callback. -EPROTO: the upstream answered with an RPC error;
+ * -EACCES: it rejected the credential; -ETIMEDOUT: soft mode gave up;
+ * -ECANCELED: shutting down. res is NULL unless status is 0. */
+typedef void (*upstream_cb)(int status, void *res, void *priv);
+
+/* Connects and mounts the export, driving the loop until done or until
+ * cfg->upstream_timeout passes. Returns 0 or -errno with err. */
+int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream **out,
+		   char *err, size_t errlen);
+void upstream_stop(struct upstream *up);
+
+/* Sends NFSv3 procedure proc with args (a libnfs *3args struct, or NULL for
+ * NULL) as cred. args and everything it points to must stay valid until the
+ * callback: a call may be re-sent after a reconnect. Returns 0 (exactly one
+ * callback follows, never from inside this call) or -errno (none). */
+int upstream_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+		  upstream_cb cb, void *priv);
+
+const struct upstream_info *upstream_info(const struct upstream *up);
+const struct upstream_counters *upstream_counters(const struct upstream *up);
+
+#endif

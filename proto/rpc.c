@@ -1,0 +1,323 @@
+/* NFSv3 and MOUNT v3 dispatch: call header checks, argument decoding into
+ * requests, and reply encoding.
+ *
+ * Arguments are first walked by xdrcheck.c (libnfs 4.0's decoder trusts
+ * lengths), then copied into the request and decoded from that copy with
+ * libnfs's own decoder into a zeroed struct: the request owns everything it
+ * points to and outlives the record it came from. */
+#include "proto.h"
+#include "proto_int.h"
+
+#include <errno.h>
+#include "loop.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct proc_desc {
+	const char *name;
+	zdrproc_t dec; /* libnfs argument decoder */
+	zdrproc_t enc; /* libnfs result encoder */
+};
+
+#define P(name, a, r) {name, (zdrproc_t)(a), (zdrproc_t)(r)}
+
+static const struct proc_desc nfs3_desc[] = {
+	[NFS3_NULL] = P("NULL", zdr_void, zdr_void),
+	[NFS3_GETATTR] = P("GETATTR", zdr_GETATTR3args, zdr_GETATTR3res),
+	[NFS3_SETATTR] = P("SETATTR", zdr_SETATTR3args, zdr_SETATTR3res),
+	[NFS3_LOOKUP] = P("LOOKUP", zdr_LOOKUP3args, zdr_LOOKUP3res),
+	[NFS3_ACCESS] = P("ACCESS", zdr_ACCESS3args, zdr_ACCESS3res),
+	[NFS3_READLINK] = P("READLINK", zdr_READLINK3args, zdr_READLINK3res),
+	[NFS3_READ] = P("READ", zdr_READ3args, zdr_READ3res),
+	[NFS3_WRITE] = P("WRITE", zdr_WRITE3args, zdr_WRITE3res),
+	[NFS3_CREATE] = P("CREATE", zdr_CREATE3args, zdr_CREATE3res),
+	[NFS3_MKDIR] = P("MKDIR", zdr_MKDIR3args, zdr_MKDIR3res),
+	[NFS3_SYMLINK] = P("SYMLINK", zdr_SYMLINK3args, zdr_SYMLINK3res),
+	[NFS3_MKNOD] = P("MKNOD", zdr_MKNOD3args, zdr_MKNOD3res),
+	[NFS3_REMOVE] = P("REMOVE", zdr_REMOVE3args, zdr_REMOVE3res),
+	[NFS3_RMDIR] = P("RMDIR", zdr_RMDIR3args, zdr_RMDIR3res),
+	[NFS3_RENAME] = P("RENAME", zdr_RENAME3args, zdr_RENAME3res),
+	[NFS3_LINK] = P("LINK", zdr_LINK3args, zdr_LINK3res),
+	[NFS3_READDIR] = P("READDIR", zdr_READDIR3args, zdr_READDIR3res),
+	[NFS3_READDIRPLUS] = P("READDIRPLUS", zdr_READDIRPLUS3args, zdr_READDIRPLUS3res),
+	[NFS3_FSSTAT] = P("FSSTAT", zdr_FSSTAT3args, zdr_FSSTAT3res),
+	[NFS3_FSINFO] = P("FSINFO", zdr_FSINFO3args, zdr_FSINFO3res),
+	[NFS3_PATHCONF] = P("PATHCONF", zdr_PATHCONF3args, zdr_PATHCONF3res),
+	[NFS3_COMMIT] = P("COMMIT", zdr_COMMIT3args, zdr_COMMIT3res),
+};
+
+static const struct proc_desc mount3_desc[] = {
+	[MOUNT3_NULL] = P("MNT_NULL", zdr_void, zdr_void),
+	[MOUNT3_MNT] = P("MNT", zdr_dirpath, zdr_mountres3),
+	[MOUNT3_DUMP] = P("DUMP", zdr_void, zdr_mountlist),
+	[MOUNT3_UMNT] = P("UMNT", zdr_dirpath, zdr_void),
+	[MOUNT3_UMNTALL] = P("UMNTALL", zdr_void, zdr_void),
+	[MOUNT3_EXPORT] = P("EXPORT", zdr_void, zdr_exports),
+};
+
+#undef P
+
+#define NNFS3	(sizeof(nfs3_desc) / sizeof(nfs3_desc[0]))
+#define NMOUNT3 (sizeof(mount3_desc) / sizeof(mount3_desc[0]))
+
+static const struct proc_desc *desc_of(uint32_t prog, uint32_t proc)
+{
+	if (prog == NFS_PROGRAM && proc < NNFS3)
+		return &nfs3_desc[proc];
+	if (prog == MOUNT_PROGRAM && proc < NMOUNT3)
+		return &mount3_desc[proc];
+	return NULL;
+}
+
+const char *proto_proc_name(uint32_t prog, uint32_t proc)
+{
+	const struct proc_desc *d = desc_of(prog, proc);
+
+	return d ? d->name : "?";
+}
+
+int cfs_cred_equal(const struct cfs_cred *a, const struct cfs_cred *b)
+{
+	if (a->flavor != b->flavor || a->uid != b->uid || a->gid != b->gid ||
+	    a->ngids != b->ngids)
+		return 0;
+	return memcmp(a->gids, b->gids, a->ngids * sizeof(a->gids[0])) == 0;
+}
+
+struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len)
+{
+	const struct proc_desc *d = desc_of(prog, proc);
+	struct cfs_req *req;
+
+	if (d == NULL || proto_check_args(prog, proc, buf, len) != 0) {
+		errno = EBADMSG;
+		return NULL;
+	}
+	req = calloc(1, sizeof(*req));
+	if (req == NULL)
+		return NULL;
+	req->magic = CFS_REQ_MAGIC;
+	req->prog = prog;
+	req->proc = proc;
+	req->arglen = (uint32_t)len;
+	req->argbuf = malloc(len ? len : 1);
+	if (req->argbuf == NULL) {
+		free(req);
+		return NULL;
+	}
+	memcpy(req->argbuf, buf, len);
+	zdrmem_create(&req->zdr, req->argbuf, (uint32_t)len, ZDR_DECODE);
+	if (!d->dec(&req->zdr, &req->args)) {
+		proto_req_free(req);
+		errno = EBADMSG;
+		return NULL;
+	}
+	return req;
+}
+
+void proto_req_free(struct cfs_req *req)
+{
+	if (req == NULL)
+		return;
+	assert(req->magic == CFS_REQ_MAGIC);
+	if (req->conn)
+		proto_conn_release(req->conn);
+	zdr_destroy(&req->zdr);
+	free(req->argbuf);
+	req->magic = 0;
+	free(req);
+}
+
+/* Room the encoder needs beyond libnfs's 4 KiB minimum buffer. */
+static int reply_hint(const struct cfs_req *req, const void *res)
+{
+	size_t n = 0;
+
+	if (req->prog == NFS_PROGRAM) {
+		switch (req->proc) {
+		case NFS3_READ: {
+			const READ3res *r = res;
+			if (r->status == NFS3_OK)
+				n = r->READ3res_u.resok.data.data_len;
+			break;
+		}
+		case NFS3_READLINK: {
+			const READLINK3res *r = res;
+			if (r->status == NFS3_OK && r->READLINK3res_u.resok.data)
+				n = strlen(r->READLINK3res_u.resok.data);
+			break;
+		}
+		case NFS3_READDIR: {
+			const READDIR3res *r = res;
+			if (r->status != NFS3_OK)
+				break;
+			for (const entry3 *e = r->READDIR3res_u.resok.reply.entries; e;
+			     e = e->nextentry)
+				n += 28 + strlen(e->name);
+			break;
+		}
+		case NFS3_READDIRPLUS: {
+			const READDIRPLUS3res *r = res;
+			if (r->status != NFS3_OK)
+				break;
+			for (const entryplus3 *e = r->READDIRPLUS3res_u.resok.reply.entries; e;
+			     e = e->nextentry)
+				n += 28 + strlen(e->name) + 100 + 8 + NFS3_FHSIZE;
+			break;
+		}
+		default:
+			break;
+		}
+	} else if (req->prog == MOUNT_PROGRAM) {
+		if (req->proc == MOUNT3_DUMP) {
+			for (const mountbody *m = *(const mountlist *)res; m; m = m->ml_next)
+				n += 16 + strlen(m->ml_hostname) + strlen(m->ml_directory);
+		} else if (req->proc == MOUNT3_EXPORT) {
+			for (const exportnode *e = *(const exports *)res; e; e = e->ex_next) {
+				n += 16 + strlen(e->ex_dir);
+				for (const groupnode *g = e->ex_groups; g; g = g->gr_next)
+					n += 12 + strlen(g->gr_name);
+			}
+		}
+	}
+	return (int)(n + 512);
+}
+
+int proto_reply(struct cfs_req *req, void *res)
+{
+	const struct proc_desc *d = desc_of(req->prog, req->proc);
+	int rc = 0;
+
+	assert(req->magic == CFS_REQ_MAGIC);
+	assert(d != NULL);
+	if (req->conn)
+		rc = proto_conn_send(req->conn, req->xid, res, d->enc, reply_hint(req, res));
+	proto_req_free(req);
+	return rc;
+}
+
+/* An error reply through rpc_send_reply(): libnfs has already encoded
+ * "MSG_ACCEPTED, null verifier, SUCCESS" (16 bytes) when it calls the result
+ * encoder, and sizes the record from the final position. This encoder steps
+ * back over those 16 bytes and writes the reply body the error needs. */
+struct err_reply {
+	uint32_t reply_stat; /* MSG_ACCEPTED or MSG_DENIED */
+	uint32_t stat;	     /* accept_stat, or reject_stat */
+	uint32_t detail;     /* auth_stat for AUTH_ERROR */
+	uint32_t lo, hi;     /* for PROG_MISMATCH / RPC_MISMATCH */
+};
+
+static uint32_t enc_err_reply(ZDR *z, void *arg, ...)
+{
+	struct err_reply *e = arg;
+	uint32_t pos = zdr_getpos(z), zero = 0;
+
+	if (pos < 16 + 12)
+		return FALSE;
+	zdr_setpos(z, pos - 16);
+	if (!zdr_u_int(z, &e->reply_stat))
+		return FALSE;
+	if (e->reply_stat == MSG_ACCEPTED) {
+		if (!zdr_u_int(z, &zero) || !zdr_u_int(z, &zero) || !zdr_u_int(z, &e->stat))
+			return FALSE;
+		if (e->stat == PROG_MISMATCH)
+			return zdr_u_int(z, &e->lo) && zdr_u_int(z, &e->hi);
+		return TRUE;
+	}
+	if (!zdr_u_int(z, &e->stat))
+		return FALSE;
+	if (e->stat == RPC_MISMATCH)
+		return zdr_u_int(z, &e->lo) && zdr_u_int(z, &e->hi);
+	return zdr_u_int(z, &e->detail);
+}
+
+static int send_err(struct cfs_req *req, struct err_reply *e)
+{
+	int rc = 0;
+
+	if (req->conn)
+		rc = proto_conn_send(req->conn, req->xid, e, (zdrproc_t)enc_err_reply, 0);
+	proto_req_free(req);
+	return rc;
+}
+
+int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat)
+{
+	struct err_reply e = {MSG_ACCEPTED, accept_stat, 0, 0, 0};
+
+	return send_err(req, &e);
+}
+
+int proto_reply_auth_error(struct cfs_req *req, uint32_t why)
+{
+	struct err_reply e = {MSG_DENIED, AUTH_ERROR, why, 0, 0};
+
+	return send_err(req, &e);
+}
+
+
+void proto_drop(struct cfs_req *req)
+{
+	proto_req_free(req);
+}
+
+/* Error replies for calls that never became requests. */
+static int reject(struct proto_conn *c, uint32_t xid, struct err_reply e)
+{
+	if (e.reply_stat == MSG_DENIED && e.stat == AUTH_ERROR)
+		proto_counters.auth_errors++;
+	else if (e.stat == GARBAGE_ARGS)
+		proto_counters.garbage_args++;
+	else
+		proto_counters.rpc_rejects++;
+	return proto_conn_send(c, xid, &e, (zdrproc_t)enc_err_reply, 0);
+}
+
+int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
+{
+	struct proto_call_hdr h;
+	struct cfs_cred cred;
+	struct cfs_req *req;
+
+	if (proto_parse_call(rec, len, &h) != 0) {
+		if (!h.have_xid || h.mtype != 0)
+			return -1; /* nothing we could answer: not a call */
+		reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, GARBAGE_ARGS, 0, 0, 0});
+		return 0;
+	}
+	if (h.rpcvers != RPC_MSG_VERSION)
+		return reject(c, h.xid, (struct err_reply){MSG_DENIED, RPC_MISMATCH, 0, 2, 2});
+	if (h.prog != NFS_PROGRAM && h.prog != MOUNT_PROGRAM)
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
+	if (h.vers != 3)
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, 3, 3});
+	if (desc_of(h.prog, h.proc) == NULL)
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
+	memset(&cred, 0, sizeof(cred));
+	switch (h.cred_flavor) {
+	case AUTH_NONE:
+		cred.flavor = AUTH_NONE;
+		cred.uid = cred.gid = 65534;
+		break;
+	case AUTH_UNIX:
+		if (proto_parse_authsys(h.cred_body, h.cred_len, &cred) != 0)
+			return reject(c, h.xid,
+				      (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
+		break;
+	default:
+		return reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
+	}
+	req = proto_req_decode(h.prog, h.proc, rec + h.args_off, len - h.args_off);
+	if (req == NULL) {
+		if (errno == ENOMEM)
+			return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, SYSTEM_ERR, 0, 0, 0});
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, GARBAGE_ARGS, 0, 0, 0});
+	}
+	req->xid = h.xid;
+	req->vers = h.vers;
+	req->cred = cred;
+	req->t_start_us = loop_clock_us();
+	proto_counters.calls++;
+	proto_conn_submit(c, req);
+	return 0;
+}
