@@ -503,6 +503,7 @@ int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_a
 	/* pass 2: every other flag overrides the file */
 	for (int i = 1; i < argc; i++) {
 		const struct cfg_key *k;
+		const char *flag = argv[i];
 
 		if (flag_to_key(argv[i], key, sizeof(key), &val) != 0) {
 			errf(err, errlen, "unexpected argument '%s' (flags look like --key VALUE)",
@@ -531,12 +532,12 @@ int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_a
 			} else if (i + 1 < argc) {
 				val = argv[++i];
 			} else {
-				errf(err, errlen, "flag --%s: needs a value (%s)", argv[i] + 2, k->arg);
+				errf(err, errlen, "flag %s: needs a value (%s)", flag, k->arg);
 				return -EINVAL;
 			}
 		}
 		if (set_key(c, k, val, why, sizeof(why)) != 0) {
-			errf(err, errlen, "flag %.*s: %s", (int)strcspn(argv[i], "="), argv[i], why);
+			errf(err, errlen, "flag %.*s: %s", (int)strcspn(flag, "="), flag, why);
 			return -EINVAL;
 		}
 	}

@@ -133,6 +133,26 @@ void engine_submit(struct cfs_req *req, void *arg)
 		ctr_of(e)->bytes_written += req->args.write.data.data_len;
 		forward(e, req);
 		return;
+	/* A reply above libnfs's record limit would kill the upstream
+	 * connection and come back forever: ask for no more than the proxy
+	 * carries (a server may always return less than asked). */
+	case NFS3_READ:
+		if (req->args.read.count > CFS_MAX_IO)
+			req->args.read.count = CFS_MAX_IO;
+		forward(e, req);
+		return;
+	case NFS3_READDIR:
+		if (req->args.readdir.count > CFS_MAX_IO)
+			req->args.readdir.count = CFS_MAX_IO;
+		forward(e, req);
+		return;
+	case NFS3_READDIRPLUS:
+		if (req->args.readdirplus.maxcount > CFS_MAX_IO)
+			req->args.readdirplus.maxcount = CFS_MAX_IO;
+		if (req->args.readdirplus.dircount > CFS_MAX_IO)
+			req->args.readdirplus.dircount = CFS_MAX_IO;
+		forward(e, req);
+		return;
 	default:
 		forward(e, req);
 		return;

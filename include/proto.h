@@ -78,6 +78,7 @@ int proto_check_args(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t le
 struct proto_call_hdr {
 	uint32_t xid;
 	int have_xid; /* the record was long enough to reply to */
+	int bad_cred; /* credential longer than RFC 5531 allows (400 bytes) */
 	uint32_t mtype;
 	uint32_t rpcvers, prog, vers, proc;
 	uint32_t cred_flavor, cred_len;

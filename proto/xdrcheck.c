@@ -295,7 +295,9 @@ int proto_parse_call(const uint8_t *rec, size_t len, struct proto_call_hdr *h)
 	h->proc = x_u32(&c);
 	h->cred_flavor = x_u32(&c);
 	h->cred_len = x_u32(&c);
-	if (c.bad || h->cred_len > CFS_MAX_AUTH_BYTES)
+	if (!c.bad && h->cred_len > CFS_MAX_AUTH_BYTES)
+		h->bad_cred = 1;
+	if (c.bad || h->bad_cred)
 		return -EBADMSG;
 	h->cred_body = rec + c.pos;
 	x_skip(&c, ((size_t)h->cred_len + 3) & ~(size_t)3);

@@ -76,14 +76,23 @@ h_cleanup()
 	for ((i = ${#H_PIDS[@]} - 1; i >= 0; i--)); do
 		[ -n "${H_PIDS[i]}" ] && h_stop_pid "${H_PIDS[i]}" 10
 	done
-	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$H_TMP" ]; then
+	# a sanitizer build reports at exit: any report fails the test
+	for f in "$H_TMP"/*-cachefsd.log; do
+		[ -f "$f" ] || continue
+		if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f"; then
+			echo "FAIL: ${H_TEST:-test}: sanitizer report in $f:" >&2
+			grep -A40 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f" | head -80 >&2
+			[ "$rc" = 0 ] || [ "$rc" = 77 ] && rc=1
+		fi
+	done
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${H_TMP:-}" ]; then
 		for f in "$H_TMP"/*.log; do
 			[ -f "$f" ] || continue
 			echo "---- tail of $f ----" >&2
 			tail -n 30 "$f" >&2
 		done
 	fi
-	if [ -n "$H_TMP" ] && [ -z "$H_KEEP" ]; then
+	if [ -n "${H_TMP:-}" ] && [ -z "${H_KEEP:-}" ]; then
 		rm -rf "$H_TMP"
 	fi
 	exit "$rc"
@@ -97,8 +106,8 @@ h_free_port()
 		p=$((20000 + RANDOM % 20000))
 		if ! ss -Hltn "sport = :$p" | grep -q .; then
 			# keep ports handed out in this run distinct
-			case " $H_USED_PORTS " in *" $p "*) continue ;; esac
-			H_USED_PORTS="$H_USED_PORTS $p"
+			case " ${H_USED_PORTS:-} " in *" $p "*) continue ;; esac
+			H_USED_PORTS="${H_USED_PORTS:-} $p"
 			echo "$p"
 			return
 		fi

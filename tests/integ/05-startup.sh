@@ -1,0 +1,95 @@
+#!/bin/bash
+# Start-up: bad flags, an unreachable upstream and an unusable cache dir
+# each give a clear message naming the problem and a non-zero exit, and
+# leave nothing half-started (no listener). --help, --version and
+# --check-config work. A daemonized start detaches and serves.
+# shellcheck source=tests/lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init
+CFS=$H_BUILD/cachefsd
+[ -x "$CFS" ] || h_fail "$CFS not built"
+
+# expect_fail WANT_TEXT ARGS...: cachefsd must exit non-zero, print WANT_TEXT,
+# and not be listening on the test port afterwards.
+port=$(h_free_port)
+expect_fail()
+{
+	local want=$1 out rc
+	shift
+	out=$(timeout 30 "$CFS" --foreground --listen "127.0.0.1:$port" "$@" 2>&1)
+	rc=$?
+	[ $rc != 0 ] || h_fail "cachefsd $* exited 0; wanted an error containing '$want'"
+	[ $rc != 124 ] || h_fail "cachefsd $* did not exit within 30 s"
+	grep -qF -- "$want" <<<"$out" || h_fail "cachefsd $*: wanted '$want' in: $out"
+	! ss -Hltn "sport = :$port" | grep -q . || h_fail "cachefsd $* left a listener"
+	h_log "ok: $want (exit $rc)"
+}
+
+# flags and values
+expect_fail "unknown flag '--bogus'" --bogus 1
+expect_fail "key 'upstream': required" --cache-dir "$H_TMP/c"
+expect_fail "key 'cache_dir': required" --upstream nfs://127.0.0.1/x
+expect_fail "flag --upstream-connections: 0 is out of range 1..64" \
+	--upstream nfs://127.0.0.1/x --cache-dir "$H_TMP/c" --upstream-connections 0
+expect_fail "is not an nfs:// URL" --upstream http://127.0.0.1/x --cache-dir "$H_TMP/c"
+# config file errors name the file, line and key
+printf 'upstream = nfs://127.0.0.1/x\ncache_dir = %s\nupstream_timeout = soon\n' "$H_TMP/c" \
+	>"$H_TMP/bad.conf"
+expect_fail "$H_TMP/bad.conf:3: key 'upstream_timeout': 'soon' is not a whole number" \
+	--config "$H_TMP/bad.conf"
+
+# an upstream nobody listens on: named, quick, non-zero
+dead=$(h_free_port)
+expect_fail "nfs://127.0.0.1/nowhere?nfsport=$dead&mountport=$dead" \
+	--upstream "nfs://127.0.0.1/nowhere?nfsport=$dead&mountport=$dead" \
+	--cache-dir "$H_TMP/c" --upstream-timeout 3
+expect_fail "cannot connect" \
+	--upstream "nfs://127.0.0.1/nowhere?nfsport=$dead&mountport=$dead" \
+	--cache-dir "$H_TMP/c" --upstream-timeout 3
+expect_fail "cannot resolve upstream host 'no-such-host.invalid'" \
+	--upstream "nfs://no-such-host.invalid/x" --cache-dir "$H_TMP/c"
+
+h_start_ganesha up
+# an export the server does not have: the MOUNT refusal is reported
+expect_fail "refused by the server" \
+	--upstream "nfs://127.0.0.1/not/exported?nfsport=$H_NFSPORT_up&mountport=$H_MNTPORT_up" \
+	--cache-dir "$H_TMP/c"
+
+# unusable cache dirs
+touch "$H_TMP/a-file"
+expect_fail "cache_dir $H_TMP/a-file: not a directory" --upstream "$H_URL_up" \
+	--cache-dir "$H_TMP/a-file"
+expect_fail "cache_dir $H_TMP/a-file/sub: cannot create" --upstream "$H_URL_up" \
+	--cache-dir "$H_TMP/a-file/sub"
+mkdir -p "$H_TMP/ro"
+mount -t tmpfs -o size=1m,ro tmpfs "$H_TMP/ro" 2>/dev/null && {
+	expect_fail "cache_dir $H_TMP/ro: not writable" --upstream "$H_URL_up" \
+		--cache-dir "$H_TMP/ro"
+	umount "$H_TMP/ro"
+}
+# the listen port is taken
+busy=$H_NFSPORT_up
+out=$(timeout 30 "$CFS" --foreground --listen "127.0.0.1:$busy" --upstream "$H_URL_up" \
+	--cache-dir "$H_TMP/c" 2>&1) && h_fail "cachefsd started on a busy port"
+grep -q "cannot listen on 127.0.0.1:$busy" <<<"$out" || h_fail "busy port: $out"
+
+# informational commands
+"$CFS" --help | grep -q -- "--cache-dir DIR" || h_fail "--help lacks --cache-dir"
+"$CFS" --version | grep -q "^cachefsd " || h_fail "--version"
+out=$("$CFS" --check-config --upstream "$H_URL_up" --cache-dir "$H_TMP/c" \
+	--upstream-connections 3) || h_fail "--check-config failed: $out"
+grep -q "upstream_connections = 3" <<<"$out" || h_fail "--check-config output: $out"
+
+# daemonized: the command returns once serving, the pid file names it
+port2=$(h_free_port)
+"$CFS" --upstream "$H_URL_up" --listen "127.0.0.1:$port2" --cache-dir "$H_TMP/c" \
+	--pid-file "$H_TMP/cfs.pid" || h_fail "daemonized start failed"
+pid=$(cat "$H_TMP/cfs.pid")
+h_track cachefsd-daemon "$pid"
+h_wait_port "$port2" 10 || h_fail "daemonized cachefsd is not listening"
+nfs-ls "nfs://127.0.0.1$H_EXPORT_up?nfsport=$port2&mountport=$port2" >/dev/null ||
+	h_fail "daemonized cachefsd does not serve"
+h_stop_pid "$pid" 10
+[ ! -e "$H_TMP/cfs.pid" ] || h_fail "pid file left behind after SIGTERM"
+
+h_pass "start-up errors are named and leave nothing running; --help/--version/--check-config; daemon mode"

@@ -1,0 +1,94 @@
+#!/bin/bash
+# `make run`: start an upstream (or use UPSTREAM=nfs://server/export), put
+# cachefsd in front of it, prove it by reading a file through the proxy, and
+# serve until Ctrl-C. Everything started here is stopped on exit.
+#
+#   tests/lib/demo.sh BUILD_DIR [UPSTREAM_URL]
+set -u
+BUILD=${1:-build}
+UPSTREAM=${2:-}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export H_BUILD=$ROOT/$BUILD
+H_TEST=demo
+# shellcheck source=tests/lib/harness.sh
+. "$ROOT/tests/lib/harness.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "make run: needs root (nfs-ganesha, rpcbind and port 2049)" >&2
+	exit 1
+fi
+H_TMP=$(mktemp -d /tmp/cachefsd-demo.XXXXXX)
+trap h_cleanup EXIT
+trap 'echo; echo "stopping"; exit 0' INT TERM
+
+# the demo's export and cache live in the build dir, so a second `make run`
+# finds the cache of the first one warm
+DEMO_EXPORT=$H_BUILD/demo-export
+mkdir -p "$DEMO_EXPORT/docs" "$DEMO_EXPORT/src/lib"
+if [ ! -f "$DEMO_EXPORT/hello.txt" ]; then
+	echo "Hello from the upstream server, read through cachefsd." >"$DEMO_EXPORT/hello.txt"
+	h_mkdata "$DEMO_EXPORT/blob.bin" 4096 7
+	for i in $(seq 1 50); do
+		printf 'file %d\n' "$i" >"$DEMO_EXPORT/src/lib/f$i.c"
+	done
+	cp "$ROOT/README.md" "$DEMO_EXPORT/docs/" 2>/dev/null || true
+fi
+
+port=2049
+if ss -Hltn "sport = :$port" | grep -q .; then
+	port=$(h_free_port)
+	echo "port 2049 is taken; using $port"
+fi
+H_PORT_px=$port
+H_CACHE_px=$H_BUILD/demo-cache
+
+if [ -z "$UPSTREAM" ]; then
+	h_start_ganesha demo "$DEMO_EXPORT"
+	UPSTREAM=$H_URL_demo
+	export_path=$H_EXPORT_demo
+	probe=hello.txt
+else
+	# the path part of the URL, without the query
+	export_path=${UPSTREAM#nfs://*/}
+	export_path=/${export_path%%\?*}
+	H_EXPORT_ext=$export_path
+	H_URL_ext=$UPSTREAM
+	probe=
+fi
+# one cache per upstream export (a cache dir made for another upstream is refused)
+H_CACHE_px=$H_BUILD/demo-cache-$(printf '%s' "${UPSTREAM%%\?*}" | md5sum | cut -c1-8)
+[ -z "${H_URL_ext:-}" ] || up=ext
+h_start_cachefsd px "${up:-demo}" --allow "127.0.0.0/8,::1"
+url="nfs://127.0.0.1$export_path?nfsport=$port&mountport=$port"
+
+echo
+echo "cachefsd is serving $UPSTREAM"
+echo "  cache dir : $H_CACHE_px"
+echo "  log       : $H_LOG_px"
+echo "  URL       : $url"
+echo "  mount     : mount -t nfs -o vers=3,proto=tcp,port=$port,mountport=$port,mountproto=tcp,nolock 127.0.0.1:$export_path /mnt"
+echo "              (other machines: restart with --allow <their network> and use this host's address)"
+echo
+
+# prove it: read through the proxy
+if [ -n "$probe" ]; then
+	got=$(nfs-cat "nfs://127.0.0.1$export_path/$probe?nfsport=$port&mountport=$port") ||
+		h_fail "reading $probe through cachefsd failed"
+	[ "$got" = "$(cat "$DEMO_EXPORT/$probe")" ] || h_fail "$probe read through cachefsd differs"
+	echo "OK: read $probe through cachefsd: \"$got\""
+	a=$(nfs-cat "nfs://127.0.0.1$export_path/blob.bin?nfsport=$port&mountport=$port" | md5sum)
+	b=$(md5sum <"$DEMO_EXPORT/blob.bin")
+	[ "$a" = "$b" ] || h_fail "blob.bin read through cachefsd differs"
+	echo "OK: read blob.bin (4 MiB) through cachefsd, md5 ${a%% *}"
+else
+	nfs-ls "$url" >/dev/null || h_fail "listing $url through cachefsd failed"
+	echo "OK: listed the export through cachefsd:"
+	nfs-ls "$url" | head -n 20
+fi
+echo
+echo "Serving until Ctrl-C (kill -USR1 $H_PID_px prints statistics to the log)."
+while kill -0 "$H_PID_px" 2>/dev/null; do
+	sleep 1
+done
+echo "cachefsd exited; see $H_LOG_px" >&2
+exit 1
