@@ -52,7 +52,7 @@ UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
-.PHONY: all clean run test unit integ tools deps-build deps-run deps-test install check-format
+.PHONY: all clean run test unit unit-bins integ tools deps-build deps-run deps-test install check-format
 
 all: $(BUILD)/cachefsd
 
@@ -103,9 +103,15 @@ run: deps-run
 	$(MAKE) all
 	tests/lib/demo.sh $(BUILD) "$(UPSTREAM)"
 
+# The whole suite, then again under ASan+UBSan in build-san/.
 test: deps-test
 	$(MAKE) all tools $(UNIT_BINS)
+	$(MAKE) SANITIZER=address,undefined BUILD=build-san all tools unit-bins
 	tests/run-all.sh $(BUILD)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/run-all.sh build-san
+
+unit-bins: $(UNIT_BINS)
 
 unit: all $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
