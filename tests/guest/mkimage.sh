@@ -1,0 +1,194 @@
+#!/bin/bash
+# tests/guest/mkimage.sh OUTDIR
+#
+# Builds the guest image that tests/guest/run.sh boots (design notes at the
+# top of run.sh):
+#   OUTDIR/vmlinux            uncompressed ELF kernel (PVH entry), extracted
+#                             from /boot/vmlinuz-<ver>; falls back to a copy
+#                             of the bzImage as OUTDIR/bzImage
+#   OUTDIR/initramfs.cpio.gz  busybox-static, the NFS client + NIC modules
+#                             (decompressed), tests/guest/init as /init
+#   OUTDIR/kernel             name of the kernel file to boot (vmlinux|bzImage)
+#   OUTDIR/stamp              what it was built from; nothing is rebuilt while
+#                             kernel version, kernel file, busybox, this script
+#                             and init are unchanged
+#
+# Kernel: the newest /boot/vmlinuz-* that has its modules under /lib/modules
+# (the host's running kernel does not matter); GUEST_KVER=<ver> overrides.
+# GUEST_NIC=virtio|e1000 picks the NIC driver (default virtio; run.sh must be
+# called with the same value).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: mkimage.sh OUTDIR}
+nic=${GUEST_NIC:-virtio}
+
+die() { echo "mkimage: $*" >&2; exit 1; }
+
+pick_kver()
+{
+	local v best=
+	if [ -n "${GUEST_KVER:-}" ]; then
+		echo "$GUEST_KVER"
+		return
+	fi
+	# newest first
+	for v in $(ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -rV); do
+		if [ -f "/lib/modules/$v/modules.dep" ] &&
+			modinfo -k "$v" -F filename nfsv3 >/dev/null 2>&1; then
+			best=$v
+			break
+		fi
+	done
+	[ -n "$best" ] || die "no /boot/vmlinuz-* with NFS modules in /lib/modules (apt-get install linux-image-amd64)"
+	echo "$best"
+}
+
+kver=$(pick_kver)
+kimg=/boot/vmlinuz-$kver
+[ -r "$kimg" ] || die "$kimg not readable"
+busybox=$(command -v busybox 2>/dev/null || true)
+[ -n "$busybox" ] || busybox=/bin/busybox
+[ -x "$busybox" ] || die "busybox not found (apt-get install busybox-static)"
+if ldd "$busybox" >/dev/null 2>&1; then
+	die "$busybox is dynamically linked (apt-get install busybox-static)"
+fi
+
+case $nic in
+virtio) nicmods="virtio_pci virtio_net" ;;
+e1000) nicmods="e1000" ;;
+*) die "GUEST_NIC must be virtio or e1000" ;;
+esac
+topmods="$nicmods sunrpc grace lockd nfs_acl nfs nfsv3"
+
+stamp="kver=$kver nic=$nic bzimage=${GUEST_BZIMAGE:-0}
+kernel=$(stat -c '%s %Y' "$kimg")
+busybox=$(stat -c '%s %Y' "$busybox")
+mkimage=$(md5sum <"$0" | cut -d' ' -f1)
+init=$(md5sum <"$here/init" | cut -d' ' -f1)"
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# One builder at a time; others wait and then find the stamp up to date.
+exec 9>"$out/.lock"
+flock 9
+
+if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] &&
+	[ -f "$out/initramfs.cpio.gz" ] && [ -f "$out/kernel" ] &&
+	[ -f "$out/$(cat "$out/kernel")" ]; then
+	exit 0
+fi
+
+echo "mkimage: building guest image for kernel $kver in $out" >&2
+work=$(mktemp -d "$out/.build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# --- kernel: extract the uncompressed vmlinux (like scripts/extract-vmlinux)
+# qemu boots an ELF vmlinux directly through its PVH entry note (Debian sets
+# CONFIG_PVH=y), which skips the bzImage decompressor: ~3 s under TCG.
+try_extract()
+{
+	# $1 grep -P magic, $2 decompress command
+	local off
+	for off in $(LC_ALL=C grep -obUaP "$1" "$kimg" 2>/dev/null | cut -d: -f1); do
+		tail -c +$((off + 1)) "$kimg" | $2 >"$work/vmlinux" 2>/dev/null || true
+		if [ "$(head -c 4 "$work/vmlinux" | od -An -c | tr -d ' ')" = '177ELF' ] && has_pvh; then
+			return 0
+		fi
+	done
+	rm -f "$work/vmlinux"
+	return 1
+}
+# PVH entry = ELF note type 18 (XEN_ELFNOTE_PHYS32_ENTRY)
+has_pvh()
+{
+	if command -v readelf >/dev/null 2>&1; then
+		LC_ALL=C readelf -n "$work/vmlinux" 2>/dev/null | grep -q 'note type: (0x00000012)'
+	else
+		grep -q '^CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null
+	fi
+}
+kfile=
+if [ "${GUEST_BZIMAGE:-0}" = 0 ]; then
+	if try_extract '\xfd7zXZ\x00' 'xz -dc --single-stream' ||
+		try_extract '\x28\xb5\x2f\xfd' 'zstd -dc' ||
+		try_extract '\x1f\x8b\x08' 'gzip -dc' ||
+		try_extract '\x02\x21\x4c\x18' 'lz4 -dc'; then
+		kfile=vmlinux
+	fi
+fi
+if [ -z "$kfile" ]; then
+	# no decompressor / no PVH note: boot the bzImage as is (slower)
+	echo "mkimage: could not extract a PVH vmlinux, using the bzImage" >&2
+	cp "$kimg" "$work/bzImage"
+	kfile=bzImage
+fi
+
+# --- initramfs -----------------------------------------------------------
+root=$work/root
+mkdir -p "$root"/{bin,dev,proc,sys,mnt,tmp,guest,lib/modules,etc}
+cp "$busybox" "$root/bin/busybox"
+for a in $("$busybox" --list); do
+	[ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
+done
+ln -s bin "$root/sbin"
+mkdir -p "$root/usr"
+ln -s ../bin "$root/usr/bin"
+ln -s ../bin "$root/usr/sbin"
+install -m 0755 "$here/init" "$root/init"
+echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+echo 'root:x:0:' >"$root/etc/group"
+
+# Modules in dependency order (depth first over `modinfo -F depends`),
+# decompressed because busybox insmod may not handle .ko.xz/.ko.zst.
+declare -A seen=()
+order=()
+addmod()
+{
+	local m=$1 d deps
+	m=${m//-/_}
+	[ -n "${seen[$m]:-}" ] && return 0
+	seen[$m]=1
+	local f
+	f=$(modinfo -k "$kver" -F filename "$m" 2>/dev/null) || f=
+	case $f in
+	'(builtin)') return 0 ;;
+	'')
+		# built into the kernel?
+		grep -q "/${m//_/[-_]}\.ko" "/lib/modules/$kver/modules.builtin" 2>/dev/null && return 0
+		die "module $m not found for kernel $kver"
+		;;
+	esac
+	deps=$(modinfo -k "$kver" -F depends "$m" | head -n 1)
+	for d in ${deps//,/ }; do
+		addmod "$d"
+	done
+	order+=("$m")
+}
+for m in $topmods; do
+	addmod "$m"
+done
+: >"$root/lib/modules/load-order"
+for m in "${order[@]}"; do
+	f=$(modinfo -k "$kver" -F filename "$m")
+	case $f in
+	*.ko) cp "$f" "$root/lib/modules/$m.ko" ;;
+	*.ko.xz) xz -dc "$f" >"$root/lib/modules/$m.ko" ;;
+	*.ko.zst) zstd -qdc "$f" >"$root/lib/modules/$m.ko" ;;
+	*.ko.gz) gzip -dc "$f" >"$root/lib/modules/$m.ko" ;;
+	*) die "unknown module file $f" ;;
+	esac
+	echo "$m" >>"$root/lib/modules/load-order"
+done
+
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) |
+	gzip -6n >"$work/initramfs.cpio.gz"
+
+# --- install atomically ---------------------------------------------------
+rm -f "$out/vmlinux" "$out/bzImage"
+mv "$work/$kfile" "$out/$kfile"
+mv "$work/initramfs.cpio.gz" "$out/initramfs.cpio.gz"
+echo "$kfile" >"$out/kernel"
+printf '%s\n' "$stamp" >"$out/stamp"
+echo "mkimage: done: $out/$kfile, $out/initramfs.cpio.gz ($(du -k "$out/initramfs.cpio.gz" | cut -f1) KiB), modules: ${order[*]}" >&2
