@@ -1,0 +1,819 @@
+/* The store: opening the cache directory (identity, index, recovery),
+ * transactions, accounting. Records are in store_obj.c, the background
+ * thread in store_bg.c, culling in store_cull.c. */
+#include "store_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define DEFAULT_MAP_SIZE (16ull << 30)
+#define IDENTITY_MAX     4096
+#define META_KEY         "totals"
+
+uint64_t store_now(const struct store *s)
+{
+	return s->test_now ? s->test_now : (uint64_t)time(NULL);
+}
+
+uint64_t store_now_ms(const struct store *s)
+{
+	struct timespec ts;
+
+	if (s->test_now)
+		return s->test_now * 1000;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int store_mdb_errno(int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		return -ENOSPC;
+	if (rc > 0)
+		return -rc; /* a system errno */
+	return -EIO;
+}
+
+static int mdb_fatal(int rc)
+{
+	return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC;
+}
+
+/* --- transactions ------------------------------------------------------- */
+
+MDB_txn *store_txn_read(struct store *s, int *rc)
+{
+	int r;
+
+	if (s->broken) {
+		*rc = -EIO;
+		return NULL;
+	}
+	if (s->wtxn)
+		return s->wtxn;
+	if (s->rtxn_live)
+		return s->rtxn;
+	r = s->rtxn ? mdb_txn_renew(s->rtxn) : mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->rtxn);
+	if (r) {
+		log_err("cache index: cannot begin a read transaction: %s", mdb_strerror(r));
+		*rc = store_mdb_errno(r);
+		return NULL;
+	}
+	s->rtxn_live = 1;
+	return s->rtxn;
+}
+
+MDB_txn *store_txn_write(struct store *s, int *rc)
+{
+	int r;
+
+	if (s->broken) {
+		*rc = -EIO;
+		return NULL;
+	}
+	if (s->wtxn)
+		return s->wtxn;
+	/* One transaction per thread at a time (lmdb.h). */
+	if (s->rtxn_live) {
+		mdb_txn_reset(s->rtxn);
+		s->rtxn_live = 0;
+	}
+	r = mdb_txn_begin(s->env, NULL, 0, &s->wtxn);
+	if (r) {
+		s->wtxn = NULL;
+		log_err("cache index: cannot begin a write transaction: %s", mdb_strerror(r));
+		if (mdb_fatal(r))
+			s->broken = 1;
+		*rc = store_mdb_errno(r);
+		return NULL;
+	}
+	s->txn_bytes = 0;
+	return s->wtxn;
+}
+
+/* The batch is gone: the in-memory state goes back to the last commit.
+ * next_data_id does not: ids handed out stay used. */
+static void rollback(struct store *s)
+{
+	s->tot = s->tot_committed;
+	s->txq_len = 0;
+	s->txq_bytes = 0;
+	s->txn_bytes = 0;
+}
+
+int store_txn_fail(struct store *s, int rc, const char *what)
+{
+	if (s->wtxn) {
+		mdb_txn_abort(s->wtxn);
+		s->wtxn = NULL;
+	}
+	rollback(s);
+	if (rc == MDB_MAP_FULL) {
+		/* Full again and again when the index is what limits the cache:
+		 * say so once a minute. */
+		if (s->index_full_logged == 0 || store_now(s) >= s->index_full_logged + 60) {
+			log_err("cache index is full (map_size %" PRIu64 " bytes): this pass's "
+			        "changes are lost; evicting",
+			        s->map_size);
+			s->index_full_logged = store_now(s);
+		}
+		s->index_full = 1;
+	} else {
+		log_err("cache index: %s failed: %s; this pass's changes are lost", what,
+		        mdb_strerror(rc));
+	}
+	if (mdb_fatal(rc) && !s->broken) {
+		log_err("cache index is damaged: caching disabled until restart");
+		s->broken = 1;
+	}
+	return store_mdb_errno(rc);
+}
+
+static void meta_pack(uint8_t *b, const struct store *s)
+{
+	memset(b, 0, STORE_META_LEN);
+	store_put_le32(b, 1);
+	store_put_le64(b + 8, s->tot.bytes);
+	store_put_le64(b + 16, s->tot.objects);
+	store_put_le64(b + 24, s->tot.chunks);
+	store_put_le64(b + 32, s->next_data_id);
+	store_put_le64(b + 40, s->tot.evictions);
+	store_put_le64(b + 48, s->tot.evicted_bytes);
+	store_put_le64(b + 56, s->tot.csum_failures);
+}
+
+static int meta_unpack(const MDB_val *v, struct store *s)
+{
+	const uint8_t *b = v->mv_data;
+
+	if (v->mv_size != STORE_META_LEN || store_get_le32(b) != 1)
+		return -EINVAL;
+	s->tot.bytes = store_get_le64(b + 8);
+	s->tot.objects = store_get_le64(b + 16);
+	s->tot.chunks = store_get_le64(b + 24);
+	s->next_data_id = store_get_le64(b + 32);
+	s->tot.evictions = store_get_le64(b + 40);
+	s->tot.evicted_bytes = store_get_le64(b + 48);
+	s->tot.csum_failures = store_get_le64(b + 56);
+	return 0;
+}
+
+static int meta_put(struct store *s)
+{
+	uint8_t b[STORE_META_LEN];
+	MDB_val k = {sizeof(META_KEY) - 1, META_KEY}, v = {sizeof(b), b};
+
+	meta_pack(b, s);
+	return mdb_put(s->wtxn, s->db_meta, &k, &v, 0);
+}
+
+int store_txn_commit(struct store *s)
+{
+	int rc;
+
+	if (s->wtxn == NULL)
+		return 0;
+	rc = meta_put(s);
+	if (rc)
+		return store_txn_fail(s, rc, "commit");
+	rc = mdb_txn_commit(s->wtxn);
+	s->wtxn = NULL; /* freed even when the commit failed */
+	if (rc) {
+		rollback(s);
+		log_err("cache index: commit failed: %s; this pass's changes are lost",
+		        mdb_strerror(rc));
+		if (rc == MDB_MAP_FULL)
+			s->index_full = 1;
+		if (mdb_fatal(rc))
+			s->broken = 1;
+		return store_mdb_errno(rc);
+	}
+	s->tot_committed = s->tot;
+	if (s->txq_len) {
+		store_bg_push(s, s->txq, s->txq_len);
+		s->txq_len = 0;
+		s->txq_bytes = 0;
+	}
+	s->txn_bytes = 0;
+	store_bg_committed(s);
+	s->oldest_access = store_lru_oldest(s);
+	return 0;
+}
+
+int store_commit(struct store *s)
+{
+	int rc, rc2;
+
+	if (s == NULL || s->broken)
+		return s ? -EIO : 0;
+	rc = store_touch_flush(s, STORE_TOUCH_BATCH, 0);
+	rc2 = store_txn_commit(s);
+	if (s->rtxn_live) {
+		mdb_txn_reset(s->rtxn);
+		s->rtxn_live = 0;
+	}
+	return rc2 ? rc2 : rc;
+}
+
+uint64_t store_new_data_id(struct store *s)
+{
+	return s->next_data_id++;
+}
+
+/* --- the directory and its identity -------------------------------------- */
+
+/* Renames name to prefix-<time>[-n]; the new name goes to out. */
+static int move_aside(struct store *s, const char *name, const char *prefix, char *out,
+                      size_t outlen)
+{
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (int i = 0; i < 100; i++) {
+		if (i == 0)
+			snprintf(out, outlen, "%s-%s", prefix, stamp);
+		else
+			snprintf(out, outlen, "%s-%s-%d", prefix, stamp, i);
+		if (renameat(s->dirfd, name, s->dirfd, out) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int exists_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* What a cache directory may hold besides CACHE: ours, ext4's lost+found
+ * (the cache on its own filesystem) and the start-up writability probe. */
+static int name_is_ours(const char *n)
+{
+	static const char *const exact[] = {".", "..", "index", "data", "CACHE.tmp", "lost+found"};
+	static const char *const prefix[] = {"index.corrupt-", "index.old-", "data.old-",
+	                                     ".probe."};
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strcmp(n, exact[i]) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (strncmp(n, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 with the offending name in *bad when the directory holds anything
+ * that is not ours. */
+static int dir_foreign(struct store *s, char *bad, size_t badlen)
+{
+	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int foreign = 0;
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(bad, badlen, "(unreadable)");
+		return 1;
+	}
+	while (!foreign && (de = readdir(d)) != NULL) {
+		if (!name_is_ours(de->d_name)) {
+			snprintf(bad, badlen, "%s", de->d_name);
+			foreign = 1;
+		}
+	}
+	closedir(d);
+	return foreign;
+}
+
+static int write_identity(struct store *s)
+{
+	char text[IDENTITY_MAX + 128];
+	int n = snprintf(text, sizeof(text),
+	                 "# cachefsd cache directory: do not edit\nlayout %d\nupstream %s\n",
+	                 STORE_LAYOUT_VERSION, s->identity);
+	int fd = openat(s->dirfd, "CACHE.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	errno = 0;
+	if (write(fd, text, (size_t)n) != n || fsync(fd) != 0) {
+
+		int e = errno ? errno : EIO;
+
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	if (renameat(s->dirfd, "CACHE.tmp", s->dirfd, "CACHE") != 0)
+		return -errno;
+	fsync(s->dirfd);
+	return 0;
+}
+
+/* Parses CACHE: 0 with *layout and ident filled, or -EINVAL. */
+static int parse_identity(char *text, int *layout, char *ident, size_t identlen)
+{
+	int have_layout = 0, have_ident = 0;
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		if (strncmp(line, "layout ", 7) == 0) {
+			char *end;
+			long v = strtol(line + 7, &end, 10);
+
+			if (*end != '\0' || v < 0 || v > 1000000)
+				return -EINVAL;
+			*layout = (int)v;
+			have_layout = 1;
+		} else if (strncmp(line, "upstream ", 9) == 0) {
+			snprintf(ident, identlen, "%s", line + 9);
+			have_ident = 1;
+		}
+	}
+	return have_layout && have_ident ? 0 : -EINVAL;
+}
+
+static int check_identity(struct store *s, char *err, size_t errlen)
+{
+	char text[IDENTITY_MAX + 256], ident[IDENTITY_MAX + 1], bad[256], aside[64];
+	int fd, layout = -1, rc;
+	ssize_t n;
+
+	fd = openat(s->dirfd, "CACHE", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (n < 0 || (size_t)n == sizeof(text) - 1) {
+			snprintf(err, errlen, "cache_dir %s: cannot read its CACHE file", s->dir);
+			return -EIO;
+		}
+		text[n] = '\0';
+		if (parse_identity(text, &layout, ident, sizeof(ident)) != 0) {
+			snprintf(
+			    err, errlen,
+			    "cache_dir %s: its CACHE file is not a cachefsd identity; refusing "
+			    "to use it: remove it or choose another cache_dir",
+			    s->dir);
+			return -EINVAL;
+		}
+		if (layout != STORE_LAYOUT_VERSION || strcmp(ident, s->identity) != 0) {
+			snprintf(err, errlen,
+			         "cache_dir %s was made for upstream %s (layout %d); refusing to "
+			         "use it for %s (layout %d): remove it or choose another cache_dir",
+			         s->dir, ident, layout, s->identity, STORE_LAYOUT_VERSION);
+			return -EEXIST;
+		}
+		return 0;
+	}
+	if (errno != ENOENT) {
+		snprintf(err, errlen, "cache_dir %s: cannot read its CACHE file: %s", s->dir,
+		         strerror(errno));
+		return -errno;
+	}
+	if (dir_foreign(s, bad, sizeof(bad))) {
+		snprintf(err, errlen,
+		         "cache_dir %s is not empty and has no CACHE file (it holds '%s'): not a "
+		         "cachefsd cache; refusing to use it: empty it or choose another cache_dir",
+		         s->dir, bad);
+		return -EEXIST;
+	}
+	/* An index or data without CACHE: made for an unknown upstream. */
+	if (exists_at(s->dirfd, "index") || exists_at(s->dirfd, "data")) {
+		log_warn("cache_dir %s has no CACHE file: discarding its index and data", s->dir);
+		if (exists_at(s->dirfd, "index") &&
+		    move_aside(s, "index", "index.old", aside, sizeof(aside)) != 0)
+			goto cannot;
+		if (exists_at(s->dirfd, "data") &&
+		    move_aside(s, "data", "data.old", aside, sizeof(aside)) != 0)
+			goto cannot;
+	}
+	rc = write_identity(s);
+	if (rc) {
+		snprintf(err, errlen, "cache_dir %s: cannot write its CACHE file: %s", s->dir,
+		         strerror(-rc));
+		return rc;
+	}
+	return 0;
+cannot:
+	snprintf(err, errlen, "cache_dir %s: cannot move old contents aside: %s", s->dir,
+	         strerror(errno));
+	return -EIO;
+}
+
+static int open_dir(struct store *s, char *err, size_t errlen)
+{
+	if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir %s: cannot create: %s", s->dir, strerror(errno));
+		return -errno;
+	}
+	s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		snprintf(err, errlen, "cache_dir %s: cannot open: %s", s->dir, strerror(errno));
+		return -errno;
+	}
+	/* LMDB opens by path: absolute, in case the process changes directory. */
+	s->path = realpath(s->dir, NULL);
+	if (s->path == NULL) {
+		snprintf(err, errlen, "cache_dir %s: %s", s->dir, strerror(errno));
+		return -errno;
+	}
+	if (flock(s->dirfd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+
+		if (e == EWOULDBLOCK)
+			snprintf(err, errlen, "cache_dir %s is in use by another cachefsd", s->dir);
+		else
+			snprintf(err, errlen, "cache_dir %s: cannot lock: %s", s->dir, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* --- the index ------------------------------------------------------------ */
+
+static int index_corrupt(int rc)
+{
+	return rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+	       rc == MDB_INCOMPATIBLE || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC;
+}
+
+/* Rebuilds the totals from the records (the meta record was bad). */
+static int recount(struct store *s, MDB_txn *txn)
+{
+	struct store_obj o;
+	MDB_cursor *cur;
+	MDB_stat st;
+	MDB_val k, v;
+	uint64_t max;
+	int rc;
+
+	memset(&s->tot, 0, sizeof(s->tot));
+	rc = mdb_cursor_open(txn, s->db_obj, &cur);
+	if (rc)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+		if (store_rec_unpack(v.mv_data, v.mv_size, &o, NULL, NULL) != 0)
+			continue;
+		s->tot.objects++;
+		s->tot.bytes += o.cached_bytes;
+		if (o.data_id >= s->next_data_id)
+			s->next_data_id = o.data_id + 1;
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	/* Ids of dropped objects may be above every referenced one: a new run
+	 * must start above every file there is. */
+	max = store_data_max_id(s);
+	if (max >= s->next_data_id)
+		s->next_data_id = max + 1;
+	rc = mdb_stat(txn, s->db_chunk, &st);
+	s->tot.chunks = st.ms_entries;
+	return rc;
+}
+
+/* Opens the environment and its databases, loads the totals. *fresh = 1
+ * when the index had no totals and no objects (new). Returns an LMDB
+ * code. */
+static int env_open(struct store *s, uint64_t map_size, int *fresh)
+{
+	char path[PATH_MAX];
+	MDB_val k = {sizeof(META_KEY) - 1, META_KEY}, v;
+	MDB_stat st;
+	MDB_txn *txn;
+	int rc, dead;
+
+	*fresh = 0;
+	snprintf(path, sizeof(path), "%s/index", s->path);
+	rc = mdb_env_create(&s->env);
+	if (rc)
+		return rc;
+	mdb_env_set_maxdbs(s->env, 8);
+	s->map_size = map_size;
+	rc = mdb_env_set_mapsize(s->env, map_size);
+
+	if (rc == 0)
+		rc = mdb_env_open(s->env, path, MDB_NOSYNC | MDB_NORDAHEAD, 0600);
+	if (rc)
+		goto fail;
+	mdb_reader_check(s->env, &dead);
+	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+	if (rc)
+		goto fail;
+	rc = mdb_dbi_open(txn, "objects", MDB_CREATE, &s->db_obj);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, "chunks", MDB_CREATE, &s->db_chunk);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, "lru", MDB_CREATE, &s->db_lru);
+	if (rc == 0)
+		rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->db_meta);
+	if (rc == 0)
+		rc = mdb_get(txn, s->db_meta, &k, &v);
+	if (rc == 0 && meta_unpack(&v, s) != 0) {
+		log_warn("cache index: bad totals record: recounting");
+		rc = recount(s, txn);
+	} else if (rc == MDB_NOTFOUND) {
+		rc = mdb_stat(txn, s->db_obj, &st);
+		if (rc == 0 && st.ms_entries == 0)
+			*fresh = 1;
+		else if (rc == 0)
+			rc = recount(s, txn);
+	}
+	if (rc) {
+		mdb_txn_abort(txn);
+		goto fail;
+	}
+	rc = mdb_txn_commit(txn);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	mdb_env_close(s->env);
+	s->env = NULL;
+	return rc;
+}
+
+static int open_index(struct store *s, uint64_t map_size, char *err, size_t errlen)
+{
+	char aside[64];
+	int rc, fresh;
+
+	if (mkdirat(s->dirfd, "index", 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir %s: cannot create index/: %s", s->dir,
+		         strerror(errno));
+		return -errno;
+	}
+	rc = env_open(s, map_size, &fresh);
+	if (index_corrupt(rc)) {
+		if (move_aside(s, "index", "index.corrupt", aside, sizeof(aside)) != 0 ||
+		    mkdirat(s->dirfd, "index", 0700) != 0) {
+			snprintf(err, errlen,
+			         "cache_dir %s: the index is corrupt (%s) and cannot "
+			         "be moved aside: %s",
+			         s->dir, mdb_strerror(rc), strerror(errno));
+			return -EIO;
+		}
+		log_err("cache index %s/index is corrupt (%s): moved to %s/%s (remove it when "
+		        "no longer needed); starting with an empty cache",
+		        s->dir, mdb_strerror(rc), s->dir, aside);
+		memset(&s->tot, 0, sizeof(s->tot));
+		s->next_data_id = 0;
+		rc = env_open(s, map_size, &fresh);
+	}
+	if (rc) {
+		snprintf(err, errlen, "cache_dir %s: cannot open the index: %s", s->dir,
+		         mdb_strerror(rc));
+		return store_mdb_errno(rc) ? store_mdb_errno(rc) : -EIO;
+	}
+	/* A new index knows none of the data files there may be. */
+	if (fresh && exists_at(s->dirfd, "data") &&
+	    move_aside(s, "data", "data.old", aside, sizeof(aside)) != 0) {
+		snprintf(err, errlen, "cache_dir %s: cannot move old data aside: %s", s->dir,
+		         strerror(errno));
+		return -EIO;
+	}
+	/* A new run of data ids, durable before any is handed out. */
+	s->run_first_id = ((s->next_data_id >> STORE_RUN_SHIFT) + 1) << STORE_RUN_SHIFT;
+	s->next_data_id = s->run_first_id;
+	s->tot_committed = s->tot;
+	if (store_txn_write(s, &rc) != NULL)
+		rc = store_txn_commit(s);
+	if (rc == 0)
+		rc = -mdb_env_sync(s->env, 1);
+	if (rc) {
+		snprintf(err, errlen, "cache_dir %s: cannot write the index: %s", s->dir,
+		         rc < 0 && rc > -4096 ? strerror(-rc) : "LMDB error");
+		return -EIO;
+	}
+	s->bg.scan_below = s->run_first_id;
+	s->bg.scan = 1;
+	return 0;
+}
+
+static int check_params(const struct store_params *p, char *err, size_t errlen)
+{
+	if (p->dir == NULL || p->dir[0] == '\0') {
+		snprintf(err, errlen, "cache_dir: not set");
+		return -EINVAL;
+	}
+	if (p->identity == NULL || p->identity[0] == '\0' || strchr(p->identity, '\n') ||
+	    strlen(p->identity) > IDENTITY_MAX) {
+		snprintf(err, errlen, "cache_dir %s: bad upstream identity", p->dir);
+		return -EINVAL;
+	}
+	if (p->chunk_size < (64u << 10) || p->chunk_size > (1u << 20) ||
+	    (p->chunk_size & (p->chunk_size - 1)) != 0) {
+		snprintf(err, errlen, "chunk_size %u: must be a power of two from 64K to 1M",
+		         p->chunk_size);
+		return -EINVAL;
+	}
+	if (p->inline_max > (1u << 20)) {
+		snprintf(err, errlen, "inline_max %u: at most 1M", p->inline_max);
+		return -EINVAL;
+	}
+	if (p->bstop < 0 || p->bstop > p->bcull || p->bcull > p->brun || p->brun > 100) {
+		snprintf(err, errlen,
+		         "brun/bcull/bstop %d/%d/%d: need 0 <= bstop <= bcull <= "
+		         "brun <= 100",
+		         p->brun, p->bcull, p->bstop);
+		return -EINVAL;
+	}
+	if (p->fstop < 0 || p->fstop > p->fcull || p->fcull > p->frun || p->frun > 100) {
+		snprintf(err, errlen,
+		         "frun/fcull/fstop %d/%d/%d: need 0 <= fstop <= fcull <= "
+		         "frun <= 100",
+		         p->frun, p->fcull, p->fstop);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void store_free(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->wtxn)
+		mdb_txn_abort(s->wtxn);
+	if (s->rtxn)
+		mdb_txn_abort(s->rtxn);
+	if (s->env) {
+		mdb_env_sync(s->env, 1);
+		mdb_env_close(s->env);
+	}
+	if (s->dirfd >= 0)
+		close(s->dirfd); /* releases the flock */
+	pthread_mutex_destroy(&s->bg.mu);
+	pthread_cond_destroy(&s->bg.cv);
+	pthread_cond_destroy(&s->bg.idle_cv);
+	store_touchset_free(&s->touched);
+	free(s->bg.q);
+	free(s->txq);
+	free(s->scratch);
+	free(s->dir);
+	free(s->path);
+	free(s->identity);
+
+	free(s);
+}
+
+int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	struct statvfs st;
+	struct store *s;
+	int rc;
+
+	*out = NULL;
+	rc = check_params(p, err, errlen);
+	if (rc)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto nomem;
+	s->dirfd = -1;
+	s->dir = strdup(p->dir);
+	s->identity = strdup(p->identity);
+	pthread_mutex_init(&s->bg.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->bg.cv, &ca);
+	pthread_cond_init(&s->bg.idle_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (s->dir == NULL || s->identity == NULL)
+		goto nomem;
+	s->chunk_size = p->chunk_size;
+	s->inline_max = p->inline_max;
+	s->cache_size = p->cache_size;
+	s->brun = p->brun;
+	s->bcull = p->bcull;
+	s->bstop = p->bstop;
+	s->frun = p->frun;
+	s->fcull = p->fcull;
+	s->fstop = p->fstop;
+	s->free_blocks_pct = 100;
+	s->free_files_pct = 100;
+
+	rc = open_dir(s, err, errlen);
+	if (rc == 0)
+		rc = check_identity(s, err, errlen);
+	if (rc == 0)
+		rc = open_index(s, p->map_size ? p->map_size : DEFAULT_MAP_SIZE, err, errlen);
+	if (rc == 0) {
+		rc = store_bg_start(s);
+		if (rc)
+			snprintf(err, errlen, "cache_dir %s: cannot start its thread: %s", s->dir,
+			         strerror(-rc));
+	}
+	if (rc) {
+		store_free(s);
+		return rc;
+	}
+	store_fs_read(s, &st);
+	s->oldest_access = store_lru_oldest(s);
+	store_commit(s);
+	log_info("cache %s: %" PRIu64 " objects, %" PRIu64 " bytes cached", s->dir, s->tot.objects,
+	         s->tot.bytes);
+	*out = s;
+	return 0;
+nomem:
+	snprintf(err, errlen, "cache_dir %s: out of memory", p->dir);
+	store_free(s);
+	return -ENOMEM;
+}
+
+void store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+		/* Twice: a round in progress leaves out entries accessed again. */
+	for (int i = 0; i < 2 && !s->broken && s->touched.n; i++)
+		if (store_touch_flush(s, UINT32_MAX, 1) != 0)
+			break;
+	store_commit(s);
+
+	store_bg_stop(s);
+	store_free(s);
+}
+
+/* --- stats ---------------------------------------------------------------- */
+
+int store_fill_allowed(const struct store *s)
+{
+	return !s->fill_stopped && !s->broken;
+}
+
+void store_get_stats(const struct store *s, struct store_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->objects = s->tot.objects;
+	out->bytes = s->tot.bytes;
+	out->chunks = s->tot.chunks;
+	out->evictions = s->tot.evictions;
+	out->evicted_bytes = s->tot.evicted_bytes;
+	out->culling = s->culling;
+	out->fill_stopped = s->fill_stopped;
+	out->free_blocks_pct = s->free_blocks_pct;
+	out->free_files_pct = s->free_files_pct;
+	out->oldest_access = s->oldest_access;
+}
+
+uint64_t store_checksum_failures(const struct store *s)
+{
+	return s->tot.csum_failures;
+}
+
+void store_snap_of(const fattr3 *attrs, struct store_snap *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = attrs->size;
+	out->mtime_s = attrs->mtime.seconds;
+	out->mtime_ns = attrs->mtime.nseconds;
+	out->ctime_s = attrs->ctime.seconds;
+	out->ctime_ns = attrs->ctime.nseconds;
+}
+
+int store_snap_equal(const struct store_snap *a, const struct store_snap *b)
+{
+	return a->size == b->size && a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns &&
+	       a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns;
+}
+
+/* --- test hooks ------------------------------------------------------------ */
+
+void store_test_set_now(struct store *s, uint64_t now)
+{
+	s->test_now = now;
+}
+
+void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg)
+{
+	s->statvfs_fn = fn;
+	s->statvfs_arg = arg;
+}

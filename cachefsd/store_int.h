@@ -1,0 +1,300 @@
+/* Private to the store (store*.c) and its unit test. The contract is
+ * include/store.h.
+ *
+ * Index (LMDB, <dir>/index), named databases, all integers little endian
+ * unless said otherwise:
+ *
+ *   objects  key fh (1..64 bytes)
+ *            value: the record below, then inline_len inline bytes
+ *   chunks   key fhlen (1 byte) + fh + chunk index (u32 big endian), so one
+ *            object's chunks are contiguous and in order
+ *            value: xxh3-64 (u64) + length (u32)                 12 bytes
+ *   lru      key last_access (u64 big endian, unix ms) + fh; empty value
+  *   meta     key "totals": u32 version (1), u32 zero, then u64 bytes,
+ *            objects, chunks, next_data_id, evictions, evicted_bytes,
+ *            checksum failures                                   64 bytes
+
+ *
+ * Object record (REC_HDR = 156 bytes before the inline bytes):
+ *     0 u8  version (1)      1 u8, 2 u16 zero      4 u32 flags
+ *     8 u64 snap.size       16 u32 snap.mtime_s   20 u32 snap.mtime_ns
+ *    24 u32 snap.ctime_s    28 u32 snap.ctime_ns
+ *    32 fattr3: type mode nlink uid gid (u32 each), size used (u64),
+ *       rdev.specdata1/2 (u32), fsid fileid (u64), atime mtime ctime
+ *       (u32 seconds + u32 nseconds each)                      84 bytes
+ *   116 u32 chunk_size     120 u64 data_id       128 u64 cached_bytes
+ *   136 u64 last_access (unix ms: the API gives seconds)
+ *   144 u32 inline_len     148 u64 inline xxh3-64
+ *   156 inline bytes
+ *
+ * Data ids: next_data_id is persistent and only grows. Each open starts a
+ * new run at the next multiple of 2^40 and makes that durable before any
+ * id of the run is handed out, so a data file left by a crashed run (data
+ * written, index commit lost) can never be taken for a new object's, and
+ * the orphan scan may remove unreferenced files below the run's first id
+ * without racing this run's writers. */
+#ifndef CFS_STORE_INT_H
+#define CFS_STORE_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/statvfs.h>
+
+#include "store.h"
+
+static inline void store_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void store_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t store_get_le32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline uint64_t store_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline void store_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static inline uint64_t store_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+#define STORE_REC_VERSION 1
+#define STORE_REC_HDR     156
+#define STORE_ATTRS_OFF   32
+#define STORE_ATTRS_LEN   84
+#define STORE_CACHED_OFF  128
+#define STORE_ACCESS_OFF  136
+#define STORE_CHUNK_VAL   12
+#define STORE_META_LEN    64
+#define STORE_RUN_SHIFT   40
+
+/* Accesses (store_touch) are kept in memory with their exact time and
+ * written to the LRU index in rounds: one every this many seconds (or when
+ * this many objects are pending), at most STORE_TOUCH_BATCH objects per
+ * commit. Writing each access at once would rewrite the record, up to
+ * inline_max bytes, of every hot object every second. Eviction consults
+ * the pending accesses, so its order is exact; a crash forgets at most the
+ * last round, which only makes a few objects look older. */
+#define STORE_TOUCH_ROUND_SECONDS 60
+#define STORE_TOUCH_MAX           65536
+#define STORE_TOUCH_BATCH         256
+
+/* A write transaction is committed early once it has written this much, to
+ * stay far below LMDB's dirty page limit (MDB_TXN_FULL). */
+#define STORE_TXN_SOFT_MAX (64u << 20)
+
+#define STORE_SYNC_SECONDS 5
+
+struct store_totals {
+	uint64_t bytes;
+	uint64_t objects;
+	uint64_t chunks;
+	uint64_t evictions;
+	uint64_t evicted_bytes;
+	uint64_t csum_failures;
+};
+
+/* A data file to unlink once the transaction dropping it has committed. */
+struct store_unlink {
+	uint64_t data_id;
+	uint64_t bytes;
+};
+
+struct store_touch_ent {
+	uint64_t when;    /* last access, unix ms */
+	uint64_t applied; /* when as written to the index (0: not yet) */
+	uint8_t len;
+	uint8_t fh[STORE_FH_MAX];
+};
+
+/* Objects accessed and not yet written to the LRU index. */
+struct store_touch_set {
+	struct store_touch_ent *ents;
+	uint32_t n;
+	uint32_t *slots; /* entry index + 1; 0 = empty */
+	uint32_t nslots; /* power of two; twice the entries' room */
+};
+
+typedef int (*store_statvfs_fn)(const char *path, struct statvfs *out, void *arg);
+
+/* The background thread: unlinks, the periodic index sync, the orphan scan.
+ * Everything below mu is protected by it. */
+struct store_bg {
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;      /* wakes the thread */
+	pthread_cond_t idle_cv; /* broadcast when it has nothing left to do */
+	int stop;
+	struct store_unlink *q;
+	size_t qlen, qcap;
+	uint64_t pending_bytes; /* queued or being unlinked */
+	uint64_t pending_files;
+	uint64_t commits; /* bumped per commit; synced when it moved */
+	int scan;         /* orphan scan still to do */
+	int busy;
+	uint64_t scan_below; /* orphans: unreferenced ids below this */
+	uint64_t orphans_removed;
+};
+
+struct store {
+	char *dir;  /* as configured: named in messages */
+	char *path; /* absolute */
+
+	char *identity;
+	int dirfd; /* flock()ed: one daemon per cache dir */
+	uint32_t chunk_size, inline_max;
+	uint64_t cache_size;
+	int brun, bcull, bstop, frun, fcull, fstop;
+
+	MDB_env *env;
+	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
+	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
+	MDB_txn *rtxn; /* reusable read-only transaction */
+	int rtxn_live;
+	uint64_t txn_bytes; /* written by wtxn, roughly */
+	int broken;         /* sticky: the index failed at run time */
+
+	struct store_totals tot, tot_committed;
+	uint64_t next_data_id;
+	uint64_t run_first_id;
+	uint64_t oldest_access;
+
+	struct store_unlink *txq; /* unlinks waiting for wtxn to commit */
+	size_t txq_len, txq_cap;
+	uint64_t txq_bytes;
+
+	struct store_touch_set touched;
+	uint32_t touch_pos; /* next entry of the round in progress */
+	int touch_round;    /* a round is in progress */
+	uint64_t touch_round_ms;
+
+	uint8_t *scratch; /* copy of a value being rewritten */
+	size_t scratch_cap;
+
+	int culling, fill_stopped, index_full;
+	uint64_t index_full_logged; /* unix seconds */
+	uint64_t map_size;
+
+	int free_blocks_pct, free_files_pct;
+
+	uint64_t test_now;
+	store_statvfs_fn statvfs_fn;
+	void *statvfs_arg;
+
+	struct store_bg bg;
+};
+
+/* store.c */
+uint64_t store_now(const struct store *s);
+uint64_t store_now_ms(const struct store *s);
+MDB_txn *store_txn_read(struct store *s, int *rc);
+MDB_txn *store_txn_write(struct store *s, int *rc);
+/* Aborts the write transaction after a failed LMDB call, rolls the
+ * in-memory state back, logs; returns the negative errno for rc. */
+int store_txn_fail(struct store *s, int rc, const char *what);
+int store_mdb_errno(int rc);
+/* Commits the write transaction (without applying touches). */
+int store_txn_commit(struct store *s);
+/* Allocates a data id of this run. */
+uint64_t store_new_data_id(struct store *s);
+
+/* store_rec.c */
+/* Packs the record header (STORE_REC_HDR bytes) into b. */
+void store_rec_pack(uint8_t *b, const struct store_obj *o, uint64_t csum);
+/* Packs attributes (STORE_ATTRS_LEN bytes) into p. */
+void store_attrs_pack(uint8_t *p, const fattr3 *a);
+/* Unpacks and checks an object record; *csum and *inl (pointing into val)
+ * may be NULL. 0 or -EINVAL. */
+int store_rec_unpack(const void *val, size_t len, struct store_obj *o, uint64_t *csum,
+                     const uint8_t **inl);
+
+/* store_obj.c */
+
+/* Evicts the least recently used object: 1 when one was evicted (*freed
+ * gets its cached bytes), 0 when the LRU head was only stale (removed) or
+ * accessed since (moved), -ENOENT when the LRU is empty, or -errno. */
+int store_evict_oldest(struct store *s, uint64_t *freed);
+/* Writes pending accesses to the LRU index, at most budget objects; starts
+ * a round when one is due (see STORE_TOUCH_ROUND_SECONDS) or with force. */
+int store_touch_flush(struct store *s, uint32_t budget, int force);
+/* The unix time (seconds) of the LRU head, 0 if empty. */
+uint64_t store_lru_oldest(struct store *s);
+
+/* store_touch.c */
+struct store_touch_ent *store_touchset_find(const struct store_touch_set *t, const void *fh,
+                                            uint32_t fhlen);
+/* Records an access (keeps the later time); -1 when a new entry would be
+ * the max + 1st or memory is short. */
+int store_touchset_put(struct store_touch_set *t, const void *fh, uint32_t fhlen, uint64_t when,
+                       uint32_t max);
+
+/* Keeps only the entries accessed again since they were written. */
+void store_touchset_compact(struct store_touch_set *t);
+void store_touchset_free(struct store_touch_set *t);
+
+/* Queues the data file of data_id for unlink once wtxn commits. */
+int store_unlink_later(struct store *s, uint64_t data_id, uint64_t bytes);
+
+/* store_data.c */
+/* "data/xx/yy/<16 hex digits>", relative to the cache directory. */
+void store_data_path(char *buf, size_t len, uint64_t data_id);
+
+/* store_cull.c */
+/* Reads the cache filesystem into free_blocks_pct/free_files_pct. */
+int store_fs_read(struct store *s, struct statvfs *st);
+
+/* store_bg.c */
+int store_bg_start(struct store *s);
+void store_bg_stop(struct store *s);
+/* Hands committed unlinks to the thread (copies them). */
+void store_bg_push(struct store *s, const struct store_unlink *u, size_t n);
+void store_bg_committed(struct store *s);
+void store_bg_pending(struct store *s, uint64_t *bytes, uint64_t *files);
+/* The highest data id with a file under data/ (a slow walk: recovery
+ * only). */
+uint64_t store_data_max_id(struct store *s);
+/* Removes a directory tree below dirfd (bounded depth). */
+int store_rmtree(int parent, const char *name, int depth);
+
+/* --- test hooks (tests/unit/test_store.c only) ---------------------------- */
+
+/* Pretends the unix time is now (0: the real clock). */
+void store_test_set_now(struct store *s, uint64_t now);
+/* Replaces statvfs(2) for the cull step (NULL: the real one). */
+void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg);
+/* Waits until the background thread has unlinked everything queued and
+ * finished the orphan scan; 0 or -ETIMEDOUT. */
+int store_test_wait_idle(struct store *s, int timeout_ms);
+
+#endif

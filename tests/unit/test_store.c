@@ -1,0 +1,1239 @@
+/* The store: identity checks, records, inline data and chunks with their
+ * checksums, data files, persistence, LRU and culling, the fill-stopped
+ * thresholds, orphan removal and index recovery. Each test works in a fresh
+ * directory under /tmp. Test hooks (cachefsd/store_int.h): a fixed "now"
+ * and an injectable statvfs; corruption is done through LMDB directly while
+ * the store is closed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "store.h"
+#include "../../cachefsd/store_int.h"
+
+struct ctx {
+	char root[64];
+	char dir[128];
+	struct store_params p;
+	struct store *s;
+};
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	strcpy(c->root, "/tmp/cfs-store.XXXXXX");
+	assert_non_null(mkdtemp(c->root));
+	snprintf(c->dir, sizeof(c->dir), "%s/cache", c->root);
+	c->p.dir = c->dir;
+	c->p.identity = "nfs://a/b";
+	c->p.chunk_size = 64 << 10;
+	c->p.inline_max = 64 << 10;
+	c->p.brun = 10;
+	c->p.bcull = 7;
+	c->p.bstop = 3;
+	c->p.frun = 10;
+	c->p.fcull = 7;
+	c->p.fstop = 3;
+	c->p.map_size = 256 << 20;
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	store_close(c->s);
+	nftw(c->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(c);
+	return 0;
+}
+
+static struct store *open_ok(struct ctx *c)
+{
+	char err[512] = "";
+	int rc = store_open(&c->p, &c->s, err, sizeof(err));
+
+	if (rc)
+		fail_msg("store_open: %d %s", rc, err);
+	return c->s;
+}
+
+static void reopen(struct ctx *c)
+{
+	store_close(c->s);
+	c->s = NULL;
+	open_ok(c);
+}
+
+static fattr3 attrs(uint64_t size, uint32_t mtime)
+{
+	fattr3 a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = NF3REG;
+	a.mode = 0644;
+	a.nlink = 1;
+	a.uid = 1000;
+	a.gid = 1000;
+	a.size = size;
+	a.used = size;
+	a.fsid = 7;
+	a.fileid = 42;
+	a.atime.seconds = mtime;
+	a.mtime.seconds = mtime;
+	a.mtime.nseconds = 5;
+	a.ctime.seconds = mtime + 1;
+	a.ctime.nseconds = 6;
+	return a;
+}
+
+static int exists(const char *dir, const char *rel)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return stat(path, &st) == 0;
+}
+
+static void data_file(struct ctx *c, uint64_t id, char *out, size_t len)
+{
+	char rel[64];
+
+	store_data_path(rel, sizeof(rel), id);
+	snprintf(out, len, "%s/%s", c->dir, rel);
+}
+
+/* The log (stderr) between cap_begin() and cap_end() goes to buf. */
+struct cap {
+	int saved, fd;
+	char *buf;
+	size_t len;
+};
+
+static void cap_begin(struct cap *k, struct ctx *c, char *buf, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/stderr", c->root);
+	fflush(stderr);
+	k->saved = dup(2);
+	k->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(k->fd >= 0);
+	unlink(path);
+	dup2(k->fd, 2);
+	k->buf = buf;
+	k->len = len;
+}
+
+static const char *cap_end(struct cap *k)
+{
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(k->saved, 2);
+	close(k->saved);
+	n = pread(k->fd, k->buf, k->len - 1, 0);
+	k->buf[n > 0 ? n : 0] = '\0';
+	close(k->fd);
+	return k->buf;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* --- raw LMDB access (store closed) --------------------------------------- */
+
+struct raw {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+};
+
+static void raw_open(struct ctx *c, struct raw *r, const char *db)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/index", c->dir);
+	assert_int_equal(mdb_env_create(&r->env), 0);
+	mdb_env_set_maxdbs(r->env, 8);
+	mdb_env_set_mapsize(r->env, c->p.map_size);
+	assert_int_equal(mdb_env_open(r->env, path, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(r->env, NULL, 0, &r->txn), 0);
+	assert_int_equal(mdb_dbi_open(r->txn, db, 0, &r->dbi), 0);
+}
+
+static void raw_close(struct raw *r)
+{
+	assert_int_equal(mdb_txn_commit(r->txn), 0);
+	mdb_env_close(r->env);
+}
+
+/* --- identity --------------------------------------------------------------- */
+
+static void test_params(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = NULL;
+	char err[512];
+
+	c->p.chunk_size = 3 << 16;
+	assert_int_equal(store_open(&c->p, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "chunk_size"));
+	c->p.chunk_size = 64 << 10;
+	c->p.bstop = 8;
+	assert_int_equal(store_open(&c->p, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "bstop"));
+	c->p.bstop = 3;
+	c->p.identity = "nfs://a/b\nupstream nfs://evil/";
+	assert_int_equal(store_open(&c->p, &s, err, sizeof(err)), -EINVAL);
+	assert_null(s);
+	assert_false(exists(c->dir, "."));
+}
+
+static void test_identity(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s2 = NULL;
+	char err[512], path[256];
+	FILE *f;
+
+	open_ok(c);
+	assert_true(exists(c->dir, "CACHE"));
+	assert_true(exists(c->dir, "index/data.mdb"));
+	/* One daemon per directory. */
+	assert_int_not_equal(store_open(&c->p, &s2, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "in use"));
+	reopen(c);
+	store_close(c->s);
+	c->s = NULL;
+
+	c->p.identity = "nfs://c/d";
+	assert_int_not_equal(store_open(&c->p, &s2, err, sizeof(err)), 0);
+	assert_null(s2);
+	assert_non_null(strstr(err, c->dir));
+	assert_non_null(strstr(err, "made for upstream nfs://a/b (layout 1)"));
+	assert_non_null(strstr(err, "refusing to use it for nfs://c/d"));
+
+	c->p.identity = "nfs://a/b";
+	snprintf(path, sizeof(path), "%s/CACHE", c->dir);
+	f = fopen(path, "w");
+	fprintf(f, "layout 2\nupstream nfs://a/b\n");
+	fclose(f);
+	assert_int_not_equal(store_open(&c->p, &s2, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "(layout 2)"));
+
+	/* Something that is not ours. */
+	snprintf(c->dir, sizeof(c->dir), "%s/foreign", c->root);
+	mkdir(c->dir, 0700);
+	snprintf(path, sizeof(path), "%s/photos.jpg", c->dir);
+	fclose(fopen(path, "w"));
+	assert_int_not_equal(store_open(&c->p, &s2, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "photos.jpg"));
+	assert_non_null(strstr(err, "no CACHE file"));
+	assert_false(exists(c->dir, "CACHE"));
+
+	/* A dedicated filesystem's root holds lost+found: accepted. */
+	snprintf(c->dir, sizeof(c->dir), "%s/fsroot", c->root);
+	mkdir(c->dir, 0700);
+	snprintf(path, sizeof(path), "%s/lost+found", c->dir);
+	mkdir(path, 0700);
+	open_ok(c);
+	assert_true(exists(c->dir, "CACHE"));
+}
+
+/* A directory with our index and data but no CACHE: made for an unknown
+ * upstream, so its contents are discarded. */
+static void test_missing_identity(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(3, 1);
+	struct store_obj o;
+	struct store_stats st;
+	char path[256], file[512], log[1024];
+	struct cap k;
+
+	assert_int_equal(store_obj_reset(s, "X", 1, &a, &o), 0);
+
+	assert_int_equal(store_data_write(s, o.data_id, 0, "abc", 3), 0);
+	assert_int_equal(store_chunk_put(s, "X", 1, o.data_id, 0, 1, 3), 0);
+	data_file(c, o.data_id, file, sizeof(file));
+	store_close(s);
+	c->s = NULL;
+	snprintf(path, sizeof(path), "%s/CACHE", c->dir);
+	assert_int_equal(unlink(path), 0);
+
+	cap_begin(&k, c, log, sizeof(log));
+	s = open_ok(c);
+	cap_end(&k);
+	assert_non_null(strstr(log, "has no CACHE file: discarding its index and data"));
+	assert_true(exists(c->dir, "CACHE"));
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 0);
+	assert_int_equal(store_obj_get(s, "X", 1, &o), -ENOENT);
+	assert_int_equal(store_test_wait_idle(s, 5000), 0);
+	assert_int_not_equal(access(file, F_OK), 0);
+}
+
+/* --- objects ------------------------------------------------------------------ */
+
+static void test_objects(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	struct store_obj o, o2;
+	struct store_snap snap;
+	struct store_stats st;
+	fattr3 a = attrs(100000, 1000), b = attrs(100000, 1000);
+
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o), -ENOENT);
+	assert_int_equal(store_obj_set_attrs(s, "fh1", 3, &a), -ENOENT);
+	assert_int_equal(store_obj_drop(s, "fh1", 3, 0), -ENOENT);
+	assert_int_equal(store_obj_get(s, "fh1", 0, &o), -EINVAL);
+	assert_int_equal(store_obj_get(s, "fh1", 65, &o), -EINVAL);
+
+	assert_int_equal(store_obj_reset(s, "fh1", 3, &a, &o), 0);
+	assert_int_not_equal(o.data_id, 0);
+	assert_int_equal(o.chunk_size, 64 << 10);
+	assert_int_equal(o.flags, 0);
+	store_snap_of(&a, &snap);
+	assert_true(store_snap_equal(&o.snap, &snap));
+	assert_int_equal(snap.size, 100000);
+	assert_int_equal(snap.mtime_s, 1000);
+	assert_int_equal(snap.ctime_ns, 6);
+
+	/* Seen in the same pass, and after commit. */
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o2), 0);
+	assert_memory_equal(&o.snap, &o2.snap, sizeof(o.snap));
+	assert_int_equal(o2.data_id, o.data_id);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o2), 0);
+	assert_int_equal(o2.attrs.fileid, 42);
+	assert_int_equal(o2.attrs.mtime.nseconds, 5);
+
+	/* Newer attributes: the snapshot stays. */
+	b.atime.seconds = 5000;
+	b.mode = 0600;
+	assert_int_equal(store_obj_set_attrs(s, "fh1", 3, &b), 0);
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o2), 0);
+	assert_int_equal(o2.attrs.atime.seconds, 5000);
+	assert_int_equal(o2.attrs.mode, 0600);
+	assert_true(store_snap_equal(&o2.snap, &snap));
+	b.mtime.seconds = 2000;
+	store_snap_of(&b, &o2.snap);
+	assert_false(store_snap_equal(&o2.snap, &snap));
+
+	/* A reset replaces the data id. */
+	assert_int_equal(store_obj_reset(s, "fh1", 3, &b, &o2), 0);
+	assert_true(o2.data_id > o.data_id);
+	assert_int_equal(o2.snap.mtime_s, 2000);
+
+	/* Drop keeps the record without data (and a snapshot that matches no
+	 * file); forget removes it. */
+	assert_int_equal(store_obj_drop(s, "fh1", 3, 0), 0);
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o), 0);
+	assert_true(o.data_id > o2.data_id);
+	assert_int_equal(o.cached_bytes, 0);
+	assert_int_equal(o.flags, 0);
+	assert_int_equal(o.attrs.mode, 0600);
+	store_snap_of(&b, &snap);
+	assert_false(store_snap_equal(&o.snap, &snap));
+	assert_int_equal(o.snap.size, 0);
+	assert_int_equal(o.snap.mtime_s, 0);
+
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 1);
+	assert_int_equal(store_obj_drop(s, "fh1", 3, 1), 0);
+	assert_int_equal(store_obj_get(s, "fh1", 3, &o), -ENOENT);
+	assert_int_equal(store_obj_drop(s, "fh1", 3, 1), -ENOENT);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 0);
+	assert_int_equal(st.bytes, 0);
+}
+
+/* --- inline ---------------------------------------------------------------------- */
+
+static void test_inline(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	uint8_t data[5000], buf[65536], *big_data;
+	struct store_obj o;
+	struct store_stats st;
+	fattr3 a = attrs(sizeof(data), 1000), a2 = attrs(10, 1001), big = attrs(70000, 1);
+	uint32_t len = 0;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, sizeof(data)), 0);
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, sizeof(data));
+	assert_memory_equal(buf, data, sizeof(data));
+	assert_int_equal(o.flags, STORE_OBJ_INLINE);
+	assert_int_equal(o.inline_len, sizeof(data));
+	assert_int_equal(o.cached_bytes, sizeof(data));
+	assert_int_equal(store_commit(s), 0);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), 0);
+	assert_memory_equal(buf, data, sizeof(data));
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, 100, &len), -ERANGE);
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 1);
+	assert_int_equal(st.bytes, sizeof(data));
+
+	/* Size must match the attributes and the limit. */
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, 10), -EINVAL);
+	big_data = calloc(1, 70000);
+	assert_int_equal(store_inline_put(s, "fh", 2, &big, big_data, 70000), -EINVAL);
+	free(big_data);
+
+	/* Replacing, then a chunked reset over it. */
+	assert_int_equal(store_inline_put(s, "fh", 2, &a2, "0123456789", 10), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.bytes, 10);
+	assert_int_equal(st.objects, 1);
+	assert_int_equal(store_obj_reset(s, "fh", 2, &a2, &o), 0);
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), -ENOENT);
+	store_get_stats(s, &st);
+	assert_int_equal(st.bytes, 0);
+
+	/* Empty file. */
+	a2 = attrs(0, 3);
+	assert_int_equal(store_inline_put(s, "e", 1, &a2, NULL, 0), 0);
+	assert_int_equal(store_inline_get(s, "e", 1, &o, buf, 0, &len), 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(store_commit(s), 0);
+}
+
+static void test_inline_checksum(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	uint8_t data[3000], buf[4096], *copy;
+	char log[1024];
+	struct cap cp;
+	int rc;
+	fattr3 a = attrs(sizeof(data), 1000);
+	struct store_obj o;
+	struct store_stats st;
+	struct raw r;
+	MDB_val k = {2, "fh"}, v;
+	uint32_t len;
+
+	memset(data, 'x', sizeof(data));
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, sizeof(data)), 0);
+	store_close(s);
+	c->s = NULL;
+
+	/* Flip the last inline byte behind the store's back. */
+	raw_open(c, &r, "objects");
+	assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
+	assert_int_equal(v.mv_size, STORE_REC_HDR + sizeof(data));
+	copy = malloc(v.mv_size);
+	memcpy(copy, v.mv_data, v.mv_size);
+	copy[v.mv_size - 1] ^= 0x01;
+	v.mv_data = copy;
+	assert_int_equal(mdb_put(r.txn, r.dbi, &k, &v, 0), 0);
+	raw_close(&r);
+	free(copy);
+
+	s = open_ok(c);
+	assert_int_equal(store_checksum_failures(s), 0);
+	cap_begin(&cp, c, log, sizeof(log));
+	rc = store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len);
+	cap_end(&cp);
+	assert_int_equal(rc, -EBADMSG);
+	assert_non_null(strstr(log, "fails its checksum"));
+	assert_int_equal(store_checksum_failures(s), 1);
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), -ENOENT);
+	assert_int_equal(store_obj_get(s, "fh", 2, &o), 0);
+	assert_int_equal(o.flags & STORE_OBJ_INLINE, 0);
+	assert_int_equal(o.inline_len, 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(store_commit(s), 0);
+}
+
+/* --- chunks ---------------------------------------------------------------------- */
+
+static void test_chunks(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(6 << 16, 1000);
+	struct store_obj o, o2;
+	struct store_stats st;
+	uint64_t csum;
+	uint32_t len;
+
+	assert_int_equal(store_obj_reset(s, "F", 1, &a, &o), 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 0, 111, 65536), 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 5, 555, 1000), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_chunk_get(s, "F", 1, 0, &csum, &len), 0);
+	assert_int_equal(csum, 111);
+	assert_int_equal(len, 65536);
+	for (uint32_t i = 1; i < 5; i++)
+		assert_int_equal(store_chunk_get(s, "F", 1, i, &csum, &len), -ENOENT);
+	assert_int_equal(store_chunk_get(s, "F", 1, 5, &csum, &len), 0);
+	assert_int_equal(csum, 555);
+	assert_int_equal(len, 1000);
+	assert_int_equal(store_chunk_get(s, "F", 1, 6, &csum, &len), -ENOENT);
+	/* Another handle sharing a prefix sees nothing. */
+	assert_int_equal(store_chunk_get(s, "FF", 2, 0, &csum, &len), -ENOENT);
+	assert_int_equal(store_obj_get(s, "F", 1, &o2), 0);
+	assert_int_equal(o2.cached_bytes, 66536);
+	store_get_stats(s, &st);
+	assert_int_equal(st.chunks, 2);
+	assert_int_equal(st.bytes, 66536);
+
+	/* Rewriting a chunk replaces its length; too long is refused. */
+	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 5, 556, 2000), 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 6, 1, 65537), -EINVAL);
+	store_get_stats(s, &st);
+	assert_int_equal(st.chunks, 2);
+	assert_int_equal(st.bytes, 67536);
+
+	/* A checksum failure forgets the chunk. */
+	assert_int_equal(store_chunk_drop(s, "F", 1, 0), 0);
+	assert_int_equal(store_checksum_failures(s), 1);
+	assert_int_equal(store_chunk_get(s, "F", 1, 0, &csum, &len), -ENOENT);
+	assert_int_equal(store_obj_get(s, "F", 1, &o2), 0);
+	assert_int_equal(o2.cached_bytes, 2000);
+
+	/* A put for the data id before a reset is stale. */
+	assert_int_equal(store_obj_reset(s, "F", 1, &a, &o2), 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 1, 1, 10), -ESTALE);
+	assert_int_equal(store_chunk_get(s, "F", 1, 5, &csum, &len), -ENOENT);
+	store_get_stats(s, &st);
+	assert_int_equal(st.chunks, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o2.data_id, 1, 1, 10), 0);
+	/* ... and after a drop, and for an inline or unknown object. */
+	assert_int_equal(store_obj_drop(s, "F", 1, 0), 0);
+	assert_int_equal(store_chunk_put(s, "F", 1, o2.data_id, 1, 1, 10), -ESTALE);
+	assert_int_equal(store_chunk_put(s, "G", 1, o2.data_id, 1, 1, 10), -ESTALE);
+	store_get_stats(s, &st);
+	assert_int_equal(st.chunks, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(store_commit(s), 0);
+}
+
+/* --- data files ------------------------------------------------------------------ */
+
+struct writer {
+	struct store *s;
+	uint64_t id;
+	int rc;
+};
+
+static void *write_many(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t buf[4096];
+
+	for (int i = 0; i < 32 && w->rc == 0; i++) {
+		memset(buf, (int)(w->id + (uint64_t)i), sizeof(buf));
+		w->rc = store_data_write(w->s, w->id, (uint64_t)i * 65536, buf, sizeof(buf));
+	}
+	return NULL;
+}
+
+static void test_data_files(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	uint8_t out[65536], in[65536];
+	struct writer w[4];
+	pthread_t t[4];
+	char path[512];
+	fattr3 a = attrs(1 << 20, 1);
+	struct store_obj o;
+
+	assert_int_equal(store_obj_reset(s, "D", 1, &a, &o), 0);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i ^ (i >> 8));
+	/* Chunk 3 only: a sparse file. */
+	assert_int_equal(store_data_write(s, o.data_id, 3 * 65536, out, sizeof(out)), 0);
+	assert_int_equal(store_data_read(s, o.data_id, 3 * 65536, in, sizeof(in)), 0);
+	assert_memory_equal(in, out, sizeof(out));
+	assert_int_equal(store_checksum(in, sizeof(in)), store_checksum(out, sizeof(out)));
+	assert_int_not_equal(store_checksum(in, 10), store_checksum(in + 1, 10));
+	/* Past the end: short. */
+	assert_int_equal(store_data_read(s, o.data_id, 4 * 65536, in, 10), -EIO);
+	data_file(c, o.data_id, path, sizeof(path));
+	assert_int_equal(access(path, F_OK), 0);
+
+	assert_int_equal(truncate(path, 3 * 65536 + 100), 0);
+	assert_int_equal(store_data_read(s, o.data_id, 3 * 65536, in, sizeof(in)), -EIO);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(store_data_read(s, o.data_id, 3 * 65536, in, sizeof(in)), -ENOENT);
+	assert_int_equal(store_data_read(s, 0, 0, in, 1), -EINVAL);
+
+	/* Workers write concurrently. */
+	for (int i = 0; i < 4; i++) {
+		w[i].s = s;
+		w[i].id = o.data_id + 100 + (uint64_t)i * 257;
+		w[i].rc = 0;
+		pthread_create(&t[i], NULL, write_many, &w[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(w[i].rc, 0);
+		assert_int_equal(store_data_read(s, w[i].id, 31 * 65536, in, 4096), 0);
+		assert_int_equal(in[0], (uint8_t)(w[i].id + 31));
+	}
+	assert_int_equal(store_commit(s), 0);
+}
+
+/* --- persistence and LRU ------------------------------------------------------------ */
+
+static void test_persistence(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(200000, 77), b = attrs(4, 78);
+	struct store_obj o, o2;
+	struct store_stats st, st2;
+	uint8_t buf[16];
+	uint64_t csum;
+	uint32_t len;
+
+	store_test_set_now(s, 10000);
+	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, &o), 0);
+	assert_int_equal(store_chunk_put(s, "chunked", 7, o.data_id, 2, 0xabcdef, 4242), 0);
+	store_test_set_now(s, 9000);
+	assert_int_equal(store_inline_put(s, "small", 5, &b, "abcd", 4), 0);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.oldest_access, 9000);
+	assert_int_equal(st.objects, 2);
+	assert_int_equal(st.bytes, 4246);
+	assert_int_equal(st.chunks, 1);
+
+	reopen(c);
+	s = c->s;
+	store_get_stats(s, &st2);
+	assert_int_equal(st2.objects, 2);
+	assert_int_equal(st2.bytes, 4246);
+	assert_int_equal(st2.chunks, 1);
+	assert_int_equal(st2.oldest_access, 9000);
+	assert_int_equal(store_obj_get(s, "chunked", 7, &o2), 0);
+	assert_memory_equal(&o2.snap, &o.snap, sizeof(o.snap));
+	assert_int_equal(o2.data_id, o.data_id);
+	assert_int_equal(o2.last_access, 10000);
+	assert_int_equal(o2.attrs.size, 200000);
+	assert_int_equal(store_chunk_get(s, "chunked", 7, 2, &csum, &len), 0);
+	assert_int_equal(csum, 0xabcdef);
+	assert_int_equal(len, 4242);
+	assert_int_equal(store_inline_get(s, "small", 5, &o2, buf, sizeof(buf), &len), 0);
+	assert_memory_equal(buf, "abcd", 4);
+
+	/* Data ids are never reused: a new run starts above the old one. */
+	assert_int_equal(store_obj_reset(s, "other", 5, &a, &o2), 0);
+	assert_true(o2.data_id > o.data_id);
+	assert_int_equal(o2.data_id >> STORE_RUN_SHIFT, (o.data_id >> STORE_RUN_SHIFT) + 1);
+}
+
+static void test_lru_order(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s;
+	uint8_t d[1000];
+	fattr3 a = attrs(sizeof(d), 1);
+	struct store_obj o;
+	struct store_stats st;
+
+	c->p.cache_size = 2500;
+	s = open_ok(c);
+	memset(d, 1, sizeof(d));
+	store_test_set_now(s, 1000);
+	assert_int_equal(store_inline_put(s, "A", 1, &a, d, sizeof(d)), 0);
+	store_test_set_now(s, 1010);
+	assert_int_equal(store_inline_put(s, "B", 1, &a, d, sizeof(d)), 0);
+	store_test_set_now(s, 1020);
+	assert_int_equal(store_inline_put(s, "C", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.oldest_access, 1000);
+	/* Read again: C, then A (twice). Pending, but shown and obeyed. */
+	store_test_set_now(s, 1030);
+	store_touch(s, "C", 1);
+	store_touch(s, "A", 1);
+	store_test_set_now(s, 1040);
+	store_touch(s, "A", 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_obj_get(s, "A", 1, &o), 0);
+	assert_int_equal(o.last_access, 1040);
+	assert_int_equal(store_obj_get(s, "C", 1, &o), 0);
+	assert_int_equal(o.last_access, 1030);
+	assert_int_equal(store_obj_get(s, "B", 1, &o), 0);
+	assert_int_equal(o.last_access, 1010);
+
+	/* 3000 bytes > 2500: cull to <= 2250, one object, the least recently
+	 * used: B, not A. */
+	assert_int_equal(store_cull_step(s, 10), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_obj_get(s, "B", 1, &o), -ENOENT);
+	assert_int_equal(store_obj_get(s, "A", 1, &o), 0);
+	assert_int_equal(store_obj_get(s, "C", 1, &o), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.evicted_bytes, 1000);
+	assert_int_equal(st.bytes, 2000);
+	assert_int_equal(st.culling, 0);
+	assert_int_equal(store_cull_step(s, 10), 0);
+
+	/* Closing writes what is pending. */
+	reopen(c);
+	s = c->s;
+	store_get_stats(s, &st);
+	assert_int_equal(st.oldest_access, 1030);
+	assert_int_equal(store_obj_get(s, "A", 1, &o), 0);
+	assert_int_equal(o.last_access, 1040);
+
+	/* Accesses are written in rounds, STORE_TOUCH_ROUND_SECONDS apart. */
+	store_test_set_now(s, 1100);
+	assert_int_equal(store_commit(s), 0);
+	store_test_set_now(s, 1130);
+	store_touch(s, "C", 1);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.oldest_access, 1030); /* C's entry, not yet moved */
+	store_test_set_now(s, 1100 + STORE_TOUCH_ROUND_SECONDS);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.oldest_access, 1040); /* A's: C's was written */
+	assert_int_equal(store_obj_get(s, "C", 1, &o), 0);
+	assert_int_equal(o.last_access, 1130);
+
+	/* Next in line: A, then C. */
+	store_test_set_now(s, 2000);
+	assert_int_equal(store_inline_put(s, "D", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_cull_step(s, 10), 1);
+	assert_int_equal(store_obj_get(s, "A", 1, &o), -ENOENT);
+	assert_int_equal(store_obj_get(s, "C", 1, &o), 0);
+	assert_int_equal(store_commit(s), 0);
+}
+
+/* --- culling and thresholds ------------------------------------------------------- */
+
+struct fakefs {
+	uint64_t blocks, bavail, files, favail;
+};
+
+static int fake_statvfs(const char *path, struct statvfs *out, void *arg)
+{
+	const struct fakefs *f = arg;
+
+	(void)path;
+	memset(out, 0, sizeof(*out));
+	out->f_bsize = out->f_frsize = 4096;
+	out->f_blocks = f->blocks;
+	out->f_bavail = out->f_bfree = f->bavail;
+	out->f_files = f->files;
+	out->f_favail = out->f_ffree = f->favail;
+	return 0;
+}
+
+static void test_cull_files(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s;
+	struct fakefs fs = {1000, 1000, 1000, 1000};
+	uint8_t chunk[65536];
+	char name[16], path[5][512];
+	fattr3 a = attrs(sizeof(chunk), 1);
+	struct store_obj o;
+	struct store_stats st;
+
+	c->p.cache_size = 5 * 65536;
+	s = open_ok(c);
+	store_test_set_statvfs(s, fake_statvfs, &fs);
+	memset(chunk, 9, sizeof(chunk));
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "obj%d", i);
+		store_test_set_now(s, 5000 + (uint64_t)i * 100);
+		assert_int_equal(store_obj_reset(s, name, 4, &a, &o), 0);
+		assert_int_equal(store_data_write(s, o.data_id, 0, chunk, sizeof(chunk)), 0);
+		assert_int_equal(store_chunk_put(s, name, 4, o.data_id, 0,
+		                                 store_checksum(chunk, sizeof(chunk)),
+		                                 sizeof(chunk)),
+		                 0);
+		data_file(c, o.data_id, path[i], sizeof(path[i]));
+	}
+	assert_int_equal(store_commit(s), 0);
+	/* At the cap, not above: nothing to do. */
+	assert_int_equal(store_cull_step(s, 10), 0);
+
+	/* 6% free < bcull 7%: cull until 10% counting space not yet freed:
+	 * 40 blocks missing, 16 per object: three objects. */
+	fs.bavail = 60;
+	assert_int_equal(store_cull_step(s, 2), 2); /* at most max per step */
+	store_get_stats(s, &st);
+	assert_int_equal(st.culling, 1);
+	assert_int_equal(st.free_blocks_pct, 6);
+	assert_int_equal(store_cull_step(s, 10), 1);
+	store_get_stats(s, &st);
+	assert_int_equal(st.culling, 0);
+	assert_int_equal(st.evictions, 3);
+	assert_int_equal(st.evicted_bytes, 3 * 65536);
+	assert_int_equal(st.objects, 2);
+	assert_int_equal(st.bytes, 2 * 65536);
+	assert_int_equal(store_fill_allowed(s), 1);
+	/* Files go only after the commit. */
+	assert_int_equal(access(path[0], F_OK), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_test_wait_idle(s, 2000), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_not_equal(access(path[i], F_OK), 0);
+	for (int i = 3; i < 5; i++)
+		assert_int_equal(access(path[i], F_OK), 0);
+	assert_int_equal(store_obj_get(s, "obj3", 4, &o), 0);
+
+	/* Above cache_size: cull to 90% of it. */
+	fs.bavail = 1000;
+	c->s->cache_size = 2 * 65536 - 1;
+	assert_int_equal(store_cull_step(s, 10), 1);
+	assert_int_equal(store_obj_get(s, "obj4", 4, &o), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_test_wait_idle(s, 2000), 0);
+	assert_int_not_equal(access(path[3], F_OK), 0);
+}
+
+static void test_fill_stopped(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	struct fakefs fs = {1000, 500, 1000, 500};
+	struct store_stats st;
+	char log[4096];
+	struct cap k;
+
+	store_test_set_statvfs(s, fake_statvfs, &fs);
+	cap_begin(&k, c, log, sizeof(log));
+	assert_int_equal(store_cull_step(s, 10), 0);
+	assert_int_equal(store_fill_allowed(s), 1);
+	store_get_stats(s, &st);
+	assert_int_equal(st.free_blocks_pct, 50);
+	assert_int_equal(st.culling, 0);
+
+	fs.bavail = 50; /* below bcull, above bstop */
+	store_cull_step(s, 10);
+	store_get_stats(s, &st);
+	assert_int_equal(st.culling, 1);
+	assert_int_equal(st.fill_stopped, 0);
+	fs.bavail = 29; /* 2.9% < bstop 3% */
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fill_stopped, 1);
+	fs.bavail = 80; /* above bstop and bcull, still below brun */
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 0);
+	fs.bavail = 100; /* brun */
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 1);
+	store_get_stats(s, &st);
+	assert_int_equal(st.culling, 0);
+
+	/* The same for files; a filesystem without inode counts is fine. */
+	fs.favail = 20;
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.free_files_pct, 2);
+	fs.favail = 99;
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 0);
+	fs.files = 0;
+	fs.favail = 0;
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 1);
+	store_get_stats(s, &st);
+	assert_int_equal(st.free_files_pct, 100);
+	cap_end(&k);
+	/* Each change logged once. */
+	assert_int_equal(count(log, "cache filesystem below bstop (2% free): filling stopped, "
+	                            "reads pass through"),
+	                 1);
+	assert_int_equal(count(log, "below fstop (2% files free)"), 1);
+	assert_int_equal(count(log, "filling stopped"), 2);
+}
+
+/* --- recovery ---------------------------------------------------------------------- */
+
+static void test_orphans(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	char live[512], orphan[512], stray[512], buf[16];
+	fattr3 a = attrs(10, 1);
+	struct store_obj o;
+	FILE *f;
+
+	assert_int_equal(store_obj_reset(s, "L", 1, &a, &o), 0);
+	assert_int_equal(store_data_write(s, o.data_id, 0, "0123456789", 10), 0);
+	assert_int_equal(store_chunk_put(s, "L", 1, o.data_id, 0, 1, 10), 0);
+	data_file(c, o.data_id, live, sizeof(live));
+	/* Left by a crash: a file no record names, and a name we did not make. */
+	assert_int_equal(store_data_write(s, o.data_id + 1, 0, "x", 1), 0);
+	data_file(c, o.data_id + 1, orphan, sizeof(orphan));
+	snprintf(stray, sizeof(stray), "%s/data/00/README", c->dir);
+	f = fopen(stray, "w");
+	assert_non_null(f);
+	fclose(f);
+	store_close(s);
+	c->s = NULL;
+	assert_int_equal(access(orphan, F_OK), 0);
+
+	s = open_ok(c);
+	assert_int_equal(store_test_wait_idle(s, 5000), 0);
+	assert_int_not_equal(access(orphan, F_OK), 0);
+	assert_int_equal(access(live, F_OK), 0);
+	assert_int_equal(access(stray, F_OK), 0);
+	assert_int_equal(store_data_read(s, o.data_id, 0, buf, 10), 0);
+	assert_memory_equal(buf, "0123456789", 10);
+}
+
+static void test_corrupt_index(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	char path[256], log[4096], old[512];
+	struct cap k;
+
+	fattr3 a = attrs(3, 1);
+	struct store_obj o;
+	struct store_stats st;
+	uint8_t junk[8192];
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+
+	assert_int_equal(store_inline_put(s, "X", 1, &a, "abc", 3), 0);
+	assert_int_equal(store_obj_reset(s, "Y", 1, &a, &o), 0);
+	assert_int_equal(store_data_write(s, o.data_id, 0, "abc", 3), 0);
+	data_file(c, o.data_id, old, sizeof(old));
+	store_close(s);
+	c->s = NULL;
+
+	snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	f = fopen(path, "r+");
+	assert_non_null(f);
+	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	fclose(f);
+
+	cap_begin(&k, c, log, sizeof(log));
+	s = open_ok(c);
+	cap_end(&k);
+	assert_non_null(strstr(log, "is corrupt"));
+	assert_non_null(strstr(log, "index.corrupt-"));
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 0);
+	assert_int_equal(store_obj_get(s, "X", 1, &o), -ENOENT);
+	/* The data files of the old index are gone too. */
+	assert_int_equal(store_test_wait_idle(s, 5000), 0);
+	assert_int_not_equal(access(old, F_OK), 0);
+	d = opendir(c->dir);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "index.corrupt-", 14) == 0)
+			found++;
+		assert_int_not_equal(strncmp(de->d_name, "data.old-", 9), 0);
+	}
+	closedir(d);
+	assert_int_equal(found, 1);
+	/* And it works. */
+	assert_int_equal(store_inline_put(s, "X", 1, &a, "xyz", 3), 0);
+	assert_int_equal(store_commit(s), 0);
+	reopen(c);
+	assert_int_equal(store_obj_get(c->s, "X", 1, &o), 0);
+}
+
+static void test_bad_records(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(3, 1);
+	struct store_obj o;
+	struct store_stats st;
+	struct raw r;
+	MDB_val k = {1, "B"}, v = {10, "garbage!!!"}, mk = {6, "totals"}, mv = {3, "bad"};
+	uint8_t ck[6] = {1, 'C', 0, 0, 0, 0};
+	MDB_val ckey = {6, ck}, cval = {3, "bad"};
+	uint64_t csum;
+	uint32_t len;
+	char log[4096];
+	struct cap cp;
+
+	assert_int_equal(store_inline_put(s, "A", 1, &a, "abc", 3), 0);
+	assert_int_equal(store_inline_put(s, "B", 1, &a, "abc", 3), 0);
+	assert_int_equal(store_obj_reset(s, "C", 1, &a, &o), 0);
+	assert_int_equal(store_chunk_put(s, "C", 1, o.data_id, 0, 5, 3), 0);
+	store_close(s);
+	c->s = NULL;
+
+	raw_open(c, &r, "objects");
+	assert_int_equal(mdb_put(r.txn, r.dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_dbi_open(r.txn, "meta", 0, &r.dbi), 0);
+	assert_int_equal(mdb_put(r.txn, r.dbi, &mk, &mv, 0), 0);
+	assert_int_equal(mdb_dbi_open(r.txn, "chunks", 0, &r.dbi), 0);
+	assert_int_equal(mdb_put(r.txn, r.dbi, &ckey, &cval, 0), 0);
+	raw_close(&r);
+
+	/* Totals recounted from the records that unpack. */
+	cap_begin(&cp, c, log, sizeof(log));
+	s = open_ok(c);
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 2);
+	assert_int_equal(store_obj_get(s, "B", 1, &o), -ENOENT);
+	assert_int_equal(store_obj_get(s, "A", 1, &o), 0);
+	assert_int_equal(store_chunk_get(s, "C", 1, 0, &csum, &len), -ENOENT);
+	cap_end(&cp);
+	assert_non_null(strstr(log, "bad totals record: recounting"));
+	assert_non_null(strstr(log, "bad object record (10 bytes) for handle 42: dropped"));
+	assert_non_null(strstr(log, "bad chunk entry (3 bytes): dropped"));
+	/* Culling steps over the LRU entry the bad record left behind. */
+	c->s->cache_size = 1;
+	store_cull_step(s, 10);
+	assert_int_equal(store_commit(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, 0);
+	assert_int_equal(st.bytes, 0);
+}
+
+/* The index outgrows map_size: the batch is lost, culling makes room. */
+static void test_index_full(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s;
+	uint8_t data[60000];
+	fattr3 a = attrs(sizeof(data), 1);
+	struct store_obj o;
+	struct store_stats st;
+	char fh[16], log[4096];
+	struct cap k;
+	int i, rc = 0;
+
+	c->p.map_size = 1 << 20;
+	s = open_ok(c);
+	memset(data, 3, sizeof(data));
+	cap_begin(&k, c, log, sizeof(log));
+	for (i = 0; i < 100; i++) {
+		snprintf(fh, sizeof(fh), "f%d", i);
+		store_test_set_now(s, 1000 + (uint64_t)i);
+		rc = store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, sizeof(data));
+		if (rc == 0)
+			rc = store_commit(s);
+		if (rc)
+			break;
+	}
+	cap_end(&k);
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(i > 3);
+	assert_non_null(strstr(log, "index is full"));
+	/* What was committed is intact and counted. */
+	store_get_stats(s, &st);
+	assert_int_equal(st.objects, i);
+	assert_int_equal(st.bytes, (uint64_t)i * sizeof(data));
+	snprintf(fh, sizeof(fh), "f%d", i);
+	assert_int_equal(store_obj_get(s, fh, (uint32_t)strlen(fh), &o), -ENOENT);
+	/* The next cull step evicts even below every threshold. */
+	assert_int_equal(store_cull_step(s, 2), 2);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_obj_get(s, "f0", 2, &o), -ENOENT);
+	assert_int_equal(store_obj_get(s, "f1", 2, &o), -ENOENT);
+	assert_int_equal(store_inline_put(s, "new", 3, &a, data, sizeof(data)), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_cull_step(s, 2), 0);
+}
+
+/* A worker finishing a chunk for an object reset meanwhile recreates a data
+ * file that was already unlinked: its chunk put (-ESTALE) removes it. */
+static void test_stale_writer(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(100, 1);
+	struct store_obj o1, o2;
+	char p1[512], p2[512];
+
+	assert_int_equal(store_obj_reset(s, "W", 1, &a, &o1), 0);
+	assert_int_equal(store_data_write(s, o1.data_id, 0, "abc", 3), 0);
+	assert_int_equal(store_chunk_put(s, "W", 1, o1.data_id, 0, 1, 3), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_obj_reset(s, "W", 1, &a, &o2), 0);
+	assert_int_equal(store_data_write(s, o2.data_id, 0, "def", 3), 0);
+	data_file(c, o1.data_id, p1, sizeof(p1));
+	data_file(c, o2.data_id, p2, sizeof(p2));
+	assert_int_equal(access(p1, F_OK), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_test_wait_idle(s, 2000), 0);
+	assert_int_not_equal(access(p1, F_OK), 0);
+
+	assert_int_equal(store_data_write(s, o1.data_id, 65536, "late", 4), 0);
+	assert_int_equal(access(p1, F_OK), 0);
+	assert_int_equal(store_chunk_put(s, "W", 1, o1.data_id, 1, 1, 4), -ESTALE);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_test_wait_idle(s, 2000), 0);
+	assert_int_not_equal(access(p1, F_OK), 0);
+	assert_int_equal(access(p2, F_OK), 0);
+}
+
+/* --- costs (printed, not asserted) ------------------------------------------------- */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_costs(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s;
+	uint8_t data[4096], buf[4096], fh[32];
+	fattr3 a = attrs(1024, 1);
+	struct store_obj o;
+	uint32_t len;
+		double t0, t1, t2, t3, t4, t5, t6;
+	uint64_t later;
+
+
+	const int n = 10000;
+
+	c->p.map_size = 1ull << 30;
+	s = open_ok(c);
+	memset(data, 'd', sizeof(data));
+	memset(fh, 0x5a, sizeof(fh));
+	t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		memcpy(fh, &i, sizeof(i));
+		assert_int_equal(store_inline_put(s, fh, sizeof(fh), &a, data, 1024), 0);
+	}
+	t1 = now_ms();
+	assert_int_equal(store_commit(s), 0);
+	t2 = now_ms();
+	for (int i = 0; i < n; i++) {
+		memcpy(fh, &i, sizeof(i));
+		assert_int_equal(store_obj_get(s, fh, sizeof(fh), &o), 0);
+	}
+	t3 = now_ms();
+	for (int i = 0; i < n; i++) {
+		memcpy(fh, &i, sizeof(i));
+		assert_int_equal(store_inline_get(s, fh, sizeof(fh), &o, buf, sizeof(buf), &len),
+		                 0);
+	}
+	t4 = now_ms();
+		later = (uint64_t)time(NULL) + 3600;
+	store_test_set_now(s, later);
+	for (int i = 0; i < n; i++) {
+		memcpy(fh, &i, sizeof(i));
+		store_touch(s, fh, sizeof(fh));
+	}
+	assert_int_equal(store_commit(s), 0);
+	t5 = now_ms();
+	/* A whole round at once (normally STORE_TOUCH_BATCH per commit). */
+	assert_int_equal(store_touch_flush(s, UINT32_MAX, 1), 0);
+	assert_int_equal(store_commit(s), 0);
+	t6 = now_ms();
+	assert_int_equal(store_obj_get(s, fh, sizeof(fh), &o), 0);
+		assert_int_equal(o.last_access, later);
+	print_message("costs: %d inline puts (1 KiB) %.1f ms + commit %.1f ms; %d obj_get %.1f ms; "
+	              "%d inline_get %.1f ms; %d touches + commit %.1f ms, their LRU round "
+	              "%.1f ms\n",
+	              n, t1 - t0, t2 - t1, n, t3 - t2, n, t4 - t3, n, t5 - t4, t6 - t5);
+
+	t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		memcpy(fh, &i, sizeof(i));
+		assert_int_equal(store_obj_reset(s, fh, sizeof(fh), &a, &o), 0);
+		assert_int_equal(store_chunk_put(s, fh, sizeof(fh), o.data_id, 0, 1, 1024), 0);
+	}
+	assert_int_equal(store_commit(s), 0);
+	t1 = now_ms();
+	for (int i = 0; i < n; i++) {
+		uint64_t csum;
+
+		memcpy(fh, &i, sizeof(i));
+		assert_int_equal(store_chunk_get(s, fh, sizeof(fh), 0, &csum, &len), 0);
+	}
+	t2 = now_ms();
+	s->cache_size = 1;
+	for (int got = 1; got > 0;) {
+		got = store_cull_step(s, 1000);
+		assert_int_equal(store_commit(s), 0);
+	}
+	t3 = now_ms();
+	print_message("costs: %d reset + chunk_put + commit %.1f ms; %d chunk_get %.1f ms; "
+	              "evicting %d (commit included) %.1f ms\n",
+	              n, t1 - t0, n, t2 - t1, n, t3 - t2);
+	assert_int_equal(store_test_wait_idle(s, 5000), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_params, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_identity, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_objects, setup, teardown),
+
+	    cmocka_unit_test_setup_teardown(test_inline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_inline_checksum, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_data_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lru_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cull_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fill_stopped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_corrupt_index, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_index_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stale_writer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
+	};
+	/* Expected warnings are captured and checked where they matter. */
+	log_set_level(CFS_LOG_WARN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
