@@ -1,0 +1,175 @@
+/* The store: the cache directory on local disk.
+ *
+ *   <cache-dir>/CACHE            identity: layout version + upstream
+ *   <cache-dir>/index/           LMDB environment (see below)
+ *   <cache-dir>/data/xx/yy/<id>  sparse data files of chunked objects
+ *
+ * Objects are keyed by the upstream file handle (1..64 bytes). An object
+ * record holds the attributes its data was stored under (the snapshot), the
+ * full fattr3 last stored, and either inline data (small files, inside the
+ * LMDB value: a warm small-file read is one B-tree lookup, no open()) or a
+ * data file of aligned chunks with a presence entry and an xxh3-64 checksum
+ * per chunk. An LRU database orders objects by last access.
+ *
+ * Threading: every function runs on the loop thread unless marked [worker];
+ * those only touch data files and may run on any thread concurrently.
+ * Writes to the index go into one write transaction that stays open until
+ * store_commit() (call it once per loop pass): reads made through the store
+ * in the same pass see them.
+ *
+ * Durability: the index is opened with MDB_NOSYNC and synced every few
+ * seconds by a background thread, data files are never fsynced. A process
+ * crash (kill -9) loses nothing committed; an OS crash may lose the last
+ * seconds or leave an index entry whose data did not reach the disk, which
+ * the checksum catches on read. Data is always written before the index
+ * entry pointing at it is committed.
+ *
+ * Errors: 0 or a negative errno. */
+#ifndef CFS_STORE_H
+#define CFS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define STORE_LAYOUT_VERSION 1
+#define STORE_FH_MAX	     64
+
+struct store;
+
+/* What the cached data of an object was stored under. Two snapshots that
+ * differ in any field mean the file changed upstream. */
+struct store_snap {
+	uint64_t size;
+	uint32_t mtime_s, mtime_ns;
+	uint32_t ctime_s, ctime_ns;
+};
+
+#define STORE_OBJ_INLINE 0x1u /* data is inline (inline_len bytes) */
+
+struct store_obj {
+	struct store_snap snap; /* attributes the data was stored under */
+	fattr3 attrs;		/* full attributes last stored (for replies) */
+	uint32_t flags;
+	uint32_t chunk_size;	/* of this object's data file */
+	uint64_t data_id;	/* names the data file; unique per cache dir */
+	uint64_t cached_bytes;	/* inline bytes or sum of chunk lengths */
+	uint64_t last_access;	/* unix seconds */
+	uint32_t inline_len;
+};
+
+struct store_params {
+	const char *dir;
+	const char *identity;  /* e.g. "nfs://host/export" */
+	uint32_t chunk_size;   /* power of two, 64 KiB .. 1 MiB */
+	uint32_t inline_max;   /* bytes, <= 1 MiB */
+	uint64_t cache_size;   /* cap on cached bytes; 0: only the thresholds */
+	int brun, bcull, bstop; /* % of free blocks on the cache filesystem */
+	int frun, fcull, fstop; /* % of free files (inodes) */
+	uint64_t map_size;      /* LMDB map size in bytes; 0: default (16 GiB) */
+};
+
+struct store_stats {
+	uint64_t objects;
+	uint64_t bytes;		 /* cached data bytes (inline + chunks) */
+	uint64_t chunks;
+	uint64_t evictions;	 /* objects culled */
+	uint64_t evicted_bytes;
+	int culling;		 /* 1 while above a cull threshold */
+	int fill_stopped;	 /* 1 from bstop/fstop until brun/frun */
+	int free_blocks_pct;	 /* last reading of the cache filesystem */
+	int free_files_pct;
+	uint64_t oldest_access;	 /* unix seconds of the LRU head, 0 if empty */
+};
+
+/* Opens (creating if needed) the cache directory. Refuses, with a message
+ * naming both, a directory whose CACHE file names another upstream or
+ * layout version. A corrupt index is moved aside and recreated (logged).
+ * Orphan data files (no index entry) are removed in the background. */
+int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
+/* Commits, syncs and closes. */
+void store_close(struct store *s);
+
+/* Commits the pending write transaction (end of a loop pass). Cheap when
+ * nothing changed. Returns 0 or -errno (the batch is lost, logged). */
+int store_commit(struct store *s);
+
+/* --- objects ------------------------------------------------------------ */
+
+/* Fills *out with the object record; -ENOENT when there is none. */
+int store_obj_get(struct store *s, const void *fh, uint32_t fhlen, struct store_obj *out);
+/* Creates or replaces the record with the snapshot taken from attrs, for a
+ * chunked object with chunk size chunk_size. Any data it had is dropped (and
+ * a new data_id assigned). Fills *out with the new record if out != NULL. */
+int store_obj_reset(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
+		    struct store_obj *out);
+/* Stores newer full attributes without changing the snapshot or the data
+ * (for replies); -ENOENT when there is no record. */
+int store_obj_set_attrs(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs);
+/* Drops the object's data (chunks, data file, inline bytes); with forget
+ * the record goes too. -ENOENT when there is no record. */
+int store_obj_drop(struct store *s, const void *fh, uint32_t fhlen, int forget);
+/* Records an access for the LRU order (batched; cheap). */
+void store_touch(struct store *s, const void *fh, uint32_t fhlen);
+
+/* --- inline objects ----------------------------------------------------- */
+
+/* Creates or replaces the object as inline with the whole file's bytes
+ * (len <= inline_max, and len == attrs->size), snapshot from attrs. */
+int store_inline_put(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
+		     const void *data, uint32_t len);
+/* Copies the inline bytes of an inline object into buf (buflen >= its
+ * length), fills *obj. -ENOENT: no inline data. -EBADMSG: checksum mismatch;
+ * the data has been dropped and store_stats-independent counter
+ * store_checksum_failures() incremented. */
+int store_inline_get(struct store *s, const void *fh, uint32_t fhlen, struct store_obj *obj,
+		     void *buf, uint32_t buflen, uint32_t *len);
+
+/* --- chunks ------------------------------------------------------------- */
+
+/* Presence of chunk idx of object fh: 0 with its checksum and length, or
+ * -ENOENT. */
+int store_chunk_get(struct store *s, const void *fh, uint32_t fhlen, uint32_t idx,
+		    uint64_t *csum, uint32_t *len);
+/* Records chunk idx as present with checksum csum and length len (its data
+ * must already be in the data file of data_id). Ignored (returns -ESTALE)
+ * when the object's data_id is no longer data_id: the object was reset or
+ * dropped while the chunk was being written. */
+int store_chunk_put(struct store *s, const void *fh, uint32_t fhlen, uint64_t data_id,
+		    uint32_t idx, uint64_t csum, uint32_t len);
+/* Forgets chunk idx (after a checksum failure) and counts the failure. */
+int store_chunk_drop(struct store *s, const void *fh, uint32_t fhlen, uint32_t idx);
+
+/* [worker] Writes len bytes at off into the data file of data_id (created
+ * with its directories as needed). */
+int store_data_write(struct store *s, uint64_t data_id, uint64_t off, const void *buf,
+		     size_t len);
+/* [worker] Reads exactly len bytes at off; -ENOENT when the file is gone,
+ * -EIO on a short read. */
+int store_data_read(struct store *s, uint64_t data_id, uint64_t off, void *buf, size_t len);
+/* [worker] xxh3-64 of the bytes. */
+uint64_t store_checksum(const void *buf, size_t len);
+
+/* --- space -------------------------------------------------------------- */
+
+/* Evicts least recently used objects, at most max of them, while a cull
+ * condition holds (cached bytes above cache_size, free blocks or files below
+ * bcull/fcull), until bytes <= 90% of cache_size and free space >= brun/frun.
+ * Also refreshes the filesystem reading (statvfs) and the fill-stopped
+ * state, logging its changes. Returns the number evicted. Call it from a
+ * timer: it never blocks on more than max objects. */
+int store_cull_step(struct store *s, int max);
+/* 0 while filling is stopped (bstop/fstop reached, until brun/frun). */
+int store_fill_allowed(const struct store *s);
+
+void store_get_stats(const struct store *s, struct store_stats *out);
+uint64_t store_checksum_failures(const struct store *s);
+
+/* The snapshot fields of attrs. */
+void store_snap_of(const fattr3 *attrs, struct store_snap *out);
+int store_snap_equal(const struct store_snap *a, const struct store_snap *b);
+
+#endif
