@@ -14,6 +14,7 @@
 enum cfg_type {
 	CFG_STR,
 	CFG_INT,
+	CFG_SIZE,
 	CFG_BOOL,
 	CFG_LOGLEVEL,
 	CFG_ALLOW,
@@ -51,10 +52,33 @@ static const struct cfg_key keys[] = {
 	{"log_level", CFG_LOGLEVEL, OFF(log_level), "info", 0, 3, "LEVEL",
 	 "error, warn, info or debug"},
 	{"pid_file", CFG_STR, OFF(pid_file), NULL, 0, 0, "FILE", "write the daemon's pid here"},
+	{"stats_file", CFG_STR, OFF(stats_file), NULL, 0, 0, "FILE",
+	 "where SIGUSR1 writes every counter (default: <cache_dir>/stats)"},
 	{"client_max_inflight", CFG_INT, OFF(client_max_inflight), "256", 1, 65536, "N",
 	 "calls one client connection may have in flight before it is not read"},
 	{"allow", CFG_ALLOW, OFF(allow), "127.0.0.0/8, ::1", 0, 0, "CIDR,...",
 	 "client networks allowed to connect and mount"},
+	{"chunk_size", CFG_SIZE, OFF(chunk_size), "1M", 64 << 10, 1 << 20, "SIZE",
+	 "unit of caching and of upstream fills (power of two, 64K..1M)"},
+	{"inline_max", CFG_SIZE, OFF(inline_max), "64K", 0, 1 << 20, "SIZE",
+	 "files up to this size are kept inside the index (one lookup per read)"},
+	{"cache_size", CFG_SIZE, OFF(cache_size), "0", 0, LONG_MAX, "SIZE",
+	 "cap on cached data (e.g. 50G); 0: limited by the thresholds only"},
+	{"brun", CFG_INT, OFF(brun), "10", 0, 100, "PERCENT",
+	 "culling stops and filling resumes above this % of free blocks"},
+	{"bcull", CFG_INT, OFF(bcull), "7", 0, 100, "PERCENT",
+	 "culling starts below this % of free blocks"},
+	{"bstop", CFG_INT, OFF(bstop), "3", 0, 100, "PERCENT",
+	 "filling stops below this % of free blocks (reads pass through)"},
+	{"frun", CFG_INT, OFF(frun), "10", 0, 100, "PERCENT", "like brun, for free files (inodes)"},
+	{"fcull", CFG_INT, OFF(fcull), "7", 0, 100, "PERCENT", "like bcull, for free files"},
+	{"fstop", CFG_INT, OFF(fstop), "3", 0, 100, "PERCENT", "like bstop, for free files"},
+	{"readahead", CFG_SIZE, OFF(readahead), "4M", 0, 64 << 20, "SIZE",
+	 "prefetch window ahead of a sequential reader; 0: off"},
+	{"io_threads", CFG_INT, OFF(io_threads), "4", 1, 64, "N",
+	 "threads doing cache-disk reads and writes"},
+	{"memory_cache", CFG_SIZE, OFF(memory_cache), "64M", 0, 1L << 40, "SIZE",
+	 "recently verified chunks kept in memory"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -295,6 +319,19 @@ static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v,
 		*(int *)field = (int)n;
 		return 0;
 	}
+	case CFG_SIZE: {
+		uint64_t n;
+		if (config_parse_size(v, &n) != 0) {
+			errf(err, errlen, "'%s' is not a size (bytes, or with K, M, G, T)", v);
+			return -EINVAL;
+		}
+		if (n < (uint64_t)k->min || n > (uint64_t)k->max) {
+			errf(err, errlen, "%s is out of range %ld..%ld bytes", v, k->min, k->max);
+			return -EINVAL;
+		}
+		*(uint64_t *)field = n;
+		return 0;
+	}
 	case CFG_BOOL:
 		if (parse_bool(v, field) != 0) {
 			errf(err, errlen, "'%s' is not a boolean (true/false, yes/no, on/off, 1/0)",
@@ -457,6 +494,25 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 		errf(err, errlen, "key 'export_path': '%s' must start with /", c->export_path);
 		return -EINVAL;
 	}
+	if (c->chunk_size & (c->chunk_size - 1)) {
+		errf(err, errlen, "key 'chunk_size': %llu is not a power of two",
+		     (unsigned long long)c->chunk_size);
+		return -EINVAL;
+	}
+	if (c->inline_max > c->chunk_size) {
+		errf(err, errlen, "key 'inline_max': must not exceed chunk_size");
+		return -EINVAL;
+	}
+	if (!(c->bstop < c->bcull && c->bcull < c->brun)) {
+		errf(err, errlen, "keys 'bstop' < 'bcull' < 'brun' must hold (%d, %d, %d)", c->bstop,
+		     c->bcull, c->brun);
+		return -EINVAL;
+	}
+	if (!(c->fstop < c->fcull && c->fcull < c->frun)) {
+		errf(err, errlen, "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d)", c->fstop,
+		     c->fcull, c->frun);
+		return -EINVAL;
+	}
 	if (strrchr(c->listen, ':') == NULL) {
 		errf(err, errlen, "key 'listen': '%s' is not ADDR:PORT", c->listen);
 		return -EINVAL;
@@ -586,6 +642,10 @@ void config_print(const struct cfs_config *c, FILE *out)
 		}
 		case CFG_INT:
 			fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
+			break;
+		case CFG_SIZE:
+			fprintf(out, "%s = %llu\n", keys[i].name,
+				(unsigned long long)*(const uint64_t *)field);
 			break;
 		case CFG_BOOL:
 			fprintf(out, "%s = %s\n", keys[i].name,

@@ -1,8 +1,10 @@
 /* The engine: what happens to each client call.
  *
- * NFS calls are forwarded upstream with the caller's credential and the
- * handle bytes unchanged; the decoded upstream result goes straight back to
- * the client with the saved xid. MOUNT is answered by the proxy (mount.c). */
+ * READ goes through the data cache (read.c). Other NFS calls are forwarded
+ * upstream with the caller's credential and the handle bytes unchanged; the
+ * decoded upstream result goes straight back to the client with the saved
+ * xid, after the attributes it carries were observed (observe.c). MOUNT is
+ * answered by the proxy (mount.c). */
 #include "engine_int.h"
 #include "log.h"
 #include "proto.h"
@@ -17,7 +19,7 @@ static struct engine_counters *ctr_of(struct engine *e)
 }
 
 /* Counts an NFS reply about to be sent for req. */
-static void count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status)
+void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status)
 {
 	struct engine_counters *c = ctr_of(e);
 
@@ -48,7 +50,7 @@ void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status)
 
 	memset(&res, 0, sizeof(res));
 	res.status = status;
-	count_reply(e, req, status);
+	engine_count_reply(e, req, status);
 	proto_reply(req, &res);
 }
 
@@ -88,8 +90,9 @@ static void forward_done(int status, void *res, void *priv)
 		engine_reply_failure(e, req, status);
 		return;
 	}
-	count_reply(e, req, req->proc == NFS3_NULL ? NFS3_OK : r->status);
+	engine_count_reply(e, req, req->proc == NFS3_NULL ? NFS3_OK : r->status);
 	if (req->proc != NFS3_NULL) {
+		engine_observe_result(e, req, r);
 		if (req->proc == NFS3_FSINFO && r->status == NFS3_OK)
 			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
@@ -98,13 +101,18 @@ static void forward_done(int status, void *res, void *priv)
 	proto_reply(req, res);
 }
 
-static void forward(struct engine *e, struct cfs_req *req)
+static int req_alive(void *priv)
+{
+	return proto_req_alive(priv);
+}
+
+void engine_forward(struct engine *e, struct cfs_req *req)
 {
 	int rc;
 
 	req->engine = e;
-	rc = upstream_call(e->up, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
-			   &req->cred, forward_done, req);
+	rc = upstream_call_for(e->up, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
+			       &req->cred, forward_done, req_alive, req);
 	if (rc != 0) {
 		req->engine = NULL;
 		log_warn("client %s: cannot forward %s: %s", proto_req_peer(req),
@@ -126,12 +134,12 @@ void engine_submit(struct cfs_req *req, void *arg)
 	switch (req->proc) {
 	case NFS3_NULL:
 		/* answered here: a client pinging the proxy learns the proxy lives */
-		count_reply(e, req, NFS3_OK);
+		engine_count_reply(e, req, NFS3_OK);
 		proto_reply(req, NULL);
 		return;
 	case NFS3_WRITE:
 		ctr_of(e)->bytes_written += req->args.write.data.data_len;
-		forward(e, req);
+		engine_forward(e, req);
 		return;
 	/* A reply above libnfs's record limit would kill the upstream
 	 * connection and come back forever: ask for no more than the proxy
@@ -139,50 +147,129 @@ void engine_submit(struct cfs_req *req, void *arg)
 	case NFS3_READ:
 		if (req->args.read.count > CFS_MAX_IO)
 			req->args.read.count = CFS_MAX_IO;
-		forward(e, req);
+		engine_read(e, req);
 		return;
 	case NFS3_READDIR:
 		if (req->args.readdir.count > CFS_MAX_IO)
 			req->args.readdir.count = CFS_MAX_IO;
-		forward(e, req);
+		engine_forward(e, req);
 		return;
 	case NFS3_READDIRPLUS:
 		if (req->args.readdirplus.maxcount > CFS_MAX_IO)
 			req->args.readdirplus.maxcount = CFS_MAX_IO;
 		if (req->args.readdirplus.dircount > CFS_MAX_IO)
 			req->args.readdirplus.dircount = CFS_MAX_IO;
-		forward(e, req);
+		engine_forward(e, req);
 		return;
 	default:
-		forward(e, req);
+		engine_forward(e, req);
 		return;
 	}
 }
 
+static void commit_hook(struct loop *l, void *arg)
+{
+	struct engine *e = arg;
+
+	(void)l;
+	if (store_cull_wanted(e->store))
+		store_cull_step(e->store, 256);
+	store_commit(e->store);
+}
+
+static void cull_tick(struct loop *l, void *arg)
+{
+	struct engine *e = arg;
+
+	(void)l;
+	store_cull_step(e->store, 256);
+}
+
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
-	       struct engine **out)
+	       struct engine **out, char *err, size_t errlen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
+	const struct upstream_info *ui = upstream_info(up);
+	struct store_params sp;
+	char identity[1400];
+	int rc;
 
 	if (e == NULL)
 		return -ENOMEM;
 	e->loop = l;
 	e->cfg = cfg;
 	e->up = up;
-	e->export_path = strdup(cfg->export_path ? cfg->export_path : upstream_info(up)->url.path);
+	e->export_path = strdup(cfg->export_path ? cfg->export_path : ui->url.path);
 	if (e->export_path == NULL) {
-		free(e);
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto fail;
 	}
 	engine_normalize_path(e->export_path);
+
+	/* the cache belongs to one upstream export (host and path; ports may
+	 * change) */
+	snprintf(identity, sizeof(identity), "nfs://%s%s", ui->url.host, ui->url.path);
+	memset(&sp, 0, sizeof(sp));
+	sp.dir = cfg->cache_dir;
+	sp.identity = identity;
+	sp.chunk_size = (uint32_t)cfg->chunk_size;
+	sp.inline_max = (uint32_t)cfg->inline_max;
+	sp.cache_size = cfg->cache_size;
+	sp.brun = cfg->brun;
+	sp.bcull = cfg->bcull;
+	sp.bstop = cfg->bstop;
+	sp.frun = cfg->frun;
+	sp.fcull = cfg->fcull;
+	sp.fstop = cfg->fstop;
+	rc = store_open(&sp, &e->store, err, errlen);
+	if (rc)
+		goto fail;
+	rc = workers_start(l, cfg->io_threads, &e->workers);
+	if (rc) {
+		snprintf(err, errlen, "cannot start %d I/O threads: %s", cfg->io_threads,
+			 strerror(-rc));
+		goto fail;
+	}
+	e->objs = cobj_table_new(cfg->memory_cache, 200000);
+	if (e->objs == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	loop_before_sleep(l, commit_hook, e);
+	e->cull_timer = loop_timer_add(l, 0, 1000, cull_tick, e);
 	*out = e;
 	return 0;
+fail:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	engine_free(e);
+	return rc;
+}
+
+void engine_stop(struct engine *e)
+{
+	if (e == NULL || e->stopping)
+		return;
+	e->stopping = 1;
+	if (e->cull_timer)
+		loop_timer_cancel(e->loop, e->cull_timer);
+	e->cull_timer = NULL;
+	/* finish disk jobs (their completions touch the store), then commit */
+	workers_stop(e->workers);
+	e->workers = NULL;
+	loop_before_sleep_del(e->loop, commit_hook, e);
+	if (e->store)
+		store_commit(e->store);
 }
 
 void engine_free(struct engine *e)
 {
 	if (e == NULL)
 		return;
+	engine_stop(e);
+	if (e->store)
+		store_close(e->store);
+	cobj_table_free(e->objs);
 	mount_free_all(e);
 	free(e->export_path);
 	free(e);
@@ -211,7 +298,70 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 			c->nfs_latency_us[p] ? (double)c->nfs_latency_us[p] / (double)c->nfs_calls[p]
 					     : 0.0);
 	}
+	{
+		struct store_stats ss;
+		store_get_stats(e->store, &ss);
+		fprintf(out, "cache objects            %llu\n", (unsigned long long)ss.objects);
+		fprintf(out, "cache bytes              %llu\n", (unsigned long long)ss.bytes);
+		fprintf(out, "evictions                %llu\n", (unsigned long long)ss.evictions);
+		fprintf(out, "fill stopped             %d\n", ss.fill_stopped);
+	}
+	fprintf(out, "read hits/misses/pass    %llu/%llu/%llu\n", (unsigned long long)c->read_hits,
+		(unsigned long long)c->read_misses, (unsigned long long)c->read_passthrough);
+	fprintf(out, "bytes from cache/fills   %llu/%llu\n", (unsigned long long)c->bytes_from_cache,
+		(unsigned long long)c->fill_bytes);
+	fprintf(out, "checksum failures        %llu\n", (unsigned long long)c->checksum_failures);
 	fprintf(out, "bytes read by clients    %llu\n", (unsigned long long)c->bytes_read);
 	fprintf(out, "bytes written by clients %llu\n", (unsigned long long)c->bytes_written);
 	fprintf(out, "upstream failures        %llu\n", (unsigned long long)c->upstream_failures);
+}
+
+void engine_write_stats(const struct engine *e, FILE *out)
+{
+	const struct engine_counters *c = &e->ctr;
+	const struct upstream_counters *u = upstream_counters(e->up);
+	struct store_stats ss;
+
+	store_get_stats(e->store, &ss);
+#define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
+	for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
+		char name[64];
+		snprintf(name, sizeof(name), "nfs_calls_%s", proto_proc_name(NFS_PROGRAM, p));
+		KV(name, c->nfs_calls[p]);
+	}
+	KV("read_hits", c->read_hits);
+	KV("read_misses", c->read_misses);
+	KV("read_passthrough", c->read_passthrough);
+	KV("bytes_read", c->bytes_read);
+	KV("bytes_written", c->bytes_written);
+	KV("bytes_from_cache", c->bytes_from_cache);
+	KV("fills", c->fills);
+	KV("fill_bytes", c->fill_bytes);
+	KV("readahead_fills", c->readahead_fills);
+	KV("chunk_disk_reads", c->chunk_disk_reads);
+	KV("chunk_mem_hits", c->chunk_mem_hits);
+	KV("checksum_failures", c->checksum_failures);
+	KV("access_checks", c->access_checks);
+	KV("access_denied", c->access_denied);
+	KV("data_drops", c->data_drops);
+	KV("stores", c->stores);
+	KV("cache_objects", ss.objects);
+	KV("cache_bytes", ss.bytes);
+	KV("cache_chunks", ss.chunks);
+	KV("evictions", ss.evictions);
+	KV("evicted_bytes", ss.evicted_bytes);
+	KV("culling", ss.culling);
+	KV("fill_stopped", ss.fill_stopped);
+	KV("free_blocks_pct", ss.free_blocks_pct);
+	KV("free_files_pct", ss.free_files_pct);
+	KV("upstream_calls", u->calls);
+	KV("upstream_resends", u->resends);
+	KV("upstream_replies", u->replies);
+	KV("upstream_reconnects", u->reconnects);
+	KV("upstream_conns_up", u->conns_up);
+	KV("upstream_waiting", u->waiting);
+	KV("upstream_failures", c->upstream_failures);
+	KV("memory_chunks_bytes", cobj_memory_used(e->objs));
+	KV("memory_objects", cobj_count(e->objs));
+#undef KV
 }

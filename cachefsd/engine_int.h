@@ -1,8 +1,11 @@
-/* Private to the engine (engine.c, mount.c). */
+/* Private to the engine (engine.c, mount.c, read.c, observe.c). */
 #ifndef CFS_ENGINE_INT_H
 #define CFS_ENGINE_INT_H
 
+#include "cobj.h"
 #include "engine.h"
+#include "store.h"
+#include "workers.h"
 
 struct mount_entry {
 	char *host;
@@ -14,9 +17,16 @@ struct engine {
 	struct loop *loop;
 	const struct cfs_config *cfg;
 	struct upstream *up;
+	struct store *store;
+	struct workers *workers;
+	struct cobj_table *objs;
 	char *export_path;
 	struct mount_entry *mounts;
 	struct engine_counters ctr;
+	struct loop_timer *cull_timer;
+	int fills_inflight; /* upstream fills, readahead included */
+	int ra_inflight;    /* readahead fills */
+	int stopping;
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all
@@ -45,6 +55,22 @@ union nfs3_res {
 	PATHCONF3res pathconf;
 	COMMIT3res commit;
 };
+
+/* Forwards req upstream unchanged; the reply goes back to the client after
+ * its attributes were observed. */
+void engine_forward(struct engine *e, struct cfs_req *req);
+/* Every attribute an upstream reply carries about a handle (observe.c):
+ * updates the freshest known attributes and drops cached data whose
+ * snapshot no longer matches. */
+void engine_observe_result(struct engine *e, struct cfs_req *req, void *res);
+void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
+void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa);
+/* Drops the cached data of o (store and memory). */
+void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
+/* READ (read.c). */
+void engine_read(struct engine *e, struct cfs_req *req);
+/* Counts and times a reply about to be sent. */
+void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status);
 
 /* Replies to an NFS call with a bare error status. */
 void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status);

@@ -45,6 +45,34 @@ struct daemon {
 	struct proto_server *srv;
 };
 
+/* SIGUSR1: the table to the log, every counter to <cache_dir>/stats. */
+static void write_stats_file(struct daemon *d)
+{
+	static unsigned long long seq;
+	char path[4200], tmp[4300];
+	FILE *f;
+
+	if (d->cfg.stats_file)
+		snprintf(path, sizeof(path), "%s", d->cfg.stats_file);
+	else
+		snprintf(path, sizeof(path), "%s/stats", d->cfg.cache_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		log_warn("cannot write %s: %s", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "seq %d.%llu\n", (int)getpid(), ++seq); /* unique across restarts */
+	engine_write_stats(d->engine, f);
+	fprintf(f, "clients_connected %d\n", proto_client_count(d->srv));
+	fprintf(f, "rpc_calls %llu\n", (unsigned long long)proto_counters.calls);
+	fprintf(f, "rpc_garbage_args %llu\n", (unsigned long long)proto_counters.garbage_args);
+	fprintf(f, "rpc_rejects %llu\n", (unsigned long long)proto_counters.rpc_rejects);
+	fprintf(f, "rpc_auth_errors %llu\n", (unsigned long long)proto_counters.auth_errors);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		log_warn("cannot write %s: %s", path, strerror(errno));
+}
+
 static void dump_stats(struct daemon *d)
 {
 	char *buf = NULL;
@@ -79,6 +107,7 @@ static void before_sleep(struct loop *l, void *arg)
 	if (sig_stats) {
 		sig_stats = 0;
 		dump_stats(d);
+		write_stats_file(d);
 	}
 	if (sig_stop)
 		loop_stop(l);
@@ -157,20 +186,56 @@ static int write_pid_file(const char *path)
 	return 0;
 }
 
-/* Detaches: the parent exits 0 once the child is running. */
-static int daemonize(void)
-{
-	pid_t pid = fork();
-	int fd;
+/* Detaching happens before anything else is set up (LMDB must be opened in
+ * the process that uses it), but the command must still fail with the
+ * reason when start-up fails: the parent waits on a pipe for the child's
+ * verdict, an empty message meaning "serving". */
+static int ready_fd = -1;
 
+static int daemonize_early(void)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -errno;
+	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid > 0)
-		_exit(0);
+	if (pid > 0) {
+		char msg[1100];
+		ssize_t n, got = 0;
+
+		close(p[1]);
+		while (got < (ssize_t)sizeof(msg) - 1 &&
+		       (n = read(p[0], msg + got, sizeof(msg) - 1 - (size_t)got)) > 0)
+			got += n;
+		msg[got] = 0;
+		if (got > 0 && msg[0] == 0)
+			_exit(0); /* the child is serving */
+		fprintf(stderr, "cachefsd: %s\n", got > 0 ? msg : "start-up failed (see the log)");
+		_exit(1);
+	}
+	close(p[0]);
+	ready_fd = p[1];
 	if (setsid() < 0)
 		return -errno;
+	return 0;
+}
+
+/* The child is serving: release the parent, drop the terminal. */
+static void daemon_ready(void)
+{
+	int fd;
+
+	if (ready_fd < 0)
+		return;
+	if (write(ready_fd, "", 1) != 1)
+		log_warn("cannot tell the parent process: %s", strerror(errno));
+	close(ready_fd);
+	ready_fd = -1;
 	if (chdir("/") != 0)
-		return -errno;
+		log_warn("chdir /: %s", strerror(errno));
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0);
@@ -179,7 +244,18 @@ static int daemonize(void)
 		if (fd > 2)
 			close(fd);
 	}
-	return 0;
+}
+
+static void daemon_failed(const char *err)
+{
+	if (ready_fd >= 0) {
+		if (write(ready_fd, err, strlen(err)) < 0)
+			fprintf(stderr, "cachefsd: %s\n", err);
+		close(ready_fd);
+		ready_fd = -1;
+		return;
+	}
+	fprintf(stderr, "cachefsd: %s\n", err);
 }
 
 int main(int argc, char **argv)
@@ -226,6 +302,21 @@ int main(int argc, char **argv)
 	rc = prepare_cache_dir(d.cfg.cache_dir, err, sizeof(err));
 	if (rc)
 		goto fail;
+	{
+		/* the daemon runs in /: keep the cache dir absolute */
+		char *abs = realpath(d.cfg.cache_dir, NULL);
+		if (abs) {
+			free(d.cfg.cache_dir);
+			d.cfg.cache_dir = abs;
+		}
+	}
+	if (!d.cfg.foreground) {
+		rc = daemonize_early();
+		if (rc) {
+			snprintf(err, sizeof(err), "cannot daemonize: %s", strerror(-rc));
+			goto fail;
+		}
+	}
 	d.loop = loop_new();
 	if (d.loop == NULL) {
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
@@ -234,32 +325,27 @@ int main(int argc, char **argv)
 	rc = upstream_start(d.loop, &d.cfg, &d.up, err, sizeof(err));
 	if (rc)
 		goto fail;
-	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine);
-	if (rc) {
-		snprintf(err, sizeof(err), "cannot start the engine: %s", strerror(-rc));
+	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine, err, sizeof(err));
+	if (rc)
 		goto fail;
-	}
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
 	log_info("serving %s on %s (port %d), cache %s", engine_export_path(d.engine),
 		 d.cfg.listen, proto_port(d.srv), d.cfg.cache_dir);
 
-	if (!d.cfg.foreground) {
-		rc = daemonize();
-		if (rc) {
-			snprintf(err, sizeof(err), "cannot daemonize: %s", strerror(-rc));
-			goto fail;
-		}
-		log_init(1, d.cfg.log_level);
-	}
 	if (d.cfg.pid_file)
 		write_pid_file(d.cfg.pid_file);
+	if (!d.cfg.foreground) {
+		daemon_ready();
+		log_init(1, d.cfg.log_level);
+	}
 	loop_before_sleep(d.loop, before_sleep, &d);
 	loop_run(d.loop);
 
 	log_info("shutting down");
 	proto_shutdown(d.srv);
+	engine_stop(d.engine);
 	upstream_stop(d.up);
 	engine_free(d.engine);
 	loop_free(d.loop);
@@ -269,9 +355,10 @@ int main(int argc, char **argv)
 	return 0;
 
 fail:
-	fprintf(stderr, "cachefsd: %s\n", err);
+	daemon_failed(err);
 	if (d.srv)
 		proto_shutdown(d.srv);
+	engine_stop(d.engine);
 	if (d.up)
 		upstream_stop(d.up);
 	engine_free(d.engine);

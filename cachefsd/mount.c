@@ -196,7 +196,7 @@ static void walk_step(struct mnt_walk *w)
 
 	if (name == NULL || *name == 0) {
 		mounts_add(w->e, proto_req_peer(w->req), w->req->args.mntpath);
-		log_info("client %s mounted %s", proto_req_peer(w->req), w->req->args.mntpath);
+		log_debug("client %s mounted %s", proto_req_peer(w->req), w->req->args.mntpath);
 		reply_mnt(w->req, MNT3_OK, w->fh, w->fh_len);
 		walk_free(w);
 		return;
@@ -244,7 +244,7 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 	}
 	if (strcmp(path, e->export_path) == 0) {
 		mounts_add(e, proto_req_peer(req), path);
-		log_info("client %s mounted %s", proto_req_peer(req), path);
+		log_debug("client %s mounted %s", proto_req_peer(req), path);
 		reply_mnt(req, MNT3_OK, ui->root_fh, ui->root_fh_len);
 		return;
 	}

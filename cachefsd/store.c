@@ -195,6 +195,8 @@ int store_txn_commit(struct store *s)
 	rc = mdb_txn_commit(s->wtxn);
 	s->wtxn = NULL; /* freed even when the commit failed */
 	if (rc) {
+		if (rc == ENOSPC || rc == EIO || rc == EDQUOT)
+			s->disk_full = 1; /* lmdb returns the write's errno */
 		rollback(s);
 		log_err("cache index: commit failed: %s; this pass's changes are lost",
 		        mdb_strerror(rc));

@@ -6,7 +6,9 @@
 #include "store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -19,6 +21,8 @@ static double pct(uint64_t avail, uint64_t total)
 		return 100.0;
 	return 100.0 * (double)avail / (double)total;
 }
+
+static void update_fill(struct store *s, double b, double f);
 
 int store_fs_read(struct store *s, struct statvfs *st)
 {
@@ -33,7 +37,58 @@ int store_fs_read(struct store *s, struct statvfs *st)
 		return rc;
 	s->free_blocks_pct = (int)pct(st->f_bavail, st->f_blocks);
 	s->free_files_pct = (int)pct(st->f_favail, st->f_files);
+	{
+		uint64_t unit = st->f_frsize ? st->f_frsize : st->f_bsize;
+		s->fs_avail = (uint64_t)st->f_bavail * unit;
+		s->fs_total = (uint64_t)st->f_blocks * unit;
+		s->fs_reserved = 0;
+	}
 	return 0;
+}
+
+/* Fills are fast and the statvfs reading is taken once a second: between
+ * readings every byte a fill is about to write is subtracted from the last
+ * reading, so a fast reader cannot run the cache filesystem full. */
+int store_reserve(struct store *s, uint64_t bytes)
+{
+	double b;
+
+	if (s == NULL || s->broken || s->fill_stopped)
+		return -ENOSPC;
+	if (s->fs_total == 0)
+		return 0; /* no reading yet */
+	s->fs_reserved += bytes;
+	b = s->fs_avail > s->fs_reserved
+		    ? pct(s->fs_avail - s->fs_reserved + s->txq_bytes, s->fs_total)
+		    : 0.0;
+	if (b < s->bcull)
+		s->cull_wanted = 1;
+	if (b < s->bstop) {
+		update_fill(s, b, 100.0);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int store_cull_wanted(const struct store *s)
+{
+	return s && (s->cull_wanted || s->disk_full);
+}
+
+/* The cache filesystem is full: LMDB cannot commit (copy-on-write needs
+ * free pages) and evictions only free space after their commit. So the data
+ * files of the objects evicted in this transaction are removed now, before
+ * the commit: if the commit then fails, the index points at missing files,
+ * which a read treats like a checksum failure (refetch). */
+static void unlink_now(struct store *s)
+{
+	char path[64];
+
+	for (size_t i = 0; i < s->txq_len; i++) {
+		store_data_path(path, sizeof(path), s->txq[i].data_id);
+		if (unlinkat(s->dirfd, path, 0) != 0 && errno != ENOENT)
+			log_warn("cache %s: unlink %s: %s", s->dir, path, strerror(errno));
+	}
 }
 
 /* Free space once the queued unlinks are done: ext4 shows freed space only
@@ -80,6 +135,8 @@ static int cull_start(const struct store *s, double b, double f, char *why, size
 		snprintf(why, len, "%d%% free files, below fcull %d%%", (int)f, s->fcull);
 	else if (s->index_full)
 		snprintf(why, len, "the index is full");
+	else if (s->disk_full)
+		snprintf(why, len, "the cache filesystem is full");
 	else
 		return 0;
 	return 1;
@@ -101,6 +158,7 @@ int store_cull_step(struct store *s, int max)
 
 	if (s == NULL || s->broken)
 		return 0;
+	s->cull_wanted = 0;
 	have = store_fs_read(s, &st) == 0;
 	if (have)
 		update_fill(s, pct(st.f_bavail, st.f_blocks), pct(st.f_favail, st.f_files));
@@ -112,13 +170,20 @@ int store_cull_step(struct store *s, int max)
 		if (!cull_start(s, b, f, why, sizeof(why)))
 			return 0;
 		s->culling = 1;
-		/* Trimming to cache_size is routine; a filling disk is news. */
-		log_msg(s->cache_size && s->tot.bytes > s->cache_size ? CFS_LOG_DEBUG
-		                                                      : CFS_LOG_INFO,
-		        "cache culling: %s", why);
+		/* Trimming to cache_size is routine; a filling disk is news,
+		 * once a minute. */
+		int news = !(s->cache_size && s->tot.bytes > s->cache_size) &&
+			   store_now(s) >= s->cull_logged + 60;
+		if (news)
+			s->cull_logged = store_now(s);
+		log_msg(news ? CFS_LOG_INFO : CFS_LOG_DEBUG, "cache culling: %s", why);
+	}
+	if (s->disk_full && !s->fill_stopped) {
+		s->fill_stopped = 1;
+		log_warn("cache filesystem is full: filling stopped, reads pass through");
 	}
 	for (int tries = 0; n < max && tries < 2 * max + 16; tries++) {
-		if (!s->index_full && cull_done(s, b, f))
+		if (!s->index_full && !s->disk_full && cull_done(s, b, f))
 			break;
 		rc = store_evict_oldest(s, &freed);
 		if (rc < 0)
@@ -126,6 +191,13 @@ int store_cull_step(struct store *s, int max)
 		n += rc;
 		if (have)
 			estimate(s, &st, &b, &f);
+	}
+	if (s->disk_full && n > 0) {
+		unlink_now(s);
+		if (store_txn_commit(s) == 0) {
+			s->disk_full = 0;
+			log_info("cache filesystem full: %d objects evicted to make room", n);
+		}
 	}
 	if (s->index_full && n > 0) {
 		/* LMDB reuses pages freed by a transaction only from the second

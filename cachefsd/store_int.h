@@ -207,6 +207,12 @@ struct store {
 	uint64_t map_size;
 
 	int free_blocks_pct, free_files_pct;
+	/* bytes of the cache filesystem at the last reading, and what was
+	 * reserved for fills since (store_reserve) */
+	uint64_t fs_avail, fs_total, fs_reserved;
+	int cull_wanted; /* a reservation crossed bcull: cull before sleeping */
+	uint64_t cull_logged; /* unix seconds of the last "culling" info line */
+	int disk_full;	 /* a commit failed for lack of disk space */
 
 	uint64_t test_now;
 	store_statvfs_fn statvfs_fn;

@@ -29,6 +29,10 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
+/* Calls in flight per connection: beyond this they wait in our queue, where
+ * calls of clients that went away are dropped before costing the upstream
+ * anything, and new clients are not stuck behind a deep backlog in libnfs. */
+#define INFLIGHT_PER_CONN 64
 
 enum uc_state { UC_DOWN, UC_CONNECTING, UC_UP };
 
@@ -54,6 +58,7 @@ struct up_call {
 	void *args;
 	struct cfs_cred cred;
 	upstream_cb cb;
+	upstream_alive_fn alive;
 	void *priv;
 	struct up_conn *uc; /* while sent */
 	uint64_t t_first_ms;
@@ -264,7 +269,7 @@ static void uc_fail(struct up_conn *uc, const char *why)
 		up->ctr.conns_up--;
 	uc->state = UC_DOWN;
 	if (up->ctr.conns_up == 0)
-		log_lost(up, why);
+		log_lost(up, why ? why : "closed by the server");
 	else
 		log_debug("upstream connection %d lost: %s", uc->idx, why ? why : "?");
 	if (uc->fd >= 0) {
@@ -428,6 +433,8 @@ static struct up_conn *pick_conn(struct upstream *up, const struct cfs_cred *cre
 {
 	struct up_conn *best = NULL;
 
+	if (up->ctr.inflight >= INFLIGHT_PER_CONN * up->ctr.conns_up)
+		return NULL;
 	/* Prefer an idle-enough connection that already carries this
 	 * credential (no AUTH swap), else the least loaded one. */
 	for (int i = 0; i < up->nconns; i++) {
@@ -495,6 +502,7 @@ static int call_send(struct upstream *up, struct up_call *c)
 		return -EINVAL;
 	}
 	c->uc = uc;
+	up->ctr.inflight++;
 	c->t_sent_us = loop_clock_us();
 	c->iprev = NULL;
 	c->inext = up->inflight;
@@ -525,6 +533,7 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 	c->uc = NULL;
 	if (uc)
 		uc->inflight--;
+	up->ctr.inflight--;
 	if (c->iprev)
 		c->iprev->inext = c->inext;
 	else if (up->inflight == c)
@@ -569,6 +578,9 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 	}
 	c->cb(rc, rc == 0 ? data : NULL, c->priv);
 	call_free(c);
+	/* a slot is free */
+	if (up->wait_head && !up->stopping)
+		flush_waiting(up);
 }
 
 static void flush_waiting(struct upstream *up)
@@ -581,6 +593,21 @@ static void flush_waiting(struct upstream *up)
 		struct up_call *c = wait_pop(up);
 		if (c == NULL)
 			break;
+		if (c->alive && !c->alive(c->priv)) {
+			up->ctr.cancelled++;
+			c->cb(-ECANCELED, NULL, c->priv);
+			call_free(c);
+			continue;
+		}
+		if (pick_conn(up, &c->cred) == NULL) {
+			/* no slot: keep the order */
+			c->next = up->wait_head;
+			up->wait_head = c;
+			if (up->wait_tail == NULL)
+				up->wait_tail = c;
+			up->ctr.waiting++;
+			break;
+		}
 		if (call_send(up, c) != 0) {
 			c->cb(-EPROTO, NULL, c->priv);
 			call_free(c);
@@ -590,6 +617,13 @@ static void flush_waiting(struct upstream *up)
 
 int upstream_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 		  upstream_cb cb, void *priv)
+{
+	return upstream_call_for(up, proc, args, cred, cb, NULL, priv);
+}
+
+int upstream_call_for(struct upstream *up, uint32_t proc, void *args,
+		      const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
+		      void *priv)
 {
 	struct up_call *c;
 	int rc;
@@ -605,8 +639,14 @@ int upstream_call(struct upstream *up, uint32_t proc, void *args, const struct c
 	c->args = args;
 	c->cred = *cred;
 	c->cb = cb;
+	c->alive = alive;
 	c->priv = priv;
 	c->t_first_ms = loop_now(up->loop);
+	if (up->wait_head) {
+		/* others wait already: no overtaking */
+		wait_push(up, c, 0);
+		return 0;
+	}
 	rc = call_send(up, c);
 	if (rc) {
 		call_free(c);

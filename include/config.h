@@ -27,10 +27,20 @@ struct cfs_config {
 	int soft;
 	int log_level;
 	char *pid_file;
+	char *stats_file; /* NULL: <cache_dir>/stats */
 	int client_max_inflight;
 	char *allow;
 	struct cfs_cidr allow_list[CFS_MAX_ALLOW];
 	int nallow;
+	/* the data cache */
+	uint64_t chunk_size;
+	uint64_t inline_max;
+	uint64_t cache_size; /* 0: only the free-space thresholds */
+	int brun, bcull, bstop;
+	int frun, fcull, fstop;
+	uint64_t readahead; /* bytes ahead of a sequential reader; 0: off */
+	int io_threads;
+	uint64_t memory_cache; /* recently verified chunks kept in memory */
 	char *config_file; /* flag only */
 };
 

@@ -164,6 +164,13 @@ uint64_t store_checksum(const void *buf, size_t len);
 int store_cull_step(struct store *s, int max);
 /* 0 while filling is stopped (bstop/fstop reached, until brun/frun). */
 int store_fill_allowed(const struct store *s);
+/* Before writing bytes of a fill: subtracts them from the free space of the
+ * last filesystem reading. Returns 0, or -ENOSPC when that would cross bstop
+ * (filling stops; the caller does not store). */
+int store_reserve(struct store *s, uint64_t bytes);
+/* 1 when a reservation crossed bcull or a commit found the disk full: call
+ * store_cull_step() before sleeping. */
+int store_cull_wanted(const struct store *s);
 
 void store_get_stats(const struct store *s, struct store_stats *out);
 uint64_t store_checksum_failures(const struct store *s);

@@ -41,9 +41,11 @@ struct upstream_counters {
 	uint64_t reconnects;
 	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
 	uint64_t timeouts;
+	uint64_t cancelled; /* waiting calls dropped: their client went away */
 	int conns_up;
 	int conns_total;
-	int waiting; /* calls waiting for a connection */
+	int waiting;  /* calls waiting for a connection or a slot */
+	int inflight; /* calls sent and not answered */
 };
 
 /* status 0: res is the decoded result of proc (e.g. READ3res *), valid only
@@ -51,6 +53,10 @@ struct upstream_counters {
  * -EACCES: it rejected the credential; -ETIMEDOUT: soft mode gave up;
  * -ECANCELED: shutting down. res is NULL unless status is 0. */
 typedef void (*upstream_cb)(int status, void *res, void *priv);
+/* Asked before a waiting call is sent: 0 means nobody wants the answer any
+ * more (the client went away); the call then completes with -ECANCELED
+ * without being sent. */
+typedef int (*upstream_alive_fn)(void *priv);
 
 /* Connects and mounts the export, driving the loop until done or until
  * cfg->upstream_timeout passes. Returns 0 or -errno with err. */
@@ -64,6 +70,11 @@ void upstream_stop(struct upstream *up);
  * callback follows, never from inside this call) or -errno (none). */
 int upstream_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 		  upstream_cb cb, void *priv);
+/* The same, for a call made on behalf of one client: alive (may be NULL) is
+ * asked before a call that had to wait is sent. */
+int upstream_call_for(struct upstream *up, uint32_t proc, void *args,
+		      const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
+		      void *priv);
 
 const struct upstream_info *upstream_info(const struct upstream *up);
 const struct upstream_counters *upstream_counters(const struct upstream *up);

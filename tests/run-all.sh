@@ -57,7 +57,8 @@ fi
 if [ $mode != unit ]; then
 	for t in tests/integ/*.sh; do
 		[ -n "$FILTER" ] && [[ $t != *$FILTER* ]] && continue
-		run_one "integ/$(basename "$t" .sh)" timeout --foreground -k 10 900 "$t"
+		# not --foreground: on timeout the whole group (qemu too) is stopped
+		run_one "integ/$(basename "$t" .sh)" timeout -k 10 900 "$t"
 	done
 fi
 

@@ -16,6 +16,7 @@ H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 H_BUILD=${H_BUILD:-$H_ROOT/build}
 H_PIDS=()
 H_NAMES=()
+H_MOUNTS=()
 H_FAILED=0
 
 h_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -76,6 +77,9 @@ h_cleanup()
 	for ((i = ${#H_PIDS[@]} - 1; i >= 0; i--)); do
 		[ -n "${H_PIDS[i]}" ] && h_stop_pid "${H_PIDS[i]}" 10
 	done
+	for m in "${H_MOUNTS[@]}"; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
 	# a sanitizer build reports at exit: any report fails the test
 	for f in "$H_TMP"/*-cachefsd.log; do
 		[ -f "$f" ] || continue
@@ -89,7 +93,10 @@ h_cleanup()
 		for f in "$H_TMP"/*.log; do
 			[ -f "$f" ] || continue
 			echo "---- tail of $f ----" >&2
-			tail -n 30 "$f" >&2
+			case "$f" in
+			*ganesha.log) grep -v ' :EVENT :' "$f" | tail -n 8 >&2 ;;
+			*) tail -n 30 "$f" >&2 ;;
+			esac
 		done
 	fi
 	if [ -n "${H_TMP:-}" ] && [ -z "${H_KEEP:-}" ]; then
@@ -98,16 +105,16 @@ h_cleanup()
 	exit "$rc"
 }
 
-# h_free_port: print a TCP port nothing listens on (loopback).
+# h_free_port: print a TCP port nothing listens on (loopback). Ports handed
+# out in this run are remembered in a file (callers use $(...), a subshell).
 h_free_port()
 {
-	local p
+	local p used=${H_TMP:-/tmp}/.ports
 	for ((;;)); do
 		p=$((20000 + RANDOM % 20000))
-		if ! ss -Hltn "sport = :$p" | grep -q .; then
-			# keep ports handed out in this run distinct
-			case " ${H_USED_PORTS:-} " in *" $p "*) continue ;; esac
-			H_USED_PORTS="${H_USED_PORTS:-} $p"
+		# any state (TIME_WAIT too) can keep a port from being bound
+		if ! ss -Htan "sport = :$p" | grep -q . && ! grep -qx "$p" "$used" 2>/dev/null; then
+			echo "$p" >>"$used"
 			echo "$p"
 			return
 		fi
@@ -234,7 +241,7 @@ h_start_cachefsd()
 	[ -n "$cache" ] || cache=$H_TMP/$name-cache
 	log=$H_TMP/$name-cachefsd.log
 	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
-		--cache-dir "$cache" "$@" >>"$log" 2>&1 &
+		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" "$@" >>"$log" 2>&1 &
 	local pid=$!
 	h_track "cachefsd-$name" "$pid"
 	printf -v "H_PORT_$name" '%s' "$port"
@@ -271,6 +278,40 @@ h_md5() { md5sum <"$1" | cut -d' ' -f1; }
 h_mkdata()
 {
 	local seed=${3:-1}
-	openssl enc -aes-128-ctr -nosalt -pass "pass:$seed" </dev/zero 2>/dev/null |
-		head -c $(($2 * 1024)) >"$1"
+	(
+		set +o pipefail # openssl dies of SIGPIPE when head has enough
+		openssl enc -aes-128-ctr -nosalt -pass "pass:$seed" </dev/zero 2>/dev/null |
+			head -c $(($2 * 1024)) >"$1"
+	)
+}
+
+# h_stats NAME: every counter of cachefsd NAME as "name value" lines, fresh
+# (SIGUSR1 makes it write <cache_dir>/stats).
+h_stats()
+{
+	local pidv="H_PID_$1" f old new i
+	f=$H_TMP/$1.stats
+	old=$(awk '$1=="seq"{print $2}' "$f" 2>/dev/null)
+	kill -USR1 "${!pidv}" || h_fail "cachefsd $1 is not running"
+	for ((i = 0; i < 100; i++)); do
+		new=$(awk '$1=="seq"{print $2}' "$f" 2>/dev/null)
+		[ -n "$new" ] && [ "$new" != "$old" ] && break
+		sleep 0.05
+	done
+	[ -n "$new" ] && [ "$new" != "$old" ] || h_fail "cachefsd $1 wrote no stats"
+	cat "$f"
+}
+
+# h_stat NAME KEY: one counter
+h_stat()
+{
+	h_stats "$1" | awk -v k="$2" '$1==k{print $2; found=1} END{if(!found) print "MISSING"}'
+}
+
+# h_mount_tmpfs DIR SIZE: a small filesystem, unmounted at cleanup.
+h_mount_tmpfs()
+{
+	mkdir -p "$1"
+	mount -t tmpfs -o "size=$2" tmpfs "$1" || return 1
+	H_MOUNTS+=("$1")
 }

@@ -1,0 +1,384 @@
+#include "cobj.h"
+#include "log.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define MAX_ACCESS_PER_OBJ 16
+
+struct cobj_table {
+	struct cobj **buckets;
+	uint32_t nbuckets; /* power of two */
+	uint32_t count;
+	uint32_t max_objects;
+	struct cobj *lru_head, *lru_tail; /* head: most recently used */
+	uint64_t mem_used, mem_cap;
+	struct chunk *mhead, *mtail; /* READY chunks, head: most recent */
+};
+
+static void lru_unlink(struct cobj_table *t, struct cobj *o)
+{
+	if (o->lprev)
+		o->lprev->lnext = o->lnext;
+	else
+		t->lru_head = o->lnext;
+	if (o->lnext)
+		o->lnext->lprev = o->lprev;
+	else
+		t->lru_tail = o->lprev;
+	o->lprev = o->lnext = NULL;
+}
+
+static void lru_push(struct cobj_table *t, struct cobj *o)
+{
+	o->lprev = NULL;
+	o->lnext = t->lru_head;
+	if (t->lru_head)
+		t->lru_head->lprev = o;
+	t->lru_head = o;
+	if (t->lru_tail == NULL)
+		t->lru_tail = o;
+}
+
+struct cobj_table *cobj_table_new(uint64_t memory_cap, uint32_t max_objects)
+{
+	struct cobj_table *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->nbuckets = 1024;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	if (t->buckets == NULL) {
+		free(t);
+		return NULL;
+	}
+	t->mem_cap = memory_cap;
+	t->max_objects = max_objects;
+	return t;
+}
+
+static void obj_free(struct cobj *o)
+{
+	cobj_access_clear(o);
+	free(o);
+}
+
+static void unhash(struct cobj_table *t, struct cobj *o)
+{
+	struct cobj **pp = &t->buckets[o->hash & (t->nbuckets - 1)];
+
+	while (*pp != o)
+		pp = &(*pp)->hnext;
+	*pp = o->hnext;
+	t->count--;
+}
+
+void cobj_table_free(struct cobj_table *t)
+{
+	if (t == NULL)
+		return;
+	for (uint32_t i = 0; i < t->nbuckets; i++) {
+		struct cobj *o = t->buckets[i];
+		while (o) {
+			struct cobj *n = o->hnext;
+			while (o->chunks) {
+				struct chunk *c = o->chunks;
+				o->chunks = c->next;
+				free(c->buf);
+				free(c);
+			}
+			obj_free(o);
+			o = n;
+		}
+	}
+	free(t->buckets);
+	free(t);
+}
+
+static void grow(struct cobj_table *t)
+{
+	uint32_t n = t->nbuckets * 2;
+	struct cobj **b = calloc(n, sizeof(*b));
+
+	if (b == NULL)
+		return;
+	for (uint32_t i = 0; i < t->nbuckets; i++) {
+		struct cobj *o = t->buckets[i];
+		while (o) {
+			struct cobj *next = o->hnext;
+			o->hnext = b[o->hash & (n - 1)];
+			b[o->hash & (n - 1)] = o;
+			o = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+/* Forgets idle entries beyond the limit, least recently used first. */
+static void trim(struct cobj_table *t)
+{
+	struct cobj *o = t->lru_tail;
+
+	while (t->count > t->max_objects && o) {
+		struct cobj *prev = o->lprev;
+		if (o->refs == 0 && o->chunks == NULL) {
+			lru_unlink(t, o);
+			unhash(t, o);
+			obj_free(o);
+		}
+		o = prev;
+	}
+}
+
+struct cobj *cobj_find(struct cobj_table *t, const void *fh, uint32_t fhlen)
+{
+	uint32_t h;
+
+	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
+		return NULL;
+	h = (uint32_t)XXH3_64bits(fh, fhlen);
+	for (struct cobj *o = t->buckets[h & (t->nbuckets - 1)]; o; o = o->hnext)
+		if (o->hash == h && o->fhlen == fhlen && memcmp(o->fh, fh, fhlen) == 0)
+			return o;
+	return NULL;
+}
+
+struct cobj *cobj_get(struct cobj_table *t, const void *fh, uint32_t fhlen)
+{
+	struct cobj *o = cobj_find(t, fh, fhlen);
+
+	if (o == NULL) {
+		if (fhlen == 0 || fhlen > NFS3_FHSIZE)
+			return NULL;
+		o = calloc(1, sizeof(*o));
+		if (o == NULL)
+			return NULL;
+		memcpy(o->fh, fh, fhlen);
+		o->fhlen = fhlen;
+		o->hash = (uint32_t)XXH3_64bits(fh, fhlen);
+		if (t->count >= t->nbuckets)
+			grow(t);
+		o->hnext = t->buckets[o->hash & (t->nbuckets - 1)];
+		t->buckets[o->hash & (t->nbuckets - 1)] = o;
+		t->count++;
+		lru_push(t, o);
+		o->refs++;
+		trim(t);
+		return o;
+	}
+	lru_unlink(t, o);
+	lru_push(t, o);
+	o->refs++;
+	return o;
+}
+
+void cobj_put(struct cobj_table *t, struct cobj *o)
+{
+	(void)t;
+	assert(o->refs > 0);
+	o->refs--;
+}
+
+struct chunk *chunk_find(struct cobj *o, uint32_t idx)
+{
+	for (struct chunk *c = o->chunks; c; c = c->next)
+		if (c->idx == idx)
+			return c;
+	return NULL;
+}
+
+struct chunk *chunk_new(struct cobj_table *t, struct cobj *o, uint32_t idx, enum chunk_state st)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+
+	(void)t;
+	if (c == NULL)
+		return NULL;
+	c->obj = o;
+	c->idx = idx;
+	c->state = st;
+	c->next = o->chunks;
+	o->chunks = c;
+	o->refs++; /* the chunk pins its object */
+	return c;
+}
+
+static void mlru_unlink(struct cobj_table *t, struct chunk *c)
+{
+	if (c->mprev)
+		c->mprev->mnext = c->mnext;
+	else if (t->mhead == c)
+		t->mhead = c->mnext;
+	else
+		return; /* not on the list */
+	if (c->mnext)
+		c->mnext->mprev = c->mprev;
+	else
+		t->mtail = c->mprev;
+	c->mprev = c->mnext = NULL;
+	t->mem_used -= c->len;
+}
+
+static void chunk_free(struct cobj_table *t, struct chunk *c)
+{
+	struct cobj *o = c->obj;
+
+	assert(c->waiters == NULL);
+	free(c->buf);
+	free(c);
+	cobj_put(t, o);
+}
+
+void chunk_remove(struct cobj_table *t, struct chunk *c)
+{
+	struct cobj *o = c->obj;
+	struct chunk **pp = &o->chunks;
+
+	while (*pp && *pp != c)
+		pp = &(*pp)->next;
+	if (*pp == NULL)
+		return; /* already removed */
+	*pp = c->next;
+	c->next = NULL;
+	mlru_unlink(t, c);
+	c->idx = UINT32_MAX; /* detached: owners see it is gone */
+	if (c->refs == 0)
+		chunk_free(t, c);
+}
+
+void chunk_hold(struct chunk *c)
+{
+	c->refs++;
+}
+
+static int chunk_attached(const struct chunk *c)
+{
+	for (struct chunk *x = c->obj->chunks; x; x = x->next)
+		if (x == c)
+			return 1;
+	return 0;
+}
+
+void chunk_release(struct cobj_table *t, struct chunk *c)
+{
+	assert(c->refs > 0);
+	if (--c->refs == 0 && !chunk_attached(c))
+		chunk_free(t, c);
+}
+
+void chunk_ready(struct cobj_table *t, struct chunk *c)
+{
+	c->state = CH_READY;
+	c->mprev = NULL;
+	c->mnext = t->mhead;
+	if (t->mhead)
+		t->mhead->mprev = c;
+	t->mhead = c;
+	if (t->mtail == NULL)
+		t->mtail = c;
+	t->mem_used += c->len;
+	/* evict least recently used READY chunks beyond the cap */
+	while (t->mem_used > t->mem_cap && t->mtail && t->mtail != c) {
+		struct chunk *old = t->mtail;
+		chunk_remove(t, old);
+	}
+}
+
+void chunk_touch(struct cobj_table *t, struct chunk *c)
+{
+	if (c->state != CH_READY || t->mhead == c)
+		return;
+	uint32_t len = c->len;
+	mlru_unlink(t, c);
+	c->len = len;
+	c->mprev = NULL;
+	c->mnext = t->mhead;
+	if (t->mhead)
+		t->mhead->mprev = c;
+	t->mhead = c;
+	if (t->mtail == NULL)
+		t->mtail = c;
+	t->mem_used += c->len;
+}
+
+void cobj_drop_chunks(struct cobj_table *t, struct cobj *o)
+{
+	struct chunk *c = o->chunks;
+
+	while (c) {
+		struct chunk *n = c->next;
+		if (c->state == CH_READY)
+			chunk_remove(t, c);
+		c = n;
+	}
+}
+
+struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred)
+{
+	for (struct access_ent *a = o->access; a; a = a->next)
+		if (cfs_cred_equal(&a->cred, cred))
+			return a;
+	return NULL;
+}
+
+void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
+		     const fattr3 *attrs, uint64_t now_ms)
+{
+	struct access_ent *a = cobj_access_find(o, cred);
+
+	if (a == NULL) {
+		if (o->naccess >= MAX_ACCESS_PER_OBJ) {
+			/* forget the oldest evidence */
+			struct access_ent **pp = &o->access, **oldest = pp;
+			for (; *pp; pp = &(*pp)->next)
+				if ((*pp)->when_ms < (*oldest)->when_ms)
+					oldest = pp;
+			a = *oldest;
+			*oldest = a->next;
+			free(a);
+			o->naccess--;
+		}
+		a = calloc(1, sizeof(*a));
+		if (a == NULL)
+			return;
+		a->cred = *cred;
+		a->next = o->access;
+		o->access = a;
+		o->naccess++;
+	} else if (a->ctime_s == attrs->ctime.seconds && a->ctime_ns == attrs->ctime.nseconds) {
+		/* same attributes: merge what was learned */
+		a->bits = (a->bits & ~asked) | (bits & asked);
+		a->asked |= asked;
+		a->when_ms = now_ms;
+		return;
+	}
+	a->asked = asked;
+	a->bits = bits & asked;
+	a->ctime_s = attrs->ctime.seconds;
+	a->ctime_ns = attrs->ctime.nseconds;
+	a->when_ms = now_ms;
+}
+
+void cobj_access_clear(struct cobj *o)
+{
+	while (o->access) {
+		struct access_ent *a = o->access;
+		o->access = a->next;
+		free(a);
+	}
+	o->naccess = 0;
+}
+
+uint64_t cobj_memory_used(const struct cobj_table *t)
+{
+	return t->mem_used;
+}
+
+uint32_t cobj_count(const struct cobj_table *t)
+{
+	return t->count;
+}

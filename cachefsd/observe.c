@@ -1,0 +1,273 @@
+/* Coherence: every upstream reply that carries attributes of a handle
+ * (post-op attributes, wcc data, GETATTR, LOOKUP, READDIRPLUS entries)
+ * updates the freshest known attributes of that handle; when they differ
+ * from the snapshot the cached data was stored under, the data is dropped
+ * before any later READ is answered. ACCESS replies and successful READs
+ * also record what the caller may do (the evidence a READ from the cache
+ * needs). */
+#include "engine_int.h"
+#include "log.h"
+#include "proto.h"
+
+#include <string.h>
+
+void engine_drop_data(struct engine *e, struct cobj *o, const char *why)
+{
+	struct store_obj rec;
+
+	cobj_drop_chunks(e->objs, o);
+	o->ra_next = 0;
+	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) != 0)
+		return;
+	if (rec.cached_bytes == 0 && !(rec.flags & STORE_OBJ_INLINE))
+		return; /* no data to drop */
+	if (store_obj_drop(e->store, o->fh, o->fhlen, 0) == 0) {
+		e->ctr.data_drops++;
+		log_debug("dropped cached data of a file: %s", why);
+	}
+}
+
+void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
+{
+	struct cobj *o;
+	struct store_obj rec;
+	struct store_snap now;
+
+	if (fh->data.data_len == 0 || fh->data.data_len > NFS3_FHSIZE)
+		return;
+	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	if (o == NULL)
+		return;
+	if (o->have_attrs && o->attrs.ctime.seconds == attrs->ctime.seconds &&
+	    o->attrs.ctime.nseconds == attrs->ctime.nseconds &&
+	    o->attrs.mtime.seconds == attrs->mtime.seconds &&
+	    o->attrs.mtime.nseconds == attrs->mtime.nseconds && o->attrs.size == attrs->size) {
+		/* nothing that matters changed: no store lookup */
+		o->attrs = *attrs;
+		o->attrs_ms = loop_now(e->loop);
+		cobj_put(e->objs, o);
+		return;
+	}
+	if (o->have_attrs && (o->attrs.ctime.seconds != attrs->ctime.seconds ||
+			      o->attrs.ctime.nseconds != attrs->ctime.nseconds))
+		cobj_access_clear(o); /* mode, owner or ACL may have changed */
+	o->attrs = *attrs;
+	o->have_attrs = 1;
+	o->attrs_ms = loop_now(e->loop);
+	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0) {
+		store_snap_of(attrs, &now);
+		if (!store_snap_equal(&now, &rec.snap))
+			engine_drop_data(e, o, "attributes changed upstream");
+	}
+	cobj_put(e->objs, o);
+}
+
+void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa)
+{
+	if (pa->attributes_follow)
+		engine_observe_attrs(e, fh, &pa->post_op_attr_u.attributes);
+}
+
+static void observe_wcc(struct engine *e, const nfs_fh3 *fh, const wcc_data *w)
+{
+	engine_observe_post(e, fh, &w->after);
+}
+
+static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3res *r)
+{
+	const nfs_fh3 *fh = &req->args.access.object;
+	const post_op_attr *pa = r->status == NFS3_OK ? &r->ACCESS3res_u.resok.obj_attributes
+						      : &r->ACCESS3res_u.resfail.obj_attributes;
+	struct cobj *o;
+
+	engine_observe_post(e, fh, pa);
+	if (r->status != NFS3_OK || !pa->attributes_follow)
+		return;
+	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	if (o == NULL)
+		return;
+	cobj_access_set(o, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
+			&pa->post_op_attr_u.attributes, loop_now(e->loop));
+	cobj_put(e->objs, o);
+}
+
+static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *r)
+{
+	const nfs_fh3 *fh = &req->args.read.file;
+	const post_op_attr *pa = r->status == NFS3_OK ? &r->READ3res_u.resok.file_attributes
+						      : &r->READ3res_u.resfail.file_attributes;
+	struct cobj *o;
+
+	engine_observe_post(e, fh, pa);
+	if (!pa->attributes_follow || (r->status != NFS3_OK && r->status != NFS3ERR_ACCES))
+		return;
+	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	if (o == NULL)
+		return;
+	/* the upstream just let this caller read (or refused it) */
+	cobj_access_set(o, &req->cred, ACCESS3_READ, r->status == NFS3_OK ? ACCESS3_READ : 0,
+			&pa->post_op_attr_u.attributes, loop_now(e->loop));
+	cobj_put(e->objs, o);
+}
+
+static void observe_new_object(struct engine *e, const post_op_fh3 *fh, const post_op_attr *pa)
+{
+	if (fh->handle_follows)
+		engine_observe_post(e, &fh->post_op_fh3_u.handle, pa);
+}
+
+static void observe_readdirplus(struct engine *e, struct cfs_req *req, const READDIRPLUS3res *r)
+{
+	if (r->status != NFS3_OK) {
+		engine_observe_post(e, &req->args.readdirplus.dir,
+				    &r->READDIRPLUS3res_u.resfail.dir_attributes);
+		return;
+	}
+	engine_observe_post(e, &req->args.readdirplus.dir,
+			    &r->READDIRPLUS3res_u.resok.dir_attributes);
+	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
+	while (next) {
+		/* libnfs places entries at 4-byte aligned addresses: copy out */
+		entryplus3 ent;
+		memcpy(&ent, next, sizeof(ent));
+		if (ent.name_handle.handle_follows)
+			engine_observe_post(e, &ent.name_handle.post_op_fh3_u.handle,
+					    &ent.name_attributes);
+		next = ent.nextentry;
+	}
+}
+
+void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
+{
+	union nfs3_res *r = res;
+	union cfs_args *a = &req->args;
+	int ok = r->status == NFS3_OK;
+
+	switch (req->proc) {
+	case NFS3_GETATTR:
+		if (ok)
+			engine_observe_attrs(e, &a->getattr.object,
+					     &r->getattr.GETATTR3res_u.resok.obj_attributes);
+		break;
+	case NFS3_SETATTR:
+		observe_wcc(e, &a->setattr.object,
+			    ok ? &r->setattr.SETATTR3res_u.resok.obj_wcc
+			       : &r->setattr.SETATTR3res_u.resfail.obj_wcc);
+		break;
+	case NFS3_LOOKUP:
+		if (ok) {
+			engine_observe_post(e, &r->lookup.LOOKUP3res_u.resok.object,
+					    &r->lookup.LOOKUP3res_u.resok.obj_attributes);
+			engine_observe_post(e, &a->lookup.what.dir,
+					    &r->lookup.LOOKUP3res_u.resok.dir_attributes);
+		} else {
+			engine_observe_post(e, &a->lookup.what.dir,
+					    &r->lookup.LOOKUP3res_u.resfail.dir_attributes);
+		}
+		break;
+	case NFS3_ACCESS:
+		observe_access(e, req, &r->access);
+		break;
+	case NFS3_READLINK:
+		engine_observe_post(e, &a->readlink.symlink,
+				    ok ? &r->readlink.READLINK3res_u.resok.symlink_attributes
+				       : &r->readlink.READLINK3res_u.resfail.symlink_attributes);
+		break;
+	case NFS3_READ:
+		observe_read(e, req, &r->read);
+		break;
+	case NFS3_WRITE:
+		observe_wcc(e, &a->write.file,
+			    ok ? &r->write.WRITE3res_u.resok.file_wcc
+			       : &r->write.WRITE3res_u.resfail.file_wcc);
+		break;
+	case NFS3_CREATE:
+		if (ok)
+			observe_new_object(e, &r->create.CREATE3res_u.resok.obj,
+					   &r->create.CREATE3res_u.resok.obj_attributes);
+		observe_wcc(e, &a->create.where.dir,
+			    ok ? &r->create.CREATE3res_u.resok.dir_wcc
+			       : &r->create.CREATE3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_MKDIR:
+		if (ok)
+			observe_new_object(e, &r->mkdir.MKDIR3res_u.resok.obj,
+					   &r->mkdir.MKDIR3res_u.resok.obj_attributes);
+		observe_wcc(e, &a->mkdir.where.dir,
+			    ok ? &r->mkdir.MKDIR3res_u.resok.dir_wcc
+			       : &r->mkdir.MKDIR3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_SYMLINK:
+		if (ok)
+			observe_new_object(e, &r->symlink.SYMLINK3res_u.resok.obj,
+					   &r->symlink.SYMLINK3res_u.resok.obj_attributes);
+		observe_wcc(e, &a->symlink.where.dir,
+			    ok ? &r->symlink.SYMLINK3res_u.resok.dir_wcc
+			       : &r->symlink.SYMLINK3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_MKNOD:
+		if (ok)
+			observe_new_object(e, &r->mknod.MKNOD3res_u.resok.obj,
+					   &r->mknod.MKNOD3res_u.resok.obj_attributes);
+		observe_wcc(e, &a->mknod.where.dir,
+			    ok ? &r->mknod.MKNOD3res_u.resok.dir_wcc
+			       : &r->mknod.MKNOD3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_REMOVE:
+		observe_wcc(e, &a->remove.object.dir,
+			    ok ? &r->remove.REMOVE3res_u.resok.dir_wcc
+			       : &r->remove.REMOVE3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_RMDIR:
+		observe_wcc(e, &a->rmdir.object.dir,
+			    ok ? &r->rmdir.RMDIR3res_u.resok.dir_wcc
+			       : &r->rmdir.RMDIR3res_u.resfail.dir_wcc);
+		break;
+	case NFS3_RENAME:
+		observe_wcc(e, &a->rename.from.dir,
+			    ok ? &r->rename.RENAME3res_u.resok.fromdir_wcc
+			       : &r->rename.RENAME3res_u.resfail.fromdir_wcc);
+		observe_wcc(e, &a->rename.to.dir,
+			    ok ? &r->rename.RENAME3res_u.resok.todir_wcc
+			       : &r->rename.RENAME3res_u.resfail.todir_wcc);
+		break;
+	case NFS3_LINK:
+		engine_observe_post(e, &a->link.file,
+				    ok ? &r->link.LINK3res_u.resok.file_attributes
+				       : &r->link.LINK3res_u.resfail.file_attributes);
+		observe_wcc(e, &a->link.link.dir,
+			    ok ? &r->link.LINK3res_u.resok.linkdir_wcc
+			       : &r->link.LINK3res_u.resfail.linkdir_wcc);
+		break;
+	case NFS3_READDIR:
+		engine_observe_post(e, &a->readdir.dir,
+				    ok ? &r->readdir.READDIR3res_u.resok.dir_attributes
+				       : &r->readdir.READDIR3res_u.resfail.dir_attributes);
+		break;
+	case NFS3_READDIRPLUS:
+		observe_readdirplus(e, req, &r->readdirplus);
+		break;
+	case NFS3_FSSTAT:
+		engine_observe_post(e, &a->fsstat.fsroot,
+				    ok ? &r->fsstat.FSSTAT3res_u.resok.obj_attributes
+				       : &r->fsstat.FSSTAT3res_u.resfail.obj_attributes);
+		break;
+	case NFS3_FSINFO:
+		engine_observe_post(e, &a->fsinfo.fsroot,
+				    ok ? &r->fsinfo.FSINFO3res_u.resok.obj_attributes
+				       : &r->fsinfo.FSINFO3res_u.resfail.obj_attributes);
+		break;
+	case NFS3_PATHCONF:
+		engine_observe_post(e, &a->pathconf.object,
+				    ok ? &r->pathconf.PATHCONF3res_u.resok.obj_attributes
+				       : &r->pathconf.PATHCONF3res_u.resfail.obj_attributes);
+		break;
+	case NFS3_COMMIT:
+		observe_wcc(e, &a->commit.file,
+			    ok ? &r->commit.COMMIT3res_u.resok.file_wcc
+			       : &r->commit.COMMIT3res_u.resfail.file_wcc);
+		break;
+	default:
+		break;
+	}
+}

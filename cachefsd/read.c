@@ -1,0 +1,777 @@
+/* READ through the cache.
+ *
+ * A READ is answered from the cache when the object's cached data was stored
+ * under the same (size, mtime, ctime) as the freshest known attributes and
+ * the caller has upstream ACCESS evidence allowing READ under those
+ * attributes (asked upstream first when there is none). Inline objects are
+ * answered from one index lookup. Chunked objects are gathered chunk by
+ * chunk: from memory (recently verified chunks), from the cache disk (read
+ * and checksummed by a worker), or filled from the upstream (one aligned
+ * chunk per call; concurrent misses on a chunk share the fill). The client
+ * is answered as soon as its range is there; the chunk is written to the
+ * data file by a worker and its index entry committed after that.
+ *
+ * Anything unusual (no post-op attributes, a file changing under the fill,
+ * an upstream error, fills stopped on a full cache disk) falls back to
+ * forwarding the client's READ as it was: the server's own answer. */
+#include "engine_int.h"
+#include "log.h"
+#include "proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OP_MAGIC   0x524f5031u /* "ROP1" */
+#define FILL_MAGIC 0x46494c31u /* "FIL1" */
+#define MAX_OP_CHUNKS 32       /* 1 MiB READ over 64 KiB chunks, unaligned: 17 */
+#define MAX_READAHEAD_FILLS 32
+
+struct read_op {
+	uint32_t magic;
+	struct engine *e;
+	struct cfs_req *req;
+	struct cobj *obj; /* pinned */
+	uint64_t off;
+	uint32_t count; /* as asked (capped at CFS_MAX_IO) */
+	int have_rec;	/* cached data exists and is current */
+	struct store_obj rec;
+	uint32_t cs; /* chunk size */
+	uint32_t lo, hi;
+	struct chunk *chunks[MAX_OP_CHUNKS];
+	int pending;
+	int fallback;
+	int filled; /* a chunk came from the upstream */
+	ACCESS3args aargs;
+};
+
+struct fill {
+	uint32_t magic;
+	struct engine *e;
+	struct chunk *c; /* held */
+	uint8_t fh[NFS3_FHSIZE];
+	READ3args args;
+	struct cfs_cred cred;
+	int readahead;
+};
+
+struct disk_job {
+	struct engine *e;
+	struct chunk *c; /* held */
+	uint8_t fh[NFS3_FHSIZE];
+	uint32_t fhlen;
+	uint64_t data_id;
+	uint32_t idx;
+	uint64_t off;
+	uint32_t len;
+	uint64_t csum;
+	uint8_t *buf;
+	int rc;
+};
+
+static void op_gather(struct read_op *op);
+static void op_finish(struct read_op *op);
+static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra);
+
+static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
+{
+	return (uint64_t)c->idx * cs;
+}
+
+/* --- ops ------------------------------------------------------------------ */
+
+static void op_free(struct read_op *op)
+{
+	for (uint32_t i = 0; op->lo + i <= op->hi && i < MAX_OP_CHUNKS; i++)
+		if (op->chunks[i])
+			chunk_release(op->e->objs, op->chunks[i]);
+	cobj_put(op->e->objs, op->obj);
+	op->magic = 0;
+	free(op);
+}
+
+static void op_forward(struct read_op *op)
+{
+	struct engine *e = op->e;
+	struct cfs_req *req = op->req;
+
+	op->req = NULL;
+	op_free(op);
+	e->ctr.read_passthrough++;
+	engine_forward(e, req);
+}
+
+/* A chunk an op waits for is ready (or failed: fallback set). */
+static void op_chunk_done(struct read_op *op)
+{
+	assert(op->magic == OP_MAGIC && op->pending > 0);
+	if (--op->pending == 0)
+		op_finish(op);
+}
+
+static void wake_waiters(struct chunk *c, int failed)
+{
+	struct op_wait *w = c->waiters;
+
+	c->waiters = NULL;
+	while (w) {
+		struct op_wait *n = w->next;
+		if (failed)
+			w->op->fallback = 1;
+		op_chunk_done(w->op);
+		free(w);
+		w = n;
+	}
+}
+
+static int add_waiter(struct chunk *c, struct read_op *op)
+{
+	struct op_wait *w = malloc(sizeof(*w));
+
+	if (w == NULL)
+		return -ENOMEM;
+	w->op = op;
+	w->next = c->waiters;
+	c->waiters = w;
+	op->pending++;
+	return 0;
+}
+
+/* The sequential-reader window: fills chunks ahead of end that are neither
+ * cached nor coming. */
+static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *cred, uint64_t end,
+		      uint64_t size, uint32_t cs)
+{
+	uint64_t ra = e->cfg->readahead;
+	uint32_t first, last, idx;
+
+	if (ra == 0 || o->seq < 1 || size <= e->cfg->inline_max || end >= size ||
+	    !store_fill_allowed(e->store))
+		return;
+	first = (uint32_t)(end / cs);
+	if (o->ra_next > first)
+		first = o->ra_next;
+	last = (uint32_t)((end + ra - 1) / cs);
+	if ((uint64_t)last * cs >= size)
+		last = (uint32_t)((size - 1) / cs);
+	for (idx = first; idx <= last; idx++) {
+		uint64_t csum;
+		uint32_t len;
+
+		if (e->ra_inflight >= MAX_READAHEAD_FILLS)
+			break;
+		if (chunk_find(o, idx) ||
+		    store_chunk_get(e->store, o->fh, o->fhlen, idx, &csum, &len) == 0)
+			continue;
+		struct chunk *c = chunk_new(e->objs, o, idx, CH_FILLING);
+		if (c == NULL)
+			break;
+		fill_start(e, c, cred, 1);
+	}
+	o->ra_next = idx;
+}
+
+static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *data, uint32_t n,
+		       int eof)
+{
+	struct engine *e = op->e;
+	struct cfs_req *req = op->req;
+	READ3res res;
+
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.READ3res_u.resok.file_attributes.attributes_follow = 1;
+	res.READ3res_u.resok.file_attributes.post_op_attr_u.attributes = *attrs;
+	res.READ3res_u.resok.count = n;
+	res.READ3res_u.resok.eof = eof;
+	res.READ3res_u.resok.data.data_len = n;
+	res.READ3res_u.resok.data.data_val = (char *)data;
+	if (op->filled) {
+		e->ctr.read_misses++;
+	} else {
+		e->ctr.read_hits++;
+		e->ctr.bytes_from_cache += n;
+	}
+	e->ctr.bytes_read += n;
+	op->req = NULL;
+	engine_count_reply(e, req, NFS3_OK);
+	proto_reply(req, &res);
+}
+
+/* All chunks are here: assemble the client's range and answer. */
+static void op_finish(struct read_op *op)
+{
+	struct engine *e = op->e;
+	const fattr3 *attrs = NULL;
+	uint64_t size, end;
+	uint32_t n;
+	uint8_t *buf;
+
+	if (op->fallback) {
+		op_forward(op);
+		return;
+	}
+	if (op->have_rec) {
+		attrs = op->obj->have_attrs ? &op->obj->attrs : &op->rec.attrs;
+	} else {
+		/* a miss: the fills' attributes must agree */
+		struct store_snap s0, s;
+		for (uint32_t i = 0; op->lo + i <= op->hi; i++) {
+			struct chunk *c = op->chunks[i];
+			if (!c->have_attrs) {
+				op_forward(op);
+				return;
+			}
+			if (attrs == NULL) {
+				attrs = &c->attrs;
+				store_snap_of(attrs, &s0);
+			} else {
+				store_snap_of(&c->attrs, &s);
+				if (!store_snap_equal(&s, &s0)) {
+					op_forward(op);
+					return;
+				}
+			}
+		}
+	}
+	size = attrs->size;
+	n = op->off >= size ? 0 : (uint32_t)(size - op->off < op->count ? size - op->off : op->count);
+	end = op->off + n;
+	buf = malloc(n ? n : 1);
+	if (buf == NULL) {
+		op_forward(op);
+		return;
+	}
+	/* every byte of [off, end) must come from a chunk that holds it */
+	for (uint32_t i = 0; op->lo + i <= op->hi && n; i++) {
+		struct chunk *c = op->chunks[i];
+		uint64_t cstart = chunk_off(c, op->cs), cend = cstart + c->len;
+		uint64_t from = op->off > cstart ? op->off : cstart;
+		uint64_t to = end < cend ? end : cend;
+		uint64_t need_to = end < cstart + op->cs ? end : cstart + op->cs;
+
+		if (from >= end)
+			break;
+		if (to < need_to || (op->have_rec && c->data_id != op->rec.data_id)) {
+			/* short chunk inside the file, or data of another version */
+			free(buf);
+			op_forward(op);
+			return;
+		}
+		memcpy(buf + (from - op->off), c->buf + (from - cstart), to - from);
+		chunk_touch(e->objs, c);
+	}
+	{
+		struct cfs_cred cred = op->req->cred;
+		struct cobj *o = op->obj;
+		uint32_t cs = op->cs;
+
+		reply_data(op, attrs, buf, n, end >= size);
+		free(buf);
+		o->refs++; /* keep o across op_free */
+		op_free(op);
+		readahead(e, o, &cred, end, size, cs);
+		cobj_put(e->objs, o);
+	}
+}
+
+/* --- disk loads ------------------------------------------------------------ */
+
+static void load_work(void *arg)
+{
+	struct disk_job *j = arg;
+
+	j->buf = malloc(j->len ? j->len : 1);
+	if (j->buf == NULL) {
+		j->rc = -ENOMEM;
+		return;
+	}
+	j->rc = store_data_read(j->e->store, j->data_id, j->off, j->buf, j->len);
+	if (j->rc == 0 && store_checksum(j->buf, j->len) != j->csum)
+		j->rc = -EBADMSG;
+}
+
+static void load_done(void *arg)
+{
+	struct disk_job *j = arg;
+	struct engine *e = j->e;
+	struct chunk *c = j->c;
+
+	if (c->idx == UINT32_MAX) {
+		/* removed meanwhile */
+		free(j->buf);
+	} else if (j->rc == 0) {
+		c->buf = j->buf;
+		c->len = j->len;
+		e->ctr.chunk_disk_reads++;
+		chunk_ready(e->objs, c);
+		wake_waiters(c, 0);
+	} else {
+		free(j->buf);
+		if (j->rc != -ENOMEM) {
+			e->ctr.checksum_failures++;
+			log_warn("cached chunk %u of a file failed verification (%s): dropped, "
+				 "fetching it again",
+				 c->idx, j->rc == -EBADMSG ? "checksum mismatch" : strerror(-j->rc));
+			store_chunk_drop(e->store, j->fh, j->fhlen, c->idx);
+		}
+		if (c->waiters && store_fill_allowed(e->store)) {
+			/* refetch under the credential of a waiter (it has READ
+			 * evidence: loads only happen for current data) */
+			c->state = CH_FILLING;
+			fill_start(e, c, &c->waiters->op->req->cred, 0);
+		} else {
+			wake_waiters(c, 1);
+			chunk_remove(e->objs, c);
+		}
+	}
+	chunk_release(e->objs, c);
+	free(j);
+}
+
+static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint64_t csum,
+		      uint32_t len, uint32_t cs)
+{
+	struct disk_job *j;
+
+	if (e->workers == NULL)
+		return -ECANCELED;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return -ENOMEM;
+	j->e = e;
+	j->c = c;
+	memcpy(j->fh, c->obj->fh, c->obj->fhlen);
+	j->fhlen = c->obj->fhlen;
+	j->data_id = data_id;
+	j->off = (uint64_t)c->idx * cs;
+	j->len = len;
+	j->csum = csum;
+	chunk_hold(c);
+	c->data_id = data_id;
+	if (workers_submit(e->workers, load_work, load_done, j) != 0) {
+		chunk_release(e->objs, c);
+		free(j);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- stores ----------------------------------------------------------------- */
+
+static void write_work(void *arg)
+{
+	struct disk_job *j = arg;
+
+	j->rc = store_data_write(j->e->store, j->data_id, j->off, j->buf, j->len);
+	if (j->rc == 0)
+		j->csum = store_checksum(j->buf, j->len);
+}
+
+static void write_done(void *arg)
+{
+	struct disk_job *j = arg;
+	struct engine *e = j->e;
+
+	if (j->rc == 0) {
+		/* data first, then the index entry pointing at it */
+		if (store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum,
+				    j->len) == 0)
+			e->ctr.stores++;
+	} else {
+		log_warn("cannot write to the cache: %s", strerror(-j->rc));
+	}
+	chunk_release(e->objs, j->c);
+	free(j);
+}
+
+/* Decides whether and how the filled chunk c is stored; returns the data_id
+ * its bytes belong to (0: not stored as a chunk). */
+static uint64_t store_fill(struct engine *e, struct chunk *c)
+{
+	struct cobj *o = c->obj;
+	struct store_obj rec;
+	struct store_snap snap;
+	uint32_t cs = (uint32_t)e->cfg->chunk_size;
+	uint64_t size;
+
+	if (!c->have_attrs || e->workers == NULL || !store_fill_allowed(e->store) ||
+	    c->attrs.type != NF3REG)
+		return 0;
+	size = c->attrs.size;
+	store_snap_of(&c->attrs, &snap);
+	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
+	    store_snap_equal(&rec.snap, &snap)) {
+		if ((rec.flags & STORE_OBJ_INLINE) || rec.chunk_size != cs)
+			return 0;
+	} else {
+		if (c->idx == 0 && size <= e->cfg->inline_max && c->len == size) {
+			if (store_reserve(e->store, c->len + 256) == 0 &&
+			    store_inline_put(e->store, o->fh, o->fhlen, &c->attrs, c->buf, c->len) ==
+				    0)
+				e->ctr.stores++;
+			return 0;
+		}
+		cobj_drop_chunks(e->objs, o);
+		if (store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec) != 0)
+			return 0;
+	}
+	if (c->len != cs && chunk_off(c, cs) + c->len != size)
+		return 0; /* short, and not the end of the file */
+	if (c->len == 0 || store_reserve(e->store, c->len) != 0)
+		return 0;
+
+	struct disk_job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return 0;
+	j->e = e;
+	j->c = c;
+	memcpy(j->fh, o->fh, o->fhlen);
+	j->fhlen = o->fhlen;
+	j->data_id = rec.data_id;
+	j->idx = c->idx;
+	j->off = chunk_off(c, cs);
+	j->len = c->len;
+	j->buf = c->buf; /* c is held: its buffer stays */
+	chunk_hold(c);
+	if (workers_submit(e->workers, write_work, write_done, j) != 0) {
+		chunk_release(e->objs, c);
+		free(j);
+		return 0;
+	}
+	return rec.data_id;
+}
+
+/* --- fills ------------------------------------------------------------------- */
+
+static void fill_failed(struct engine *e, struct chunk *c)
+{
+	wake_waiters(c, 1);
+	chunk_remove(e->objs, c);
+}
+
+static void fill_done(int status, void *res, void *priv)
+{
+	struct fill *f = priv;
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+	READ3res *r = res;
+
+	assert(f->magic == FILL_MAGIC);
+	e->fills_inflight--;
+	if (f->readahead)
+		e->ra_inflight--;
+	if (status == 0) {
+		/* what the upstream said about the file and the caller */
+		struct cfs_req fake;
+		memset(&fake, 0, sizeof(fake));
+		fake.prog = NFS_PROGRAM;
+		fake.proc = NFS3_READ;
+		fake.cred = f->cred;
+		fake.args.read = f->args;
+		engine_observe_result(e, &fake, r);
+	}
+	if (c->idx == UINT32_MAX) {
+		/* removed meanwhile (cannot have waiters) */
+	} else if (status != 0 || r->status != NFS3_OK) {
+		fill_failed(e, c);
+	} else {
+		READ3resok *ok = &r->READ3res_u.resok;
+		uint32_t n = ok->data.data_len;
+
+		c->buf = malloc(n ? n : 1);
+		if (c->buf == NULL) {
+			fill_failed(e, c);
+		} else {
+			memcpy(c->buf, ok->data.data_val, n);
+			c->len = n;
+			c->eof = ok->eof;
+			c->have_attrs = ok->file_attributes.attributes_follow;
+			if (c->have_attrs)
+				c->attrs = ok->file_attributes.post_op_attr_u.attributes;
+			e->ctr.fills++;
+			e->ctr.fill_bytes += n;
+			if (f->readahead)
+				e->ctr.readahead_fills++;
+			c->data_id = store_fill(e, c);
+			chunk_ready(e->objs, c);
+			wake_waiters(c, 0);
+			if (c->data_id == 0)
+				chunk_remove(e->objs, c); /* not reusable without a snapshot */
+		}
+	}
+	chunk_release(e->objs, c);
+	f->magic = 0;
+	free(f);
+}
+
+static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra)
+{
+	struct fill *f = calloc(1, sizeof(*f));
+	uint32_t cs = (uint32_t)e->cfg->chunk_size;
+
+	if (f == NULL) {
+		fill_failed(e, c);
+		return;
+	}
+	f->magic = FILL_MAGIC;
+	f->e = e;
+	f->c = c;
+	f->cred = *cred;
+	f->readahead = ra;
+	memcpy(f->fh, c->obj->fh, c->obj->fhlen);
+	f->args.file.data.data_len = c->obj->fhlen;
+	f->args.file.data.data_val = (char *)f->fh;
+	f->args.offset = chunk_off(c, cs);
+	f->args.count = cs;
+	c->state = CH_FILLING;
+	chunk_hold(c);
+	if (upstream_call(e->up, NFS3_READ, &f->args, cred, fill_done, f) != 0) {
+		chunk_release(e->objs, c);
+		free(f);
+		fill_failed(e, c);
+		return;
+	}
+	e->fills_inflight++;
+	if (ra)
+		e->ra_inflight++;
+}
+
+/* --- gathering ---------------------------------------------------------------- */
+
+/* Collects the chunks [lo, hi] for op: each ready, loading or filling. */
+static void op_gather(struct read_op *op)
+{
+	struct engine *e = op->e;
+	struct cobj *o = op->obj;
+	int fill_ok = store_fill_allowed(e->store);
+
+	op->pending = 1; /* held until every chunk is requested */
+	for (uint32_t idx = op->lo; idx <= op->hi; idx++) {
+		struct chunk *c = chunk_find(o, idx);
+		uint64_t csum;
+		uint32_t len;
+
+		if (c && c->state == CH_READY && op->have_rec && c->data_id != op->rec.data_id) {
+			chunk_remove(e->objs, c); /* bytes of an older version */
+			c = NULL;
+		}
+		if (c == NULL) {
+			if (op->have_rec &&
+			    store_chunk_get(e->store, o->fh, o->fhlen, idx, &csum, &len) == 0) {
+				c = chunk_new(e->objs, o, idx, CH_LOADING);
+				if (c && load_start(e, c, op->rec.data_id, csum, len, op->cs) != 0) {
+					chunk_remove(e->objs, c);
+					c = NULL;
+				}
+			} else if (fill_ok) {
+				c = chunk_new(e->objs, o, idx, CH_FILLING);
+				if (c) {
+					op->filled = 1;
+					fill_start(e, c, &op->req->cred, 0);
+					/* a failed start removed c */
+					c = chunk_find(o, idx);
+				}
+			}
+			if (c == NULL) {
+				op->fallback = 1;
+				break;
+			}
+		} else if (c->state == CH_READY) {
+			e->ctr.chunk_mem_hits++;
+		} else if (c->state == CH_FILLING) {
+			op->filled = 1;
+		}
+		chunk_hold(c);
+		op->chunks[idx - op->lo] = c;
+		if (c->state != CH_READY && add_waiter(c, op) != 0) {
+			op->fallback = 1;
+			break;
+		}
+	}
+	op_chunk_done(op);
+}
+
+/* --- the READ entry point ------------------------------------------------------- */
+
+enum access_state { ACC_UNKNOWN, ACC_OK, ACC_DENY };
+
+static enum access_state access_state(struct engine *e, struct cobj *o, const struct cfs_cred *cred,
+				      const fattr3 *attrs)
+{
+	struct access_ent *a = cobj_access_find(o, cred);
+
+	(void)e;
+	if (a == NULL || a->ctime_s != attrs->ctime.seconds || a->ctime_ns != attrs->ctime.nseconds ||
+	    !(a->asked & ACCESS3_READ))
+		return ACC_UNKNOWN;
+	return (a->bits & ACCESS3_READ) ? ACC_OK : ACC_DENY;
+}
+
+static void access_done(int status, void *res, void *priv)
+{
+	struct read_op *op = priv;
+	struct engine *e = op->e;
+	ACCESS3res *r = res;
+	struct cfs_req fake;
+
+	assert(op->magic == OP_MAGIC);
+	if (status != 0 || r->status != NFS3_OK) {
+		op_forward(op);
+		return;
+	}
+	memset(&fake, 0, sizeof(fake));
+	fake.prog = NFS_PROGRAM;
+	fake.proc = NFS3_ACCESS;
+	fake.cred = op->req->cred;
+	fake.args.access = op->aargs;
+	engine_observe_result(e, &fake, r);
+	if (!(r->ACCESS3res_u.resok.access & ACCESS3_READ)) {
+		/* the server's own answer to this READ is the right one */
+		e->ctr.access_denied++;
+		op_forward(op);
+		return;
+	}
+	/* the attributes may have moved on: look again */
+	{
+		struct cfs_req *req = op->req;
+		op->req = NULL;
+		op_free(op);
+		engine_read(e, req);
+	}
+}
+
+void engine_read(struct engine *e, struct cfs_req *req)
+{
+	READ3args *a = &req->args.read;
+	struct read_op *op;
+	struct cobj *o;
+	const fattr3 *known;
+	uint32_t cs = (uint32_t)e->cfg->chunk_size;
+
+	o = cobj_get(e->objs, a->file.data.data_val, a->file.data.data_len);
+	if (o == NULL || a->count == 0 || o->nocache_until_ms > loop_now(e->loop) ||
+	    (o->have_attrs && o->attrs.type != NF3REG)) {
+		if (o)
+			cobj_put(e->objs, o);
+		e->ctr.read_passthrough++;
+		engine_forward(e, req);
+		return;
+	}
+	op = calloc(1, sizeof(*op));
+	if (op == NULL) {
+		cobj_put(e->objs, o);
+		engine_forward(e, req);
+		return;
+	}
+	op->magic = OP_MAGIC;
+	op->e = e;
+	op->req = req;
+	op->obj = o;
+	op->off = a->offset;
+	op->count = a->count > CFS_MAX_IO ? CFS_MAX_IO : a->count;
+	op->cs = cs;
+
+	/* sequential detection (parallel readers arrive a little out of order) */
+	if (o->next_off && a->offset + 2ULL * cs >= o->next_off && a->offset <= o->next_off + 2ULL * cs) {
+		o->seq++;
+		if (o->next_off < a->offset + op->count)
+			o->next_off = a->offset + op->count;
+	} else {
+		o->seq = 0;
+		o->ra_next = 0;
+		o->next_off = a->offset + op->count;
+	}
+
+	if (store_obj_get(e->store, o->fh, o->fhlen, &op->rec) == 0) {
+		struct store_snap s;
+		known = o->have_attrs ? &o->attrs : &op->rec.attrs;
+		store_snap_of(known, &s);
+		if (!store_snap_equal(&s, &op->rec.snap))
+			engine_drop_data(e, o, "attributes changed upstream");
+		else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
+			op->have_rec = 1;
+	}
+
+	if (!op->have_rec)
+		cobj_drop_chunks(e->objs, o); /* bytes of data the store no longer has */
+	if (op->have_rec || o->chunks) {
+		/* cached or shared bytes: the caller needs READ evidence */
+		known = o->have_attrs ? &o->attrs : &op->rec.attrs;
+		switch (op->have_rec ? access_state(e, o, &req->cred, known) : ACC_UNKNOWN) {
+		case ACC_DENY:
+			e->ctr.access_denied++;
+			op_forward(op);
+			return;
+		case ACC_UNKNOWN:
+			if (!op->have_rec)
+				break; /* only fills of its own below */
+			e->ctr.access_checks++;
+			op->aargs.object = a->file;
+			op->aargs.access = ACCESS3_READ;
+			if (upstream_call(e->up, NFS3_ACCESS, &op->aargs, &req->cred, access_done,
+					  op) != 0)
+				op_forward(op);
+			return;
+		case ACC_OK:
+			break;
+		}
+	}
+	if (!op->have_rec && o->chunks) {
+		/* others' fills of this file are in flight and the caller has
+		 * no evidence of its own: let the server answer it */
+		op_forward(op);
+		return;
+	}
+
+	store_touch(e->store, o->fh, o->fhlen);
+	if (op->have_rec && (op->rec.flags & STORE_OBJ_INLINE)) {
+		uint8_t *buf = malloc(op->rec.inline_len ? op->rec.inline_len : 1);
+		uint32_t len = 0;
+		int rc = buf ? store_inline_get(e->store, o->fh, o->fhlen, &op->rec, buf,
+						op->rec.inline_len, &len)
+			     : -ENOMEM;
+		if (rc != 0) {
+			free(buf);
+			if (rc == -EBADMSG) {
+				e->ctr.checksum_failures++;
+				log_warn("cached small file failed verification: dropped, fetching "
+					 "it again");
+			}
+			op->have_rec = 0;
+			op_forward(op);
+			return;
+		}
+		const fattr3 *attrs = o->have_attrs ? &o->attrs : &op->rec.attrs;
+		uint32_t n = op->off >= len ? 0
+					    : (uint32_t)(len - op->off < op->count ? len - op->off
+										  : op->count);
+		reply_data(op, attrs, buf + (op->off < len ? op->off : 0), n, op->off + n >= len);
+		free(buf);
+		op_free(op);
+		return;
+	}
+
+	/* chunked: the range this READ covers, within the known size */
+	{
+		uint64_t size = op->have_rec ? op->rec.snap.size : UINT64_MAX;
+		uint64_t end = op->off + op->count;
+
+		if (op->have_rec && op->off >= size) {
+			static const uint8_t none[1];
+			const fattr3 *attrs = o->have_attrs ? &o->attrs : &op->rec.attrs;
+			reply_data(op, attrs, none, 0, 1);
+			op_free(op);
+			return;
+		}
+		if (end > size)
+			end = size;
+		op->lo = (uint32_t)(op->off / cs);
+		op->hi = (uint32_t)((end - 1) / cs);
+		if (op->hi - op->lo >= MAX_OP_CHUNKS) {
+			op_forward(op);
+			return;
+		}
+	}
+	op_gather(op);
+}
