@@ -270,9 +270,9 @@ void chunk_release(struct cobj_table *t, struct chunk *c)
 		chunk_free(t, c);
 }
 
-void chunk_ready(struct cobj_table *t, struct chunk *c)
+/* Puts a READY chunk at the most recent end of the memory LRU. */
+static void mlru_push(struct cobj_table *t, struct chunk *c)
 {
-	c->state = CH_READY;
 	c->mprev = NULL;
 	c->mnext = t->mhead;
 	if (t->mhead)
@@ -281,6 +281,12 @@ void chunk_ready(struct cobj_table *t, struct chunk *c)
 	if (t->mtail == NULL)
 		t->mtail = c;
 	t->mem_used += c->len;
+}
+
+void chunk_ready(struct cobj_table *t, struct chunk *c)
+{
+	c->state = CH_READY;
+	mlru_push(t, c);
 	/* evict least recently used READY chunks beyond the cap */
 	while (t->mem_used > t->mem_cap && t->mtail && t->mtail != c) {
 		struct chunk *old = t->mtail;
@@ -292,17 +298,8 @@ void chunk_touch(struct cobj_table *t, struct chunk *c)
 {
 	if (c->state != CH_READY || t->mhead == c)
 		return;
-	uint32_t len = c->len;
 	mlru_unlink(t, c);
-	c->len = len;
-	c->mprev = NULL;
-	c->mnext = t->mhead;
-	if (t->mhead)
-		t->mhead->mprev = c;
-	t->mhead = c;
-	if (t->mtail == NULL)
-		t->mtail = c;
-	t->mem_used += c->len;
+	mlru_push(t, c);
 }
 
 void cobj_drop_chunks(struct cobj_table *t, struct cobj *o)

@@ -102,6 +102,17 @@ static void efd_io(struct loop *l, int fd, int revents, void *arg)
 	reap(arg);
 }
 
+/* Tells the threads to finish what is queued, and waits for them. */
+static void join_all(struct workers *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->stopping = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	for (int i = 0; i < w->nthreads; i++)
+		pthread_join(w->threads[i], NULL);
+}
+
 int workers_start(struct loop *l, int n, struct workers **out)
 {
 	struct workers *w = calloc(1, sizeof(*w));
@@ -135,12 +146,7 @@ int workers_start(struct loop *l, int n, struct workers **out)
 	*out = w;
 	return 0;
 fail:
-	pthread_mutex_lock(&w->mu);
-	w->stopping = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	for (int i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
+	join_all(w);
 	free(w->threads);
 	close(w->efd);
 	free(w);
@@ -173,12 +179,7 @@ void workers_stop(struct workers *w)
 {
 	if (w == NULL)
 		return;
-	pthread_mutex_lock(&w->mu);
-	w->stopping = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	for (int i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
+	join_all(w);
 	reap(w);
 	loop_del(w->loop, w->efd);
 	close(w->efd);

@@ -28,16 +28,6 @@ ganesha) ;;
 *) h_fail "AGAINST must be proxy or ganesha, not '$AGAINST'" ;;
 esac
 
-# alive PID: running and not a zombie (a crashed child of this shell stays a
-# zombie until waited for, and kill -0 succeeds on zombies)
-alive()
-{
-	local st
-	kill -0 "$1" 2>/dev/null || return 1
-	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case "$st" in Z*) return 1 ;; esac
-	return 0
-}
 
 h_start_ganesha up
 echo "marker" >"$H_EXPORT_up/bad-input-marker"

@@ -36,15 +36,6 @@ MAX_GROWTH_KIB=8192
 [ -x "$CHURN" ] || h_fail "$CHURN is missing (make tools)"
 [ -x "$H_BUILD/cachefsd" ] || h_fail "$H_BUILD/cachefsd is missing (make)"
 
-# alive PID: running and not a zombie
-alive()
-{
-	local st
-	kill -0 "$1" 2>/dev/null || return 1
-	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case "$st" in Z*) return 1 ;; esac
-	return 0
-}
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$H_PID_px/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$H_PID_px/stat"; }

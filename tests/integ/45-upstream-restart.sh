@@ -22,15 +22,6 @@ command -v perl >/dev/null || h_skip "needs perl (the slow reader)"
 OUTAGE=2       # seconds ganesha stays down
 CLIENT_MAX=90  # seconds any client may take
 
-# alive PID: running and not a zombie
-alive()
-{
-	local st
-	kill -0 "$1" 2>/dev/null || return 1
-	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case "$st" in Z*) return 1 ;; esac
-	return 0
-}
 
 # slow RATE: copy stdin to stdout at RATE bytes/s, through a 4 KiB pipe
 # buffer, so that the writer upstream of it cannot run far ahead

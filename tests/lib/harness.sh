@@ -315,3 +315,14 @@ h_mount_tmpfs()
 	mount -t tmpfs -o "size=$2" tmpfs "$1" || return 1
 	H_MOUNTS+=("$1")
 }
+
+# alive PID: running and not a zombie (a crashed child of this shell stays a
+# zombie until waited for, and kill -0 succeeds on zombies)
+alive()
+{
+	local st
+	kill -0 "$1" 2>/dev/null || return 1
+	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case "$st" in Z*) return 1 ;; esac
+	return 0
+}

@@ -14,6 +14,7 @@
  * Prints one line per check, then "badrpc: N passed, M failed"; exits 1 if a
  * check failed, 2 on a usage error.
  */
+#include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -82,71 +83,7 @@ static int g_pass;
 static int g_fail;
 static int g_connect_failed; /* a connect() failed since this was last cleared */
 
-/* --- small XDR encoder --------------------------------------------------- */
-
-struct xbuf {
-	uint8_t *d;
-	size_t len;
-	size_t cap;
-};
-
-static void xb_reserve(struct xbuf *b, size_t n)
-{
-	if (b->len + n <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	uint8_t *d = realloc(b->d, cap);
-	if (!d) {
-		perror("badrpc: realloc");
-		exit(2);
-	}
-	b->d = d;
-	b->cap = cap;
-}
-
-static void xb_raw(struct xbuf *b, const void *p, size_t n)
-{
-	xb_reserve(b, n);
-	if (p)
-		memcpy(b->d + b->len, p, n);
-	else
-		memset(b->d + b->len, 0, n);
-	b->len += n;
-}
-
-static void xb_u32(struct xbuf *b, uint32_t v)
-{
-	uint8_t be[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	xb_raw(b, be, 4);
-}
-
-static void xb_u64(struct xbuf *b, uint64_t v)
-{
-	xb_u32(b, (uint32_t)(v >> 32));
-	xb_u32(b, (uint32_t)v);
-}
-
-/* variable-length opaque: length, bytes (NULL = zeros), pad to 4 */
-static void xb_opaque(struct xbuf *b, const void *p, uint32_t n)
-{
-	xb_u32(b, n);
-	xb_raw(b, p, n);
-	xb_raw(b, NULL, (4 - (n & 3)) & 3);
-}
-
-static void xb_free(struct xbuf *b)
-{
-	free(b->d);
-	b->d = NULL;
-	b->len = b->cap = 0;
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+/* XDR encoding: xdrbuf.h */
 
 static uint32_t rnd(void)
 {

@@ -21,6 +21,7 @@
  * Every call is AUTH_SYS uid 0 gid 0. Prints one summary line; exits 0 on
  * success, 1 when a MOUNT or the final check failed, 2 on a usage error.
  */
+#include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -65,57 +66,7 @@ struct fh {
 	uint32_t len;
 };
 
-/* --- XDR encoding ---------------------------------------------------------- */
-
-struct xbuf {
-	uint8_t *d;
-	size_t len, cap;
-};
-
-static void xb_raw(struct xbuf *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *d = realloc(b->d, cap);
-		if (!d) {
-			perror("churn: realloc");
-			exit(2);
-		}
-		b->d = d;
-		b->cap = cap;
-	}
-	if (p)
-		memcpy(b->d + b->len, p, n);
-	else
-		memset(b->d + b->len, 0, n);
-	b->len += n;
-}
-
-static void xb_u32(struct xbuf *b, uint32_t v)
-{
-	uint8_t be[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	xb_raw(b, be, 4);
-}
-
-static void xb_u64(struct xbuf *b, uint64_t v)
-{
-	xb_u32(b, (uint32_t)(v >> 32));
-	xb_u32(b, (uint32_t)v);
-}
-
-static void xb_opaque(struct xbuf *b, const void *p, uint32_t n)
-{
-	xb_u32(b, n);
-	xb_raw(b, p, n);
-	xb_raw(b, NULL, (4 - (n & 3)) & 3);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+/* XDR encoding: xdrbuf.h */
 
 /* Appends one record (a single last fragment) holding a call header with
  * AUTH_SYS uid 0 / gid 0 and an AUTH_NONE verifier. Returns the marker's
