@@ -16,6 +16,7 @@ struct cobj_table {
 	struct cobj *lru_head, *lru_tail; /* head: most recently used */
 	uint64_t mem_used, mem_cap;
 	struct chunk *mhead, *mtail; /* READY chunks, head: most recent */
+	uint64_t now_ms;
 };
 
 static void lru_unlink(struct cobj_table *t, struct cobj *o)
@@ -125,7 +126,8 @@ static void trim(struct cobj_table *t)
 
 	while (t->count > t->max_objects && o) {
 		struct cobj *prev = o->lprev;
-		if (o->refs == 0 && o->chunks == NULL) {
+		/* a file in the writer state must stay known as one */
+		if (o->refs == 0 && o->chunks == NULL && o->nocache_until_ms <= t->now_ms) {
 			lru_unlink(t, o);
 			unhash(t, o);
 			obj_free(o);
@@ -368,6 +370,11 @@ void cobj_access_clear(struct cobj *o)
 		free(a);
 	}
 	o->naccess = 0;
+}
+
+void cobj_set_now(struct cobj_table *t, uint64_t now_ms)
+{
+	t->now_ms = now_ms;
 }
 
 uint64_t cobj_memory_used(const struct cobj_table *t)

@@ -107,6 +107,8 @@ void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked
 		     const fattr3 *attrs, uint64_t now_ms);
 void cobj_access_clear(struct cobj *o);
 
+/* The time used to keep objects in the writer state from being trimmed. */
+void cobj_set_now(struct cobj_table *t, uint64_t now_ms);
 uint64_t cobj_memory_used(const struct cobj_table *t);
 uint32_t cobj_count(const struct cobj_table *t);
 

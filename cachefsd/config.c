@@ -79,6 +79,16 @@ static const struct cfg_key keys[] = {
 	 "threads doing cache-disk reads and writes"},
 	{"memory_cache", CFG_SIZE, OFF(memory_cache), "64M", 0, 1L << 40, "SIZE",
 	 "recently verified chunks kept in memory"},
+	{"meta_ttl", CFG_INT, OFF(meta_ttl), "0", 0, 86400 * 30, "SECONDS",
+	 "0: strict mode (metadata calls go upstream); N: ttl mode, metadata answered from "
+	 "the cache while younger than N seconds"},
+	{"meta_neg_ttl", CFG_INT, OFF(meta_neg_ttl), "5", 0, 86400, "SECONDS",
+	 "ttl mode: how long a NOENT lookup is reused (at most meta_ttl)"},
+	{"write_quiesce", CFG_INT, OFF(write_quiesce), "30", 0, 86400, "SECONDS",
+	 "a file written through the proxy is not cached until this long after its last write"},
+	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
+	 "data of a file whose ctime is this recent is served but not stored (timestamp "
+	 "granularity)"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

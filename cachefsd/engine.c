@@ -92,6 +92,9 @@ static void forward_done(int status, void *res, void *priv)
 	}
 	engine_count_reply(e, req, req->proc == NFS3_NULL ? NFS3_OK : r->status);
 	if (req->proc != NFS3_NULL) {
+		/* stale names first (a concurrent reply may have brought them
+		 * back), then what this reply says */
+		meta_mutation(e, req);
 		engine_observe_result(e, req, r);
 		if (req->proc == NFS3_FSINFO && r->status == NFS3_OK)
 			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
@@ -121,6 +124,45 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 	}
 }
 
+/* Writers: a WRITE, COMMIT or size-changing SETATTR through the proxy
+ * drops the file's cached data and turns caching off for it until
+ * write_quiesce seconds pass without another one. */
+static void writer(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	uint64_t now = loop_now(e->loop);
+
+	if (o == NULL)
+		return;
+	if (o->nocache_until_ms <= now)
+		ctr_of(e)->writer_starts++;
+	o->nocache_until_ms = now + (uint64_t)e->cfg->write_quiesce * 1000;
+	engine_drop_data(e, o, "written through the proxy");
+	cobj_put(e->objs, o);
+}
+
+/* A call that changes something: invalidate, then forward. */
+static void mutation(struct engine *e, struct cfs_req *req)
+{
+	switch (req->proc) {
+	case NFS3_WRITE:
+		ctr_of(e)->bytes_written += req->args.write.data.data_len;
+		writer(e, &req->args.write.file);
+		break;
+	case NFS3_COMMIT:
+		writer(e, &req->args.commit.file);
+		break;
+	case NFS3_SETATTR:
+		if (req->args.setattr.new_attributes.size.set_it)
+			writer(e, &req->args.setattr.object);
+		break;
+	default:
+		break;
+	}
+	meta_mutation(e, req);
+	engine_forward(e, req);
+}
+
 void engine_submit(struct cfs_req *req, void *arg)
 {
 	struct engine *e = arg;
@@ -131,6 +173,7 @@ void engine_submit(struct cfs_req *req, void *arg)
 	}
 	assert(req->prog == NFS_PROGRAM && req->proc < ENGINE_NPROCS);
 	ctr_of(e)->nfs_calls[req->proc]++;
+	cobj_set_now(e->objs, loop_now(e->loop));
 	switch (req->proc) {
 	case NFS3_NULL:
 		/* answered here: a client pinging the proxy learns the proxy lives */
@@ -138,8 +181,27 @@ void engine_submit(struct cfs_req *req, void *arg)
 		proto_reply(req, NULL);
 		return;
 	case NFS3_WRITE:
-		ctr_of(e)->bytes_written += req->args.write.data.data_len;
-		engine_forward(e, req);
+	case NFS3_COMMIT:
+	case NFS3_SETATTR:
+	case NFS3_CREATE:
+	case NFS3_MKDIR:
+	case NFS3_SYMLINK:
+	case NFS3_MKNOD:
+	case NFS3_REMOVE:
+	case NFS3_RMDIR:
+	case NFS3_RENAME:
+	case NFS3_LINK:
+		mutation(e, req);
+		return;
+	case NFS3_GETATTR:
+	case NFS3_ACCESS:
+	case NFS3_LOOKUP:
+	case NFS3_READLINK:
+	case NFS3_FSSTAT:
+	case NFS3_FSINFO:
+	case NFS3_PATHCONF:
+		if (meta_answer(e, req) != 0)
+			engine_forward(e, req);
 		return;
 	/* A reply above libnfs's record limit would kill the upstream
 	 * connection and come back forever: ask for no more than the proxy
@@ -152,14 +214,16 @@ void engine_submit(struct cfs_req *req, void *arg)
 	case NFS3_READDIR:
 		if (req->args.readdir.count > CFS_MAX_IO)
 			req->args.readdir.count = CFS_MAX_IO;
-		engine_forward(e, req);
+		if (meta_answer(e, req) != 0)
+			engine_forward(e, req);
 		return;
 	case NFS3_READDIRPLUS:
 		if (req->args.readdirplus.maxcount > CFS_MAX_IO)
 			req->args.readdirplus.maxcount = CFS_MAX_IO;
 		if (req->args.readdirplus.dircount > CFS_MAX_IO)
 			req->args.readdirplus.dircount = CFS_MAX_IO;
-		engine_forward(e, req);
+		if (meta_answer(e, req) != 0)
+			engine_forward(e, req);
 		return;
 	default:
 		engine_forward(e, req);
@@ -183,6 +247,7 @@ static void cull_tick(struct loop *l, void *arg)
 
 	(void)l;
 	store_cull_step(e->store, 256);
+	meta_sweep(e);
 }
 
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
@@ -235,6 +300,7 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 		rc = -ENOMEM;
 		goto fail;
 	}
+	meta_start(e);
 	loop_before_sleep(l, commit_hook, e);
 	e->cull_timer = loop_timer_add(l, 0, 1000, cull_tick, e);
 	*out = e;
@@ -345,6 +411,13 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("access_denied", c->access_denied);
 	KV("data_drops", c->data_drops);
 	KV("stores", c->stores);
+	KV("fresh_skips", c->fresh_skips);
+	KV("meta_hits", c->meta_hits);
+	KV("meta_misses", c->meta_misses);
+	KV("meta_records", store_meta_count(e->store));
+	KV("writer_starts", c->writer_starts);
+	KV("writer_passthrough", c->writer_passthrough);
+	KV("stale_purges", c->stale_purges);
 	KV("cache_objects", ss.objects);
 	KV("cache_bytes", ss.bytes);
 	KV("cache_chunks", ss.chunks);
@@ -355,6 +428,11 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("free_blocks_pct", ss.free_blocks_pct);
 	KV("free_files_pct", ss.free_files_pct);
 	KV("upstream_calls", u->calls);
+	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
+		char name[64];
+		snprintf(name, sizeof(name), "upstream_calls_%s", proto_proc_name(NFS_PROGRAM, p));
+		KV(name, u->calls_by_proc[p]);
+	}
 	KV("upstream_resends", u->resends);
 	KV("upstream_replies", u->replies);
 	KV("upstream_reconnects", u->reconnects);

@@ -72,6 +72,24 @@ void engine_read(struct engine *e, struct cfs_req *req);
 /* Counts and times a reply about to be sent. */
 void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status);
 
+/* The metadata cache (meta.c). */
+uint64_t wall_ms(void);
+int meta_enabled(const struct engine *e);
+int meta_answer(struct engine *e, struct cfs_req *req);
+void meta_record(struct engine *e, struct cfs_req *req, void *res);
+void meta_mutation(struct engine *e, struct cfs_req *req);
+void meta_purge(struct engine *e, const nfs_fh3 *fh);
+void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
+int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out);
+void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+		     uint32_t asked, uint32_t bits, const fattr3 *attrs);
+int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+		    uint32_t asked, const fattr3 *attrs, uint32_t *bits);
+void meta_sweep(struct engine *e);
+void meta_start(struct engine *e);
+/* ESTALE: everything cached about fh goes (observe.c). */
+void engine_purge(struct engine *e, const nfs_fh3 *fh);
+
 /* Replies to an NFS call with a bare error status. */
 void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status);
 /* Finishes req after an upstream failure (status < 0). */

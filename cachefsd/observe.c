@@ -45,6 +45,7 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 		/* nothing that matters changed: no store lookup */
 		o->attrs = *attrs;
 		o->attrs_ms = loop_now(e->loop);
+		meta_put_attrs(e, fh, attrs); /* fresh again */
 		cobj_put(e->objs, o);
 		return;
 	}
@@ -54,6 +55,7 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 	o->attrs = *attrs;
 	o->have_attrs = 1;
 	o->attrs_ms = loop_now(e->loop);
+	meta_put_attrs(e, fh, attrs);
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0) {
 		store_snap_of(attrs, &now);
 		if (!store_snap_equal(&now, &rec.snap))
@@ -88,6 +90,8 @@ static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3r
 		return;
 	cobj_access_set(o, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
 			&pa->post_op_attr_u.attributes, loop_now(e->loop));
+	meta_put_access(e, fh, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
+			&pa->post_op_attr_u.attributes);
 	cobj_put(e->objs, o);
 }
 
@@ -107,6 +111,8 @@ static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *
 	/* the upstream just let this caller read (or refused it) */
 	cobj_access_set(o, &req->cred, ACCESS3_READ, r->status == NFS3_OK ? ACCESS3_READ : 0,
 			&pa->post_op_attr_u.attributes, loop_now(e->loop));
+	meta_put_access(e, fh, &req->cred, ACCESS3_READ, r->status == NFS3_OK ? ACCESS3_READ : 0,
+			&pa->post_op_attr_u.attributes);
 	cobj_put(e->objs, o);
 }
 
@@ -137,12 +143,70 @@ static void observe_readdirplus(struct engine *e, struct cfs_req *req, const REA
 	}
 }
 
+/* The handle a call is about (for NFS3ERR_STALE). */
+static const nfs_fh3 *primary_fh(const struct cfs_req *req)
+{
+	const union cfs_args *a = &req->args;
+
+	switch (req->proc) {
+	case NFS3_GETATTR:
+		return &a->getattr.object;
+	case NFS3_SETATTR:
+		return &a->setattr.object;
+	case NFS3_LOOKUP:
+		return &a->lookup.what.dir;
+	case NFS3_ACCESS:
+		return &a->access.object;
+	case NFS3_READLINK:
+		return &a->readlink.symlink;
+	case NFS3_READ:
+		return &a->read.file;
+	case NFS3_WRITE:
+		return &a->write.file;
+	case NFS3_COMMIT:
+		return &a->commit.file;
+	case NFS3_READDIR:
+		return &a->readdir.dir;
+	case NFS3_READDIRPLUS:
+		return &a->readdirplus.dir;
+	case NFS3_FSSTAT:
+		return &a->fsstat.fsroot;
+	case NFS3_FSINFO:
+		return &a->fsinfo.fsroot;
+	case NFS3_PATHCONF:
+		return &a->pathconf.object;
+	default:
+		return NULL; /* directory operations: which handle is stale is unknown */
+	}
+}
+
+void engine_purge(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+
+	if (o) {
+		cobj_drop_chunks(e->objs, o);
+		cobj_access_clear(o);
+		o->have_attrs = 0;
+	}
+	store_obj_drop(e->store, fh->data.data_val, fh->data.data_len, 1);
+	meta_purge(e, fh);
+	e->ctr.stale_purges++;
+}
+
 void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
 {
 	union nfs3_res *r = res;
 	union cfs_args *a = &req->args;
 	int ok = r->status == NFS3_OK;
 
+	if (r->status == NFS3ERR_STALE) {
+		const nfs_fh3 *fh = primary_fh(req);
+		if (fh && fh->data.data_len && fh->data.data_len <= NFS3_FHSIZE)
+			engine_purge(e, fh);
+		return;
+	}
+	meta_record(e, req, res);
 	switch (req->proc) {
 	case NFS3_GETATTR:
 		if (ok)

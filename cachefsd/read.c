@@ -399,6 +399,12 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	    c->attrs.type != NF3REG)
 		return 0;
 	size = c->attrs.size;
+	/* Two changes within one timestamp tick leave (size, mtime, ctime)
+	 * equal: data of a file changed this recently is served, not stored. */
+	if ((int64_t)(wall_ms() / 1000) - (int64_t)c->attrs.ctime.seconds < e->cfg->fresh_guard) {
+		e->ctr.fresh_skips++;
+		return 0;
+	}
 	store_snap_of(&c->attrs, &snap);
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
 	    store_snap_equal(&rec.snap, &snap)) {
@@ -596,16 +602,25 @@ static void op_gather(struct read_op *op)
 
 enum access_state { ACC_UNKNOWN, ACC_OK, ACC_DENY };
 
+/* READ evidence of cred for o under attrs: recorded from an ACCESS reply or
+ * a READ the upstream answered for the same credential and handle, while
+ * the ctime is unchanged; in ttl mode no older than meta_ttl (and it may
+ * come from the persistent cache, e.g. after a restart). */
 static enum access_state access_state(struct engine *e, struct cobj *o, const struct cfs_cred *cred,
 				      const fattr3 *attrs)
 {
 	struct access_ent *a = cobj_access_find(o, cred);
+	nfs_fh3 fh = {{o->fhlen, (char *)o->fh}};
+	uint32_t bits;
 
-	(void)e;
-	if (a == NULL || a->ctime_s != attrs->ctime.seconds || a->ctime_ns != attrs->ctime.nseconds ||
-	    !(a->asked & ACCESS3_READ))
-		return ACC_UNKNOWN;
-	return (a->bits & ACCESS3_READ) ? ACC_OK : ACC_DENY;
+	if (a && a->ctime_s == attrs->ctime.seconds && a->ctime_ns == attrs->ctime.nseconds &&
+	    (a->asked & ACCESS3_READ) &&
+	    (!meta_enabled(e) ||
+	     loop_now(e->loop) - a->when_ms < (uint64_t)e->cfg->meta_ttl * 1000))
+		return (a->bits & ACCESS3_READ) ? ACC_OK : ACC_DENY;
+	if (meta_get_access(e, &fh, cred, ACCESS3_READ, attrs, &bits) == 0)
+		return bits ? ACC_OK : ACC_DENY;
+	return ACC_UNKNOWN;
 }
 
 static void access_done(int status, void *res, void *priv)
@@ -652,6 +667,8 @@ void engine_read(struct engine *e, struct cfs_req *req)
 	o = cobj_get(e->objs, a->file.data.data_val, a->file.data.data_len);
 	if (o == NULL || a->count == 0 || o->nocache_until_ms > loop_now(e->loop) ||
 	    (o->have_attrs && o->attrs.type != NF3REG)) {
+		if (o && o->nocache_until_ms > loop_now(e->loop))
+			e->ctr.writer_passthrough++; /* being written: not cached */
 		if (o)
 			cobj_put(e->objs, o);
 		e->ctr.read_passthrough++;

@@ -537,6 +537,8 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh)
 	if (rc == 0)
 		rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->db_meta);
 	if (rc == 0)
+		rc = mdb_dbi_open(txn, "mcache", MDB_CREATE, &s->db_mcache);
+	if (rc == 0)
 		rc = mdb_get(txn, s->db_meta, &k, &v);
 	if (rc == 0 && meta_unpack(&v, s) != 0) {
 		log_warn("cache index: bad totals record: recounting");

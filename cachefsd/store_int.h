@@ -179,6 +179,10 @@ struct store {
 
 	MDB_env *env;
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
+	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
+	uint64_t mcache_sweep_ms; /* next expiry sweep */
+	uint8_t mcache_cursor[512]; /* where the sweep goes on */
+	size_t mcache_cursor_len;
 	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;

@@ -511,6 +511,8 @@ static int call_send(struct upstream *up, struct up_call *c)
 	up->inflight = c;
 	uc->inflight++;
 	up->ctr.calls++;
+	if (c->proc < 22)
+		up->ctr.calls_by_proc[c->proc]++;
 	uc_watch(uc);
 	return 0;
 }

@@ -41,6 +41,11 @@ struct cfs_config {
 	uint64_t readahead; /* bytes ahead of a sequential reader; 0: off */
 	int io_threads;
 	uint64_t memory_cache; /* recently verified chunks kept in memory */
+	/* coherence */
+	int meta_ttl;	   /* seconds; 0: strict mode */
+	int meta_neg_ttl;  /* seconds a "no such name" answer is reused (ttl mode) */
+	int write_quiesce; /* seconds without writes before a written file is cached again */
+	int fresh_guard;   /* seconds: data of files changed this recently is not stored */
 	char *config_file; /* flag only */
 };
 

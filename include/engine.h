@@ -40,6 +40,13 @@ struct engine_counters {
 	uint64_t access_denied;	    /* cached READs refused (NFS3ERR_ACCES) */
 	uint64_t data_drops;	    /* cached data dropped: the upstream file changed */
 	uint64_t stores;	    /* chunks / inline files written to the cache */
+	uint64_t fresh_skips;	    /* fills not stored: the file changed too recently */
+	/* coherence */
+	uint64_t meta_hits;	    /* metadata calls answered from the cache (ttl mode) */
+	uint64_t meta_misses;	    /* ... that had to go upstream */
+	uint64_t writer_starts;	    /* files that entered the no-caching writer state */
+	uint64_t writer_passthrough; /* READs forwarded because their file is being written */
+	uint64_t stale_purges;	    /* handles purged after NFS3ERR_STALE */
 };
 
 /* Creates the engine and opens the cache (store) in cfg->cache_dir. The

@@ -175,6 +175,27 @@ int store_cull_wanted(const struct store *s);
 void store_get_stats(const struct store *s, struct store_stats *out);
 uint64_t store_checksum_failures(const struct store *s);
 
+/* --- the metadata cache ------------------------------------------------ */
+
+/* Opaque key/value records of the metadata cache (attributes, lookups,
+ * directory pages, ...; see cachefsd/meta.c), in the same index and
+ * transaction batching as the rest. Keys are 1..500 bytes. */
+
+/* Points *val at the value of key; valid until the next store call.
+ * -ENOENT when absent. */
+int store_meta_get(struct store *s, const void *key, size_t klen, const void **val,
+		   size_t *vlen);
+int store_meta_put(struct store *s, const void *key, size_t klen, const void *val, size_t vlen);
+/* Deletes key; absent is not an error. */
+int store_meta_del(struct store *s, const void *key, size_t klen);
+/* Deletes every key starting with prefix. Returns the number deleted. */
+int store_meta_del_prefix(struct store *s, const void *prefix, size_t plen);
+/* Walks up to max records from where the last call stopped, deleting those
+ * for which expired(value) is true; wraps around. Returns deleted count. */
+int store_meta_sweep(struct store *s, int max, int (*expired)(const void *val, size_t vlen, void *arg),
+		     void *arg);
+uint64_t store_meta_count(struct store *s);
+
 /* The snapshot fields of attrs. */
 void store_snap_of(const fattr3 *attrs, struct store_snap *out);
 int store_snap_equal(const struct store_snap *a, const struct store_snap *b);

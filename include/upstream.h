@@ -42,6 +42,7 @@ struct upstream_counters {
 	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
 	uint64_t timeouts;
 	uint64_t cancelled; /* waiting calls dropped: their client went away */
+	uint64_t calls_by_proc[22]; /* NFSv3 procedure numbers */
 	int conns_up;
 	int conns_total;
 	int waiting;  /* calls waiting for a connection or a slot */

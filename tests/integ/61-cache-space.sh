@@ -32,7 +32,7 @@ wait_bytes()
 }
 
 # --- 1. cache_size cap, LRU order ---
-h_start_cachefsd px up --cache-size 12M --readahead 0
+h_start_cachefsd px up --cache-size 12M --readahead 0 --fresh-guard 0
 for i in 1 2 3 4 5 6 7 8; do
 	[ "$(rd "f$i")" = "$(want "f$i")" ] || h_fail "f$i: wrong bytes"
 	sleep 0.3
@@ -52,7 +52,7 @@ h_log "ok: cap respected ($ev evictions), LRU order"
 # --- 2. a small cache filesystem, thresholds only ---
 h_mount_tmpfs "$H_TMP/smallfs" 24m || h_fail "cannot mount a tmpfs"
 H_CACHE_py=$H_TMP/smallfs/cache
-h_start_cachefsd py up --readahead 0 --brun 30 --bcull 20 --bstop 5
+h_start_cachefsd py up --readahead 0 --brun 30 --bcull 20 --bstop 5 --fresh-guard 0
 for round in 1 2; do
 	for i in 1 2 3 4 5 6 7 8; do
 		got=$("$NR" --port "$H_PORT_py" --export "$E" --path "f$i" | md5sum | cut -d' ' -f1)
@@ -73,7 +73,7 @@ h_stop_cachefsd py
 rm -rf "$H_CACHE_py"
 avail=$(df --output=avail -B1 "$H_TMP/smallfs" | tail -1)
 head -c $((avail - size / 50)) /dev/zero >"$H_TMP/smallfs/hog" 2>/dev/null # leave 2%
-h_start_cachefsd py up --readahead 0 --brun 30 --bcull 20 --bstop 5
+h_start_cachefsd py up --readahead 0 --brun 30 --bcull 20 --bstop 5 --fresh-guard 0
 sleep 0.5
 [ "$(h_stat py fill_stopped)" = 1 ] || h_fail "below bstop, fill_stopped is not 1"
 grep -q "filling stopped" "$H_LOG_py" || h_fail "no log line says filling stopped"

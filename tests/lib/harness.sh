@@ -180,6 +180,9 @@ EXPORT {
 	Protocols = 3, 4;
 	Transports = TCP;
 	SecType = sys;
+	# host-side changes to the export dir are seen at once, as on a
+	# kernel server (the external-writer tests make them)
+	Attr_Expiration_Time = 0;
 	FSAL { Name = VFS; }
 }
 EOF

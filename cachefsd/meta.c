@@ -1,0 +1,785 @@
+/* The persistent metadata cache (ttl mode).
+ *
+ * Records in the store's metadata database, each value starting with the
+ * wall-clock time it was stored (so ages go on across restarts):
+ *
+ *   'a' fh                 fattr3 (XDR)             GETATTR, post-op attributes
+ *   'l' dirfh name         status + child handle    LOOKUP, positive or NOENT
+ *   'x' fh cred            asked, allowed, ctime     ACCESS per credential
+ *   'r' fh                 target (XDR string)      READLINK
+ *   'p'/'d' dirfh cookie verf counts   READDIRPLUS/READDIR reply (XDR)
+ *   's'/'i'/'c' fh         FSSTAT/FSINFO/PATHCONF reply (XDR)
+ *
+ * (fh is a length byte and the handle bytes.) A record is fresh while
+ * younger than meta_ttl (meta_neg_ttl for NOENT lookups). Served results
+ * take object attributes from the 'a' records, so a reply never carries
+ * attributes older than the freshest the proxy knows. Changes made through
+ * the proxy delete what they make stale (meta_mutation()). */
+#include "engine_int.h"
+#include "log.h"
+#include "proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KEY_MAX 500
+#define HDR	8 /* stored-at, u64 ms, little endian */
+
+uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int meta_enabled(const struct engine *e)
+{
+	return e->cfg->meta_ttl > 0;
+}
+
+/* key = type, fh length, fh, extra */
+static size_t mkey(uint8_t *k, char type, const nfs_fh3 *fh, const void *extra, size_t elen)
+{
+	size_t n = 0;
+
+	if (fh->data.data_len == 0 || fh->data.data_len > NFS3_FHSIZE ||
+	    2 + fh->data.data_len + elen > KEY_MAX)
+		return 0;
+	k[n++] = (uint8_t)type;
+	k[n++] = (uint8_t)fh->data.data_len;
+	memcpy(k + n, fh->data.data_val, fh->data.data_len);
+	n += fh->data.data_len;
+	if (elen)
+		memcpy(k + n, extra, elen);
+	return n + elen;
+}
+
+static int fresh(const struct engine *e, uint64_t stored, int ttl_s)
+{
+	uint64_t now = wall_ms();
+
+	(void)e;
+	/* a clock that went back makes records look young: not fresh */
+	return stored <= now + 1000 && now - stored < (uint64_t)ttl_s * 1000;
+}
+
+/* Encodes obj with enc into a fresh value (header + XDR). */
+static int put_xdr(struct engine *e, const uint8_t *key, size_t klen, zdrproc_t enc, void *obj,
+		   size_t hint)
+{
+	size_t cap = hint + 4096;
+	uint8_t *buf = malloc(cap);
+	ZDR z;
+	int rc;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	put64(buf, wall_ms());
+	zdrmem_create(&z, (char *)buf + HDR, (uint32_t)(cap - HDR), ZDR_ENCODE);
+	if (!enc(&z, obj)) {
+		zdr_destroy(&z);
+		free(buf);
+		return -EMSGSIZE;
+	}
+	rc = store_meta_put(e->store, key, klen, buf, HDR + zdr_getpos(&z));
+	zdr_destroy(&z);
+	free(buf);
+	return rc;
+}
+
+/* A decoded record: the struct points into a private copy, freed by
+ * meta_rec_free(). */
+struct meta_rec {
+	uint64_t stored;
+	uint8_t *copy;
+	ZDR z;
+};
+
+static int get_xdr(struct engine *e, const uint8_t *key, size_t klen, zdrproc_t dec, void *obj,
+		   struct meta_rec *r)
+{
+	const void *v;
+	size_t vlen;
+
+	memset(r, 0, sizeof(*r));
+	if (store_meta_get(e->store, key, klen, &v, &vlen) != 0 || vlen < HDR)
+		return -ENOENT;
+	r->stored = get64(v);
+	r->copy = malloc(vlen - HDR + 1);
+	if (r->copy == NULL)
+		return -ENOMEM;
+	memcpy(r->copy, (const uint8_t *)v + HDR, vlen - HDR);
+	zdrmem_create(&r->z, (char *)r->copy, (uint32_t)(vlen - HDR), ZDR_DECODE);
+	if (!dec(&r->z, obj)) {
+		zdr_destroy(&r->z);
+		free(r->copy);
+		r->copy = NULL;
+		store_meta_del(e->store, key, klen); /* a bad record: forget it */
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void meta_rec_free(struct meta_rec *r)
+{
+	if (r->copy) {
+		zdr_destroy(&r->z);
+		free(r->copy);
+	}
+	r->copy = NULL;
+}
+
+/* --- attributes ------------------------------------------------------------ */
+
+void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl;
+
+	if (!meta_enabled(e) || (kl = mkey(k, 'a', fh, NULL, 0)) == 0)
+		return;
+	put_xdr(e, k, kl, (zdrproc_t)zdr_fattr3, (void *)attrs, 0);
+}
+
+/* The fresh attributes of fh into *out; 0, or -ENOENT when none are. */
+int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl;
+	struct meta_rec r;
+	int rc;
+
+	if (!meta_enabled(e) || (kl = mkey(k, 'a', fh, NULL, 0)) == 0)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	rc = get_xdr(e, k, kl, (zdrproc_t)zdr_fattr3, out, &r);
+	if (rc)
+		return rc;
+	meta_rec_free(&r); /* fattr3 has no pointers */
+	return fresh(e, r.stored, e->cfg->meta_ttl) ? 0 : -ENOENT;
+}
+
+static void attrs_post(struct engine *e, const nfs_fh3 *fh, post_op_attr *pa)
+{
+	memset(pa, 0, sizeof(*pa));
+	if (meta_get_attrs(e, fh, &pa->post_op_attr_u.attributes) == 0)
+		pa->attributes_follow = 1;
+}
+
+/* --- lookups ----------------------------------------------------------------- */
+
+static size_t lookup_key(uint8_t *k, const nfs_fh3 *dir, const char *name)
+{
+	return mkey(k, 'l', dir, name, strlen(name));
+}
+
+static void meta_put_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nfsstat3 st,
+			    const nfs_fh3 *child)
+{
+	uint8_t k[KEY_MAX], v[HDR + 4 + NFS3_FHSIZE];
+	size_t kl, vl = HDR + 4;
+
+	if (!meta_enabled(e) || (kl = lookup_key(k, dir, name)) == 0)
+		return;
+	if (st != NFS3_OK && st != NFS3ERR_NOENT)
+		return;
+	put64(v, wall_ms());
+	v[HDR] = (uint8_t)(st == NFS3_OK ? 0 : 1);
+	v[HDR + 1] = v[HDR + 2] = 0;
+	v[HDR + 3] = 0;
+	if (st == NFS3_OK) {
+		if (child->data.data_len == 0 || child->data.data_len > NFS3_FHSIZE)
+			return;
+		v[HDR + 3] = (uint8_t)child->data.data_len;
+		memcpy(v + vl, child->data.data_val, child->data.data_len);
+		vl += child->data.data_len;
+	}
+	store_meta_put(e->store, k, kl, v, vl);
+}
+
+/* 0 with *st and the child handle (into buf) when a fresh answer is known. */
+static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nfsstat3 *st,
+		      uint8_t *buf, uint32_t *len)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl, vlen;
+	const uint8_t *v;
+
+	if ((kl = lookup_key(k, dir, name)) == 0)
+		return -ENOENT;
+	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen < HDR + 4)
+		return -ENOENT;
+	if (v[HDR] == 1) {
+		int ttl = e->cfg->meta_neg_ttl < e->cfg->meta_ttl ? e->cfg->meta_neg_ttl
+								   : e->cfg->meta_ttl;
+		if (!fresh(e, get64(v), ttl))
+			return -ENOENT;
+		*st = NFS3ERR_NOENT;
+		*len = 0;
+		return 0;
+	}
+	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 ||
+	    vlen != HDR + 4 + (size_t)v[HDR + 3])
+		return -ENOENT;
+	*st = NFS3_OK;
+	*len = v[HDR + 3];
+	memcpy(buf, v + HDR + 4, *len);
+	return 0;
+}
+
+/* The child a name pointed to (fresh or not): for invalidations. */
+static int known_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
+		       uint32_t *len)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl, vlen;
+	const uint8_t *v;
+
+	if ((kl = lookup_key(k, dir, name)) == 0)
+		return -ENOENT;
+	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen < HDR + 4 ||
+	    v[HDR] != 0 || v[HDR + 3] == 0 || vlen != HDR + 4 + (size_t)v[HDR + 3])
+		return -ENOENT;
+	*len = v[HDR + 3];
+	memcpy(buf, v + HDR + 4, *len);
+	return 0;
+}
+
+/* --- ACCESS per credential ----------------------------------------------------- */
+
+static size_t access_key(uint8_t *k, const nfs_fh3 *fh, const struct cfs_cred *c)
+{
+	uint32_t ck[3 + CFS_MAX_GIDS];
+	size_t n = 0;
+
+	ck[n++] = c->flavor;
+	ck[n++] = c->uid;
+	ck[n++] = c->gid;
+	for (uint32_t i = 0; i < c->ngids; i++)
+		ck[n++] = c->gids[i];
+	return mkey(k, 'x', fh, ck, n * sizeof(ck[0]));
+}
+
+void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+		     uint32_t asked, uint32_t bits, const fattr3 *attrs)
+{
+	uint8_t k[KEY_MAX], v[HDR + 16];
+	size_t kl;
+
+	if (!meta_enabled(e) || (kl = access_key(k, fh, cred)) == 0)
+		return;
+	put64(v, wall_ms());
+	memcpy(v + HDR, &asked, 4);
+	memcpy(v + HDR + 4, &bits, 4);
+	memcpy(v + HDR + 8, &attrs->ctime.seconds, 4);
+	memcpy(v + HDR + 12, &attrs->ctime.nseconds, 4);
+	store_meta_put(e->store, k, kl, v, sizeof(v));
+}
+
+/* 0 with the allowed bits among *asked when a fresh answer for all of them
+ * was recorded under the ctime of attrs. */
+int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+		    uint32_t asked, const fattr3 *attrs, uint32_t *bits)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl, vlen;
+	const uint8_t *v;
+	uint32_t a, b, cs, cn;
+
+	if (!meta_enabled(e) || (kl = access_key(k, fh, cred)) == 0)
+		return -ENOENT;
+	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen != HDR + 16 ||
+	    !fresh(e, get64(v), e->cfg->meta_ttl))
+		return -ENOENT;
+	memcpy(&a, v + HDR, 4);
+	memcpy(&b, v + HDR + 4, 4);
+	memcpy(&cs, v + HDR + 8, 4);
+	memcpy(&cn, v + HDR + 12, 4);
+	if ((a & asked) != asked || cs != attrs->ctime.seconds || cn != attrs->ctime.nseconds)
+		return -ENOENT;
+	*bits = b & asked;
+	return 0;
+}
+
+/* --- directory pages, READLINK, FS* -------------------------------------------- */
+
+struct page_key {
+	uint8_t cookie[8];
+	uint8_t verf[NFS3_COOKIEVERFSIZE];
+	uint32_t c1, c2;
+};
+
+static size_t page_key(uint8_t *k, const struct cfs_req *req)
+{
+	struct page_key pk;
+
+	memset(&pk, 0, sizeof(pk));
+	if (req->proc == NFS3_READDIRPLUS) {
+		const READDIRPLUS3args *a = &req->args.readdirplus;
+		put64(pk.cookie, a->cookie);
+		memcpy(pk.verf, a->cookieverf, NFS3_COOKIEVERFSIZE);
+		pk.c1 = a->dircount;
+		pk.c2 = a->maxcount;
+		return mkey(k, 'p', &a->dir, &pk, sizeof(pk));
+	}
+	const READDIR3args *a = &req->args.readdir;
+	put64(pk.cookie, a->cookie);
+	memcpy(pk.verf, a->cookieverf, NFS3_COOKIEVERFSIZE);
+	pk.c1 = a->count;
+	return mkey(k, 'd', &a->dir, &pk, sizeof(pk));
+}
+
+/* Key and codec of a cacheable reply of req; 0 when it is not one. */
+static size_t blob_key(const struct cfs_req *req, uint8_t *k, zdrproc_t *codec)
+{
+	switch (req->proc) {
+	case NFS3_READDIRPLUS:
+		*codec = (zdrproc_t)zdr_READDIRPLUS3res;
+		return page_key(k, req);
+	case NFS3_READDIR:
+		*codec = (zdrproc_t)zdr_READDIR3res;
+		return page_key(k, req);
+	case NFS3_READLINK:
+		*codec = (zdrproc_t)zdr_READLINK3res;
+		return mkey(k, 'r', &req->args.readlink.symlink, NULL, 0);
+	case NFS3_FSSTAT:
+		*codec = (zdrproc_t)zdr_FSSTAT3res;
+		return mkey(k, 's', &req->args.fsstat.fsroot, NULL, 0);
+	case NFS3_FSINFO:
+		*codec = (zdrproc_t)zdr_FSINFO3res;
+		return mkey(k, 'i', &req->args.fsinfo.fsroot, NULL, 0);
+	case NFS3_PATHCONF:
+		*codec = (zdrproc_t)zdr_PATHCONF3res;
+		return mkey(k, 'c', &req->args.pathconf.object, NULL, 0);
+	default:
+		return 0;
+	}
+}
+
+/* --- recording upstream results -------------------------------------------------- */
+
+static void record_readdirplus(struct engine *e, struct cfs_req *req, READDIRPLUS3res *r)
+{
+	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
+
+	/* every entry is also a lookup answer */
+	while (next) {
+		entryplus3 ent;
+		memcpy(&ent, next, sizeof(ent));
+		if (ent.name_handle.handle_follows && strcmp(ent.name, ".") != 0 &&
+		    strcmp(ent.name, "..") != 0)
+			meta_put_lookup(e, &req->args.readdirplus.dir, ent.name, NFS3_OK,
+					&ent.name_handle.post_op_fh3_u.handle);
+		next = ent.nextentry;
+	}
+}
+
+/* Called for every successful upstream reply of a metadata call (ttl mode):
+ * what a later call may be answered with. */
+void meta_record(struct engine *e, struct cfs_req *req, void *res)
+{
+	union nfs3_res *r = res;
+	uint8_t k[KEY_MAX];
+	size_t kl;
+	zdrproc_t codec;
+
+	if (!meta_enabled(e))
+		return;
+	if (req->proc == NFS3_LOOKUP) {
+		if (r->status == NFS3_OK)
+			meta_put_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name,
+					NFS3_OK, &r->lookup.LOOKUP3res_u.resok.object);
+		else if (r->status == NFS3ERR_NOENT)
+			meta_put_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name,
+					NFS3ERR_NOENT, NULL);
+		return;
+	}
+	if (r->status != NFS3_OK)
+		return;
+	switch (req->proc) {
+	/* a new name: later REMOVE/RENAME of it must know its handle */
+	case NFS3_CREATE:
+		if (r->create.CREATE3res_u.resok.obj.handle_follows)
+			meta_put_lookup(e, &req->args.create.where.dir, req->args.create.where.name,
+					NFS3_OK, &r->create.CREATE3res_u.resok.obj.post_op_fh3_u.handle);
+		return;
+	case NFS3_MKDIR:
+		if (r->mkdir.MKDIR3res_u.resok.obj.handle_follows)
+			meta_put_lookup(e, &req->args.mkdir.where.dir, req->args.mkdir.where.name,
+					NFS3_OK, &r->mkdir.MKDIR3res_u.resok.obj.post_op_fh3_u.handle);
+		return;
+	case NFS3_SYMLINK:
+		if (r->symlink.SYMLINK3res_u.resok.obj.handle_follows)
+			meta_put_lookup(e, &req->args.symlink.where.dir, req->args.symlink.where.name,
+					NFS3_OK,
+					&r->symlink.SYMLINK3res_u.resok.obj.post_op_fh3_u.handle);
+		return;
+	case NFS3_MKNOD:
+		if (r->mknod.MKNOD3res_u.resok.obj.handle_follows)
+			meta_put_lookup(e, &req->args.mknod.where.dir, req->args.mknod.where.name,
+					NFS3_OK, &r->mknod.MKNOD3res_u.resok.obj.post_op_fh3_u.handle);
+		return;
+	case NFS3_READDIRPLUS:
+		record_readdirplus(e, req, &r->readdirplus);
+		break;
+	default:
+		break;
+	}
+	kl = blob_key(req, k, &codec);
+	if (kl == 0)
+		return;
+	if (req->proc == NFS3_FSINFO) /* what the client was told */
+		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
+	put_xdr(e, k, kl, codec, res, req->proc == NFS3_READDIRPLUS ? req->args.readdirplus.maxcount
+					: req->proc == NFS3_READDIR ? req->args.readdir.count
+								   : 8192);
+}
+
+/* --- answering from the cache ----------------------------------------------------- */
+
+static int answer_getattr(struct engine *e, struct cfs_req *req)
+{
+	GETATTR3res res;
+
+	memset(&res, 0, sizeof(res));
+	if (meta_get_attrs(e, &req->args.getattr.object, &res.GETATTR3res_u.resok.obj_attributes))
+		return -ENOENT;
+	res.status = NFS3_OK;
+	engine_count_reply(e, req, NFS3_OK);
+	proto_reply(req, &res);
+	return 0;
+}
+
+static int answer_access(struct engine *e, struct cfs_req *req)
+{
+	ACCESS3res res;
+	fattr3 *a = &res.ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes;
+	uint32_t bits;
+
+	memset(&res, 0, sizeof(res));
+	if (meta_get_attrs(e, &req->args.access.object, a) ||
+	    meta_get_access(e, &req->args.access.object, &req->cred, req->args.access.access, a,
+			    &bits))
+		return -ENOENT;
+	res.status = NFS3_OK;
+	res.ACCESS3res_u.resok.obj_attributes.attributes_follow = 1;
+	res.ACCESS3res_u.resok.access = bits;
+	engine_count_reply(e, req, NFS3_OK);
+	proto_reply(req, &res);
+	return 0;
+}
+
+static int answer_lookup(struct engine *e, struct cfs_req *req)
+{
+	LOOKUP3res res;
+	uint8_t child[NFS3_FHSIZE];
+	uint32_t len = 0;
+	nfsstat3 st;
+
+	memset(&res, 0, sizeof(res));
+	if (get_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name, &st, child,
+		       &len))
+		return -ENOENT;
+	if (st == NFS3_OK) {
+		LOOKUP3resok *ok = &res.LOOKUP3res_u.resok;
+		ok->object.data.data_len = len;
+		ok->object.data.data_val = (char *)child;
+		/* the object's attributes must be fresh too: clients rely on them */
+		attrs_post(e, &ok->object, &ok->obj_attributes);
+		if (!ok->obj_attributes.attributes_follow)
+			return -ENOENT;
+		attrs_post(e, &req->args.lookup.what.dir, &ok->dir_attributes);
+	} else {
+		attrs_post(e, &req->args.lookup.what.dir, &res.LOOKUP3res_u.resfail.dir_attributes);
+	}
+	res.status = st;
+	engine_count_reply(e, req, st);
+	proto_reply(req, &res);
+	return 0;
+}
+
+/* Cached READDIRPLUS pages carry entry attributes from when they were
+ * listed: the freshest known replace them (or the page is not used when an
+ * entry's attributes are gone). */
+static int refresh_page(struct engine *e, READDIRPLUS3res *r)
+{
+	entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries;
+
+	while (en) {
+		entryplus3 ent;
+		memcpy(&ent, en, sizeof(ent));
+		if (ent.name_handle.handle_follows) {
+			post_op_attr pa;
+			attrs_post(e, &ent.name_handle.post_op_fh3_u.handle, &pa);
+			if (!pa.attributes_follow && ent.name_attributes.attributes_follow)
+				return -ENOENT;
+			ent.name_attributes = pa;
+			memcpy(en, &ent, sizeof(ent));
+		}
+		en = ent.nextentry;
+	}
+	return 0;
+}
+
+static int answer_blob(struct engine *e, struct cfs_req *req)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl;
+	zdrproc_t codec;
+	union nfs3_res res;
+	struct meta_rec rec;
+	const nfs_fh3 *obj;
+	post_op_attr *pa;
+	int ttl = e->cfg->meta_ttl;
+
+	kl = blob_key(req, k, &codec);
+	if (kl == 0)
+		return -ENOENT;
+	memset(&res, 0, sizeof(res));
+	if (get_xdr(e, k, kl, codec, &res, &rec) != 0)
+		return -ENOENT;
+	if (!fresh(e, rec.stored, ttl) || res.status != NFS3_OK) {
+		meta_rec_free(&rec);
+		return -ENOENT;
+	}
+	switch (req->proc) {
+	case NFS3_READDIRPLUS:
+		obj = &req->args.readdirplus.dir;
+		pa = &res.readdirplus.READDIRPLUS3res_u.resok.dir_attributes;
+		if (refresh_page(e, &res.readdirplus) != 0) {
+			meta_rec_free(&rec);
+			return -ENOENT;
+		}
+		break;
+	case NFS3_READDIR:
+		obj = &req->args.readdir.dir;
+		pa = &res.readdir.READDIR3res_u.resok.dir_attributes;
+		break;
+	case NFS3_READLINK:
+		obj = &req->args.readlink.symlink;
+		pa = &res.readlink.READLINK3res_u.resok.symlink_attributes;
+		break;
+	case NFS3_FSSTAT:
+		obj = &req->args.fsstat.fsroot;
+		pa = &res.fsstat.FSSTAT3res_u.resok.obj_attributes;
+		break;
+	case NFS3_FSINFO:
+		obj = &req->args.fsinfo.fsroot;
+		pa = &res.fsinfo.FSINFO3res_u.resok.obj_attributes;
+		break;
+	default:
+		obj = &req->args.pathconf.object;
+		pa = &res.pathconf.PATHCONF3res_u.resok.obj_attributes;
+		break;
+	}
+	attrs_post(e, obj, pa);
+	engine_count_reply(e, req, NFS3_OK);
+	proto_reply(req, &res);
+	meta_rec_free(&rec);
+	return 0;
+}
+
+/* ttl mode: answers req from the cache when it can (0), else -ENOENT and
+ * the caller forwards it. */
+int meta_answer(struct engine *e, struct cfs_req *req)
+{
+	int rc;
+
+	if (!meta_enabled(e))
+		return -ENOENT;
+	switch (req->proc) {
+	case NFS3_GETATTR:
+		rc = answer_getattr(e, req);
+		break;
+	case NFS3_ACCESS:
+		rc = answer_access(e, req);
+		break;
+	case NFS3_LOOKUP:
+		rc = answer_lookup(e, req);
+		break;
+	case NFS3_READDIR:
+	case NFS3_READDIRPLUS:
+	case NFS3_READLINK:
+	case NFS3_FSSTAT:
+	case NFS3_FSINFO:
+	case NFS3_PATHCONF:
+		rc = answer_blob(e, req);
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (rc == 0)
+		e->ctr.meta_hits++;
+	else
+		e->ctr.meta_misses++;
+	return rc;
+}
+
+/* --- invalidation ------------------------------------------------------------------ */
+
+static void del_key(struct engine *e, char type, const nfs_fh3 *fh)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl = mkey(k, type, fh, NULL, 0);
+
+	if (kl)
+		store_meta_del(e->store, k, kl);
+}
+
+static void del_prefix(struct engine *e, char type, const nfs_fh3 *fh)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl = mkey(k, type, fh, NULL, 0);
+
+	if (kl)
+		store_meta_del_prefix(e->store, k, kl);
+}
+
+/* A directory's listing changed: its pages and attributes go. */
+static void dir_changed(struct engine *e, const nfs_fh3 *dir)
+{
+	del_prefix(e, 'p', dir);
+	del_prefix(e, 'd', dir);
+	del_key(e, 'a', dir);
+}
+
+/* What a name pointed to changed (nlink, ctime): forget its attributes. */
+static void name_changed(struct engine *e, const nfs_fh3 *dir, const char *name)
+{
+	uint8_t child[NFS3_FHSIZE], k[KEY_MAX];
+	uint32_t len;
+	size_t kl;
+
+	if (known_child(e, dir, name, child, &len) == 0) {
+		nfs_fh3 c = {{len, (char *)child}};
+		del_key(e, 'a', &c);
+	}
+	kl = lookup_key(k, dir, name);
+	if (kl)
+		store_meta_del(e->store, k, kl);
+}
+
+/* Everything about fh (it went stale upstream). */
+void meta_purge(struct engine *e, const nfs_fh3 *fh)
+{
+	static const char types[] = {'a', 'r', 's', 'i', 'c'};
+
+	if (!meta_enabled(e))
+		return;
+	for (size_t i = 0; i < sizeof(types); i++)
+		del_key(e, types[i], fh);
+	del_prefix(e, 'x', fh);
+	del_prefix(e, 'l', fh);
+	del_prefix(e, 'p', fh);
+	del_prefix(e, 'd', fh);
+}
+
+/* A call that changes the namespace or an object, made through the proxy:
+ * delete what it makes stale. Called before forwarding and again with the
+ * reply (a reply of a concurrent call may have brought old data back). */
+void meta_mutation(struct engine *e, struct cfs_req *req)
+{
+	union cfs_args *a = &req->args;
+
+	if (!meta_enabled(e))
+		return;
+	switch (req->proc) {
+	case NFS3_SETATTR:
+		del_key(e, 'a', &a->setattr.object);
+		break;
+	case NFS3_WRITE:
+		del_key(e, 'a', &a->write.file);
+		break;
+	case NFS3_COMMIT:
+		del_key(e, 'a', &a->commit.file);
+		break;
+	case NFS3_CREATE:
+		name_changed(e, &a->create.where.dir, a->create.where.name);
+		dir_changed(e, &a->create.where.dir);
+		break;
+	case NFS3_MKDIR:
+		name_changed(e, &a->mkdir.where.dir, a->mkdir.where.name);
+		dir_changed(e, &a->mkdir.where.dir);
+		break;
+	case NFS3_SYMLINK:
+		name_changed(e, &a->symlink.where.dir, a->symlink.where.name);
+		dir_changed(e, &a->symlink.where.dir);
+		break;
+	case NFS3_MKNOD:
+		name_changed(e, &a->mknod.where.dir, a->mknod.where.name);
+		dir_changed(e, &a->mknod.where.dir);
+		break;
+	case NFS3_REMOVE:
+		name_changed(e, &a->remove.object.dir, a->remove.object.name);
+		dir_changed(e, &a->remove.object.dir);
+		break;
+	case NFS3_RMDIR:
+		name_changed(e, &a->rmdir.object.dir, a->rmdir.object.name);
+		dir_changed(e, &a->rmdir.object.dir);
+		break;
+	case NFS3_RENAME:
+		name_changed(e, &a->rename.from.dir, a->rename.from.name);
+		name_changed(e, &a->rename.to.dir, a->rename.to.name);
+		dir_changed(e, &a->rename.from.dir);
+		dir_changed(e, &a->rename.to.dir);
+		break;
+	case NFS3_LINK:
+		del_key(e, 'a', &a->link.file);
+		name_changed(e, &a->link.link.dir, a->link.link.name);
+		dir_changed(e, &a->link.link.dir);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- upkeep -------------------------------------------------------------------------- */
+
+static int expired(const void *val, size_t vlen, void *arg)
+{
+	const struct engine *e = arg;
+	uint64_t keep = (uint64_t)e->cfg->meta_ttl * 1000 * 4;
+
+	if (keep < 3600 * 1000)
+		keep = 3600 * 1000;
+	return vlen < HDR || wall_ms() - get64(val) > keep;
+}
+
+/* Records long past their TTL are deleted a few hundred at a time. */
+void meta_sweep(struct engine *e)
+{
+	if (meta_enabled(e))
+		store_meta_sweep(e->store, 256, expired, e);
+}
+
+/* Strict mode keeps no metadata: whatever an earlier ttl-mode run left
+ * would be unknown-stale if ttl mode came back, so it goes at start. */
+void meta_start(struct engine *e)
+{
+	static const uint8_t types[] = {'a', 'l', 'x', 'r', 'p', 'd', 's', 'i', 'c'};
+
+	if (meta_enabled(e) || store_meta_count(e->store) == 0)
+		return;
+	for (size_t i = 0; i < sizeof(types); i++)
+		store_meta_del_prefix(e->store, &types[i], 1);
+	store_commit(e->store);
+	log_info("strict mode: dropped the metadata cache of an earlier ttl-mode run");
+}

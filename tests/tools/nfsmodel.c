@@ -1,0 +1,1933 @@
+/* nfsmodel: randomized coherence test of cachefsd in strict mode.
+ *
+ * Two NFSv3 clients work on the same upstream export: "proxy" (through
+ * cachefsd, NFS and MOUNT on one port) and "direct" (to the upstream server's
+ * own NFS and MOUNT ports). A seeded PRNG picks a sequence of operations
+ * over a few names in a scratch directory (created by the tool), each done
+ * through a randomly chosen side: create (UNCHECKED), write (FILE_SYNC,
+ * DATA_SYNC or UNSTABLE, sometimes followed by COMMIT), truncate (SETATTR
+ * size), rename (possibly over an existing name, also across directories),
+ * remove, read, readdir, lookup, and "tick" bursts (a proxy read fills the
+ * cache, then same-size in-place writes directly on the upstream right
+ * after it, within the same timestamp tick if the clock is coarse, then a
+ * proxy re-open and read).
+ *
+ * The truth is always the upstream read directly. Checks, all exact (the
+ * tool is sequential, nothing changes the files while it looks):
+ *  - a read through the proxy is done like a close-to-open client: LOOKUP,
+ *    GETATTR, then READs of the whole file (or a range) via the proxy; the
+ *    bytes, the size and (mtime, ctime) must equal what the direct side
+ *    reads right after;
+ *  - READDIRPLUS through the proxy (cookies until eof, random page sizes)
+ *    lists exactly the names the direct side lists, and each entry's size
+ *    equals the direct GETATTR size;
+ *  - LOOKUP through the proxy of a removed or renamed-away name gives
+ *    NFS3ERR_NOENT;
+ *  - a small model of the files (names and bytes) must match the upstream
+ *    too: a write or truncate through the proxy that did not reach the
+ *    upstream intact shows up there.
+ * On a mismatch it prints the seed, the op index, the last 20 ops, the ops
+ * on the file concerned, expected vs got (first differing byte), and exits 1.
+ *
+ *   nfsmodel --proxy-port P --nfs-port N --mount-port M --export PATH
+ *            [--host H] [--seed S] [--ops N] [--think-ms N]
+ *            [--mix default|data|meta|tick] [--dir NAME] [--timeout S]
+ *            [--verbose] [--keep] [--proxy-mount-port M]
+ *
+ * --proxy-mount-port: MOUNT of the "proxy" side on another port (default:
+ * the proxy port); with the upstream's own ports on both sides the tool
+ * checks itself (every run must pass).
+ *
+ * Exit: 0 all checks passed; 1 a mismatch; 2 usage; 3 an RPC, connection or
+ * unexpected NFS error (also printed with the seed). */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-mount.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define KiB       1024u
+#define MiB       (1024u * 1024u)
+#define MAX_FILE  (5u * MiB) /* files never grow beyond this */
+#define MAX_WRITE (256u * KiB)
+#define NDIRS     3 /* the scratch directory and two subdirectories */
+#define NSLOTS    8
+#define LAST_OPS  20
+
+/* ---- options and global state ---- */
+
+static const char *g_host = "127.0.0.1";
+static const char *g_export;
+static int g_proxy_port, g_proxy_mnt_port, g_nfs_port, g_mnt_port;
+static uint64_t g_seed;
+static long g_nops = 3000;
+static long g_think_ms;
+static int g_timeout_s = 30;
+static bool g_verbose, g_keep;
+static char g_scratch[128];
+static const char *g_mix = "default";
+static long g_opno = -1; /* index of the op being done; -1: setup */
+
+/* ---- PRNG (splitmix64) ---- */
+
+static uint64_t g_rng;
+
+static uint64_t rnd64(void)
+{
+	uint64_t z = (g_rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* uniform in [0, n) */
+static uint64_t rnd(uint64_t n)
+{
+	return n ? rnd64() % n : 0;
+}
+
+/* uniform in [lo, hi] */
+static uint64_t rnd_in(uint64_t lo, uint64_t hi)
+{
+	return lo + rnd(hi - lo + 1);
+}
+
+static bool chance(unsigned pct)
+{
+	return rnd(100) < pct;
+}
+
+static void rnd_bytes(unsigned char *p, size_t n)
+{
+	while (n >= 8) {
+		uint64_t v = rnd64();
+		memcpy(p, &v, 8);
+		p += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t v = rnd64();
+		memcpy(p, &v, n);
+	}
+}
+
+/* ---- op history (printed on failure) ---- */
+
+enum kind {
+	K_CREATE,
+	K_WRITE,
+	K_TRUNC,
+	K_RENAME,
+	K_REMOVE,
+	K_READ,
+	K_READDIR,
+	K_LOOKUP,
+	K_TICK,
+	NKINDS
+};
+
+static const char *const kind_name[NKINDS] = {"create", "write",   "truncate", "rename", "remove",
+                                              "read",   "readdir", "lookup",   "tick"};
+
+struct oprec {
+	char text[640];
+	uint32_t slots; /* bit i: the op touched slot i */
+};
+
+static struct oprec *g_hist;
+static long g_nhist, g_histcap;
+
+static struct oprec *cur_op(void)
+{
+	return g_nhist ? &g_hist[g_nhist - 1] : NULL;
+}
+
+static void op_begin(void)
+{
+	if (g_nhist == g_histcap) {
+		g_histcap = g_histcap ? 2 * g_histcap : 1024;
+		g_hist = realloc(g_hist, (size_t)g_histcap * sizeof(*g_hist));
+		if (!g_hist) {
+			perror("realloc");
+			exit(3);
+		}
+	}
+	memset(&g_hist[g_nhist], 0, sizeof(*g_hist));
+	g_nhist++;
+}
+
+__attribute__((format(printf, 1, 2))) static void oplog(const char *fmt, ...)
+{
+	struct oprec *o = cur_op();
+	va_list ap;
+	size_t n;
+
+	if (!o)
+		return;
+	n = strlen(o->text);
+	if (n + 1 >= sizeof(o->text))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->text + n, sizeof(o->text) - n, fmt, ap);
+	va_end(ap);
+}
+
+static void op_touch(int slot)
+{
+	struct oprec *o = cur_op();
+
+	if (o && slot >= 0)
+		o->slots |= 1u << slot;
+}
+
+/* ---- the model: a few names in three directories ---- */
+
+struct slot {
+	int dir;          /* 0: scratch dir, 1: d0, 2: d1 */
+	const char *name; /* the same name in two directories on purpose */
+	bool exists;
+	unsigned char *data;
+	size_t size;
+};
+
+static const char *const dir_name[NDIRS] = {".", "d0", "d1"};
+
+static struct slot g_slots[NSLOTS] = {
+    {0, "f0", false, NULL, 0}, {0, "f1", false, NULL, 0}, {0, "f2", false, NULL, 0},
+    {0, "f3", false, NULL, 0}, {1, "f0", false, NULL, 0}, {1, "f4", false, NULL, 0},
+    {2, "f1", false, NULL, 0}, {2, "f5", false, NULL, 0},
+};
+
+static const char *slot_path(int i)
+{
+	static char buf[4][64];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	if (g_slots[i].dir == 0)
+		snprintf(b, sizeof(buf[0]), "%s", g_slots[i].name);
+	else
+		snprintf(b, sizeof(buf[0]), "%s/%s", dir_name[g_slots[i].dir], g_slots[i].name);
+	return b;
+}
+
+static void slot_resize(struct slot *s, size_t n)
+{
+	if (!s->data) {
+		s->data = calloc(1, MAX_FILE);
+		if (!s->data) {
+			perror("calloc");
+			exit(3);
+		}
+	}
+	if (n > s->size)
+		memset(s->data + s->size, 0, n - s->size);
+	s->size = n;
+}
+
+/* ---- failure reports ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_history(int slot)
+{
+	long from = g_nhist > LAST_OPS ? g_nhist - LAST_OPS : 0;
+
+	fprintf(stderr, "nfsmodel: last %ld ops:\n", g_nhist - from);
+	for (long i = from; i < g_nhist; i++)
+		fprintf(stderr, "  %s%s\n", g_hist[i].text, i == g_nhist - 1 ? "  <== here" : "");
+	if (slot < 0)
+		return;
+	/* every op on that name (up to 40, newest last) */
+	long n = 0, first = g_nhist;
+	for (long i = g_nhist - 1; i >= 0 && n < 40; i--)
+		if (g_hist[i].slots & (1u << slot)) {
+			first = i;
+			n++;
+		}
+	fprintf(stderr, "nfsmodel: the last %ld ops on %s:\n", n, slot_path(slot));
+	for (long i = first; i < g_nhist; i++)
+		if (g_hist[i].slots & (1u << slot))
+			fprintf(stderr, "  %s\n", g_hist[i].text);
+}
+
+static void report_tail(void)
+{
+	fprintf(stderr,
+	        "nfsmodel: seed %" PRIu64 ", op %ld of %ld, mix %s; scratch dir %s kept\n"
+	        "nfsmodel: rerun: nfsmodel --seed %" PRIu64 " --ops %ld --mix %s --verbose ...\n",
+	        g_seed, g_opno, g_nops, g_mix, g_scratch, g_seed, g_nops, g_mix);
+}
+
+static int g_fail_slot = -1;
+
+/* A coherence mismatch: exit 1. */
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "\nnfsmodel: MISMATCH (seed %" PRIu64 ", op %ld): ", g_seed, g_opno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	print_history(g_fail_slot);
+	report_tail();
+	exit(1);
+}
+
+/* Anything else that should not happen (transport, timeouts, unexpected
+ * NFS errors): exit 3. */
+__attribute__((format(printf, 1, 2), noreturn)) static void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "\nnfsmodel: ERROR (seed %" PRIu64 ", op %ld): ", g_seed, g_opno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	print_history(g_fail_slot);
+	report_tail();
+	exit(3);
+}
+
+/* ---- NFS calls ---- */
+
+struct fh {
+	uint32_t len;
+	unsigned char d[NFS3_FHSIZE];
+};
+
+struct dent {
+	char name[256];
+	uint64_t cookie;
+	bool has_attr;
+	fattr3 attr;
+	bool has_fh;
+	struct fh fh;
+};
+
+struct res {
+	int stat; /* nfsstat3 */
+	bool has_fh;
+	struct fh fh;
+	bool has_attr; /* GETATTR, LOOKUP, READ, WRITE, SETATTR, CREATE */
+	fattr3 attr;
+	unsigned char *dst; /* READ: where the bytes go (set by the caller) */
+	size_t dstcap;
+	uint32_t len;
+	bool eof;
+	uint32_t count; /* WRITE */
+	int committed;
+	unsigned char verf[8]; /* READDIRPLUS */
+	struct dent *ents;
+	size_t nents;
+};
+
+struct side {
+	const char *label;
+	struct rpc_context *rpc;
+	struct fh root;
+	struct fh dir[NDIRS];
+	unsigned long calls;
+};
+
+static struct side g_proxy = {.label = "proxy"}, g_direct = {.label = "direct"};
+
+typedef void (*xfn)(void *data, struct res *r);
+
+struct call {
+	int done;
+	int status;
+	xfn x;
+	struct res *r;
+	char err[256];
+};
+
+static const char *nfsstat_name(int s)
+{
+	switch (s) {
+	case NFS3_OK:
+		return "NFS3_OK";
+	case NFS3ERR_PERM:
+		return "NFS3ERR_PERM";
+	case NFS3ERR_NOENT:
+		return "NFS3ERR_NOENT";
+	case NFS3ERR_IO:
+		return "NFS3ERR_IO";
+	case NFS3ERR_ACCES:
+		return "NFS3ERR_ACCES";
+	case NFS3ERR_EXIST:
+		return "NFS3ERR_EXIST";
+	case NFS3ERR_NOTDIR:
+		return "NFS3ERR_NOTDIR";
+	case NFS3ERR_ISDIR:
+		return "NFS3ERR_ISDIR";
+	case NFS3ERR_INVAL:
+		return "NFS3ERR_INVAL";
+	case NFS3ERR_FBIG:
+		return "NFS3ERR_FBIG";
+	case NFS3ERR_NOSPC:
+		return "NFS3ERR_NOSPC";
+	case NFS3ERR_NOTEMPTY:
+		return "NFS3ERR_NOTEMPTY";
+	case NFS3ERR_STALE:
+		return "NFS3ERR_STALE";
+	case NFS3ERR_BADHANDLE:
+		return "NFS3ERR_BADHANDLE";
+	case NFS3ERR_BAD_COOKIE:
+		return "NFS3ERR_BAD_COOKIE";
+	case NFS3ERR_TOOSMALL:
+		return "NFS3ERR_TOOSMALL";
+	case NFS3ERR_SERVERFAULT:
+		return "NFS3ERR_SERVERFAULT";
+	case NFS3ERR_JUKEBOX:
+		return "NFS3ERR_JUKEBOX";
+	default:
+		return "NFS3ERR_(other)";
+	}
+}
+
+static void call_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct call *c = priv;
+
+	(void)rpc;
+	c->done = 1;
+	c->status = status;
+	if (status != RPC_STATUS_SUCCESS) {
+		const char *why = status == RPC_STATUS_CANCEL    ? "cancelled"
+		                  : status == RPC_STATUS_TIMEOUT ? "timed out"
+		                  : data                         ? (const char *)data
+		                                                 : "error";
+		snprintf(c->err, sizeof(c->err), "%s", why);
+		return;
+	}
+	if (c->x)
+		c->x(data, c->r);
+}
+
+static void res_clear(struct res *r)
+{
+	unsigned char *dst = r->dst;
+	size_t cap = r->dstcap;
+
+	free(r->ents);
+	memset(r, 0, sizeof(*r));
+	r->stat = -1;
+	r->dst = dst;
+	r->dstcap = cap;
+}
+
+static void call_prep(struct call *c, xfn x, struct res *r)
+{
+	memset(c, 0, sizeof(*c));
+	c->x = x;
+	c->r = r;
+	if (r)
+		res_clear(r);
+}
+
+static void call_wait(struct side *s, struct call *c, const char *what)
+{
+	double end = now_s() + g_timeout_s;
+
+	while (!c->done) {
+		struct pollfd p = {rpc_get_fd(s->rpc), (short)rpc_which_events(s->rpc), 0};
+
+		if (now_s() > end)
+			fatal("%s %s: no answer within %d s", s->label, what, g_timeout_s);
+		if (poll(&p, 1, 100) < 0 && errno != EINTR)
+			fatal("%s %s: poll: %s", s->label, what, strerror(errno));
+		if (rpc_service(s->rpc, p.revents) < 0)
+			fatal("%s %s: %s", s->label, what, rpc_get_error(s->rpc));
+	}
+	if (c->status != RPC_STATUS_SUCCESS)
+		fatal("%s %s: RPC failed: %s", s->label, what, c->err);
+}
+
+static int call_run(struct side *s, struct call *c, const char *what, int queued)
+{
+	if (queued != 0)
+		fatal("%s %s: cannot send: %s", s->label, what, rpc_get_error(s->rpc));
+	call_wait(s, c, what);
+	s->calls++;
+	return c->r ? c->r->stat : 0;
+}
+
+static void fh_arg(nfs_fh3 *a, const struct fh *f)
+{
+	a->data.data_len = f->len;
+	a->data.data_val = (char *)f->d;
+}
+
+static void fh_set(struct fh *f, const void *p, uint32_t len)
+{
+	if (len > NFS3_FHSIZE)
+		len = NFS3_FHSIZE;
+	f->len = len;
+	memcpy(f->d, p, len);
+}
+
+static void get_pattr(const post_op_attr *pa, struct res *r)
+{
+	r->has_attr = pa->attributes_follow != 0;
+	if (r->has_attr)
+		r->attr = pa->post_op_attr_u.attributes;
+}
+
+static void x_mnt(void *d, struct res *r)
+{
+	mountres3 *m = d;
+
+	r->stat = m->fhs_status;
+	if (m->fhs_status == MNT3_OK) {
+		r->has_fh = true;
+		fh_set(&r->fh, m->mountres3_u.mountinfo.fhandle.fhandle3_val,
+		       m->mountres3_u.mountinfo.fhandle.fhandle3_len);
+	}
+}
+
+static void x_getattr(void *d, struct res *r)
+{
+	GETATTR3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK) {
+		r->has_attr = true;
+		r->attr = x->GETATTR3res_u.resok.obj_attributes;
+	}
+}
+
+static void x_setattr(void *d, struct res *r)
+{
+	SETATTR3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK)
+		get_pattr(&x->SETATTR3res_u.resok.obj_wcc.after, r);
+}
+
+static void x_lookup(void *d, struct res *r)
+{
+	LOOKUP3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK) {
+		r->has_fh = true;
+		fh_set(&r->fh, x->LOOKUP3res_u.resok.object.data.data_val,
+		       x->LOOKUP3res_u.resok.object.data.data_len);
+		get_pattr(&x->LOOKUP3res_u.resok.obj_attributes, r);
+	}
+}
+
+static void x_read(void *d, struct res *r)
+{
+	READ3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK) {
+		READ3resok *ok = &x->READ3res_u.resok;
+
+		r->eof = ok->eof != 0;
+		r->len = ok->data.data_len;
+		r->count = ok->count;
+		if (r->len > r->dstcap) {
+			r->stat = -2; /* more than asked for */
+			return;
+		}
+		if (r->len)
+			memcpy(r->dst, ok->data.data_val, r->len);
+		get_pattr(&ok->file_attributes, r);
+	}
+}
+
+static void x_write(void *d, struct res *r)
+{
+	WRITE3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK) {
+		r->count = x->WRITE3res_u.resok.count;
+		r->committed = x->WRITE3res_u.resok.committed;
+		get_pattr(&x->WRITE3res_u.resok.file_wcc.after, r);
+	}
+}
+
+static void x_commit(void *d, struct res *r)
+{
+	r->stat = ((COMMIT3res *)d)->status;
+}
+
+static void x_create(void *d, struct res *r)
+{
+	CREATE3res *x = d;
+
+	r->stat = x->status;
+	if (x->status == NFS3_OK) {
+		r->has_fh = x->CREATE3res_u.resok.obj.handle_follows != 0;
+		if (r->has_fh)
+			fh_set(&r->fh, x->CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_val,
+			       x->CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_len);
+		get_pattr(&x->CREATE3res_u.resok.obj_attributes, r);
+	}
+}
+
+static void x_mkdir(void *d, struct res *r)
+{
+	r->stat = ((MKDIR3res *)d)->status;
+}
+
+static void x_remove(void *d, struct res *r)
+{
+	r->stat = ((REMOVE3res *)d)->status;
+}
+
+static void x_rmdir(void *d, struct res *r)
+{
+	r->stat = ((RMDIR3res *)d)->status;
+}
+
+static void x_rename(void *d, struct res *r)
+{
+	r->stat = ((RENAME3res *)d)->status;
+}
+
+/* libnfs 4.0 allocates decoded list entries at 4-byte aligned addresses:
+ * entries are copied out with memcpy, not dereferenced in place. */
+static void x_readdirplus(void *d, struct res *r)
+{
+	READDIRPLUS3res *x = d;
+	size_t n = 0;
+	entryplus3 e;
+
+	r->stat = x->status;
+	if (x->status != NFS3_OK)
+		return;
+	memcpy(r->verf, x->READDIRPLUS3res_u.resok.cookieverf, 8);
+	r->eof = x->READDIRPLUS3res_u.resok.reply.eof != 0;
+	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
+		memcpy(&e, p, sizeof(e));
+		n++;
+	}
+	r->ents = calloc(n ? n : 1, sizeof(*r->ents));
+	if (!r->ents) {
+		r->stat = -3;
+		return;
+	}
+	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
+		struct dent *de = &r->ents[r->nents++];
+
+		memcpy(&e, p, sizeof(e));
+		snprintf(de->name, sizeof(de->name), "%s", e.name ? e.name : "");
+		de->cookie = e.cookie;
+		de->has_attr = e.name_attributes.attributes_follow != 0;
+		if (de->has_attr)
+			de->attr = e.name_attributes.post_op_attr_u.attributes;
+		de->has_fh = e.name_handle.handle_follows != 0;
+		if (de->has_fh)
+			fh_set(&de->fh, e.name_handle.post_op_fh3_u.handle.data.data_val,
+			       e.name_handle.post_op_fh3_u.handle.data.data_len);
+	}
+}
+
+static int c3_getattr(struct side *s, const struct fh *fh, struct res *r)
+{
+	GETATTR3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.object, fh);
+	call_prep(&c, x_getattr, r);
+	return call_run(s, &c, "GETATTR", rpc_nfs3_getattr_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_lookup(struct side *s, const struct fh *dir, const char *name, struct res *r)
+{
+	LOOKUP3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.what.dir, dir);
+	a.what.name = (char *)name;
+	call_prep(&c, x_lookup, r);
+	return call_run(s, &c, "LOOKUP", rpc_nfs3_lookup_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_read(struct side *s, const struct fh *fh, uint64_t off, uint32_t count, struct res *r)
+{
+	READ3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.file, fh);
+	a.offset = off;
+	a.count = count;
+	call_prep(&c, x_read, r);
+	return call_run(s, &c, "READ", rpc_nfs3_read_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_write(struct side *s, const struct fh *fh, uint64_t off, const void *buf,
+                    uint32_t len, stable_how how, struct res *r)
+{
+	WRITE3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.file, fh);
+	a.offset = off;
+	a.count = len;
+	a.stable = how;
+	a.data.data_len = len;
+	a.data.data_val = (char *)buf;
+	call_prep(&c, x_write, r);
+	return call_run(s, &c, "WRITE", rpc_nfs3_write_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_commit(struct side *s, const struct fh *fh, uint64_t off, uint32_t count,
+                     struct res *r)
+{
+	COMMIT3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.file, fh);
+	a.offset = off;
+	a.count = count;
+	call_prep(&c, x_commit, r);
+	return call_run(s, &c, "COMMIT", rpc_nfs3_commit_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_setsize(struct side *s, const struct fh *fh, uint64_t size, struct res *r)
+{
+	SETATTR3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.object, fh);
+	a.new_attributes.size.set_it = 1;
+	a.new_attributes.size.set_size3_u.size = size;
+	call_prep(&c, x_setattr, r);
+	return call_run(s, &c, "SETATTR", rpc_nfs3_setattr_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_create(struct side *s, const struct fh *dir, const char *name, bool size0,
+                     struct res *r)
+{
+	CREATE3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.where.dir, dir);
+	a.where.name = (char *)name;
+	a.how.mode = UNCHECKED;
+	a.how.createhow3_u.obj_attributes.mode.set_it = 1;
+	a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0644;
+	if (size0) {
+		a.how.createhow3_u.obj_attributes.size.set_it = 1;
+		a.how.createhow3_u.obj_attributes.size.set_size3_u.size = 0;
+	}
+	call_prep(&c, x_create, r);
+	return call_run(s, &c, "CREATE", rpc_nfs3_create_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_mkdir(struct side *s, const struct fh *dir, const char *name, struct res *r)
+{
+	MKDIR3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.where.dir, dir);
+	a.where.name = (char *)name;
+	a.attributes.mode.set_it = 1;
+	a.attributes.mode.set_mode3_u.mode = 0755;
+	call_prep(&c, x_mkdir, r);
+	return call_run(s, &c, "MKDIR", rpc_nfs3_mkdir_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_remove(struct side *s, const struct fh *dir, const char *name, struct res *r)
+{
+	REMOVE3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.object.dir, dir);
+	a.object.name = (char *)name;
+	call_prep(&c, x_remove, r);
+	return call_run(s, &c, "REMOVE", rpc_nfs3_remove_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_rmdir(struct side *s, const struct fh *dir, const char *name, struct res *r)
+{
+	RMDIR3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.object.dir, dir);
+	a.object.name = (char *)name;
+	call_prep(&c, x_rmdir, r);
+	return call_run(s, &c, "RMDIR", rpc_nfs3_rmdir_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_rename(struct side *s, const struct fh *fdir, const char *fname,
+                     const struct fh *tdir, const char *tname, struct res *r)
+{
+	RENAME3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.from.dir, fdir);
+	a.from.name = (char *)fname;
+	fh_arg(&a.to.dir, tdir);
+	a.to.name = (char *)tname;
+	call_prep(&c, x_rename, r);
+	return call_run(s, &c, "RENAME", rpc_nfs3_rename_async(s->rpc, call_cb, &a, &c));
+}
+
+static int c3_readdirplus(struct side *s, const struct fh *dir, uint64_t cookie,
+                          const unsigned char *verf, uint32_t dircount, uint32_t maxcount,
+                          struct res *r)
+{
+	READDIRPLUS3args a;
+	struct call c;
+
+	memset(&a, 0, sizeof(a));
+	fh_arg(&a.dir, dir);
+	a.cookie = cookie;
+	memcpy(a.cookieverf, verf, 8);
+	a.dircount = dircount;
+	a.maxcount = maxcount;
+	call_prep(&c, x_readdirplus, r);
+	return call_run(s, &c, "READDIRPLUS", rpc_nfs3_readdirplus_async(s->rpc, call_cb, &a, &c));
+}
+
+/* ---- connecting ---- */
+
+static void side_connect(struct side *s, int port)
+{
+	struct call c;
+
+	s->rpc = rpc_init_context();
+	if (!s->rpc)
+		fatal("rpc_init_context failed");
+	call_prep(&c, NULL, NULL);
+	call_run(s, &c, "connect", rpc_connect_async(s->rpc, g_host, port, call_cb, &c));
+}
+
+/* MNT on its own connection to mnt_port (or on the NFS connection when
+ * mnt_port is 0: the proxy serves both on one port). */
+static void side_mount(struct side *s, int mnt_port)
+{
+	struct side m = {.label = s->label};
+	struct side *ms = s;
+	struct res r = {0};
+	struct call c;
+
+	if (mnt_port) {
+		side_connect(&m, mnt_port);
+		ms = &m;
+	}
+	call_prep(&c, x_mnt, &r);
+	call_run(ms, &c, "MNT", rpc_mount3_mnt_async(ms->rpc, call_cb, (char *)g_export, &c));
+	if (r.stat != MNT3_OK)
+		fatal("%s: MNT %s: mountstat3 %d", s->label, g_export, r.stat);
+	s->root = r.fh;
+	if (mnt_port)
+		rpc_destroy_context(m.rpc);
+	res_clear(&r);
+}
+
+/* ---- helpers over the model ---- */
+
+static struct res g_r; /* scratch result for calls whose details we drop */
+
+static void expect_ok(struct side *s, const char *what, int st)
+{
+	if (st != NFS3_OK)
+		fatal("%s %s: %s", s->label, what, nfsstat_name(st));
+}
+
+static bool same_time(const nfstime3 *a, const nfstime3 *b)
+{
+	return a->seconds == b->seconds && a->nseconds == b->nseconds;
+}
+
+/* LOOKUP of a slot's name on a side; returns the status, the handle in *fh */
+static int lookup_slot(struct side *s, int i, struct fh *fh, fattr3 *attr, bool *has_attr)
+{
+	struct res r = {0};
+	int st = c3_lookup(s, &s->dir[g_slots[i].dir], g_slots[i].name, &r);
+
+	if (st == NFS3_OK) {
+		*fh = r.fh;
+		if (attr)
+			*attr = r.attr;
+		if (has_attr)
+			*has_attr = r.has_attr;
+	}
+	res_clear(&r);
+	return st;
+}
+
+/* the handle of an existing slot on a side (the model says it exists) */
+static void slot_fh(struct side *s, int i, struct fh *fh)
+{
+	int st = lookup_slot(s, i, fh, NULL, NULL);
+
+	if (st == NFS3ERR_NOENT && s == &g_proxy) {
+		g_fail_slot = i;
+		fail("LOOKUP %s through the proxy: NFS3ERR_NOENT, but it exists upstream",
+		     slot_path(i));
+	}
+	if (st != NFS3_OK) {
+		g_fail_slot = i;
+		fatal("%s LOOKUP %s: %s", s->label, slot_path(i), nfsstat_name(st));
+	}
+}
+
+static void getattr_ok(struct side *s, const struct fh *fh, fattr3 *attr, const char *what)
+{
+	struct res r = {0};
+	int st = c3_getattr(s, fh, &r);
+
+	if (st != NFS3_OK)
+		fatal("%s GETATTR %s: %s", s->label, what, nfsstat_name(st));
+	*attr = r.attr;
+	res_clear(&r);
+}
+
+/* READ [off, off+len) (len 0: to EOF) in requests of rsize (0: random
+ * per request); returns the bytes read into buf (capacity cap). Checks the
+ * eof flag against the size the caller knows (size_known, or UINT64_MAX). */
+static size_t read_range(struct side *s, const struct fh *fh, uint64_t off, uint64_t len,
+                         uint32_t rsize, unsigned char *buf, size_t cap, uint64_t size_known,
+                         fattr3 *last_attr, bool *has_last_attr, const char *what)
+{
+	struct res r = {0};
+	size_t got = 0;
+	int rounds = 0;
+
+	if (has_last_attr)
+		*has_last_attr = false;
+	for (;;) {
+		uint64_t want = rsize ? rsize : rnd_in(1, MiB);
+		int st;
+
+		if (len && want > len - got)
+			want = len - got;
+		if (want > cap - got)
+			want = cap - got;
+		if (want == 0) {
+			if (len && got == len)
+				break;
+			fail("%s READ %s: more than %zu bytes (size should be %" PRIu64 ")",
+			     s->label, what, cap, size_known);
+		}
+		r.dst = buf + got;
+		r.dstcap = (size_t)want;
+		st = c3_read(s, fh, off + got, (uint32_t)want, &r);
+		if (st == -2)
+			fail("%s READ %s at %" PRIu64 ": %u bytes returned for a count of %" PRIu64,
+			     s->label, what, off + got, r.len, want);
+		if (st != NFS3_OK)
+			fatal("%s READ %s at %" PRIu64 " count %" PRIu64 ": %s", s->label, what,
+			      off + got, want, nfsstat_name(st));
+		if (r.count != r.len)
+			fail("%s READ %s: count %u but %u data bytes", s->label, what, r.count,
+			     r.len);
+		if (r.has_attr && last_attr) {
+			*last_attr = r.attr;
+			*has_last_attr = true;
+		}
+		if (size_known != UINT64_MAX) {
+			uint64_t end = off + got + r.len;
+			if (r.eof && end < size_known)
+				fail("%s READ %s at %" PRIu64 " count %" PRIu64
+				     ": eof after %u bytes "
+				     "at %" PRIu64 " but the file has %" PRIu64 " bytes",
+				     s->label, what, off + got, want, r.len, end, size_known);
+			if (end > size_known)
+				fail("%s READ %s at %" PRIu64 ": data up to %" PRIu64
+				     " beyond the size %" PRIu64,
+				     s->label, what, off + got, end, size_known);
+		}
+		got += r.len;
+		if (r.eof || (len && got >= len))
+			break;
+		if (r.len == 0 && ++rounds > 3)
+			fail("%s READ %s at %" PRIu64 ": 0 bytes and no eof", s->label, what,
+			     off + got);
+	}
+	return got;
+}
+
+static void hexdump(const char *label, const unsigned char *p, size_t n, size_t from)
+{
+	fprintf(stderr, "  %-8s @%zu:", label, from);
+	for (size_t i = from; i < n && i < from + 16; i++)
+		fprintf(stderr, " %02x", p[i]);
+	fprintf(stderr, "\n");
+}
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* The differing ranges (gaps under 64 bytes merged), up to 10. */
+static void print_ranges(uint64_t base, const char *la, const unsigned char *a, size_t na,
+                         const char *lb, const unsigned char *b, size_t nb, size_t from)
+{
+	size_t n = na < nb ? na : nb, i = from;
+	int shown = 0;
+
+	while (i < n && shown < 10) {
+		size_t s = i, e = i + 1, gap = 0;
+
+		for (i = e; i < n && gap < 64; i++) {
+			if (a[i] != b[i]) {
+				e = i + 1;
+				gap = 0;
+			} else {
+				gap++;
+			}
+		}
+		fprintf(stderr, "  differ [%" PRIu64 ", %" PRIu64 ") %zu bytes: %s %s, %s %s\n",
+		        base + s, base + e, e - s, la, all_zero(a + s, e - s) ? "zeros" : "data",
+		        lb, all_zero(b + s, e - s) ? "zeros" : "data");
+		shown++;
+		while (i < n && a[i] == b[i])
+			i++;
+	}
+	if (na != nb)
+		fprintf(stderr, "  lengths differ: %s %zu, %s %zu\n", la, na, lb, nb);
+}
+
+/* first differing byte, or -1 */
+static long first_diff(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)
+{
+	size_t n = na < nb ? na : nb;
+
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (long)i;
+	return na == nb ? -1 : (long)n;
+}
+
+static void cmp_bytes(const char *what, uint64_t base, const char *la, const unsigned char *a,
+                      size_t na, const char *lb, const unsigned char *b, size_t nb)
+{
+	long d = first_diff(a, na, b, nb);
+
+	if (d < 0)
+		return;
+	size_t diffs = 0, last = (size_t)d;
+	for (size_t i = (size_t)d; i < na && i < nb; i++)
+		if (a[i] != b[i]) {
+			diffs++;
+			last = i;
+		}
+	fprintf(stderr, "\n");
+	hexdump(la, a, na, (size_t)d);
+	hexdump(lb, b, nb, (size_t)d);
+	print_ranges(base, la, a, na, lb, b, nb, (size_t)d);
+	fail("%s: %s has %zu bytes, %s has %zu; first difference at offset %" PRIu64
+	     " (%zu differing bytes in the common part, the last at %" PRIu64 ")",
+	     what, la, na, lb, nb, base + (uint64_t)d, diffs, base + (uint64_t)last);
+}
+
+/* ---- buffers ---- */
+
+static unsigned char *g_pbuf, *g_dbuf, *g_wbuf;
+#define BUFCAP (MAX_FILE + 2u * MiB)
+
+/* ---- side choice ---- */
+
+/* Mutations of even slots go mostly direct (their cached data, filled by
+ * proxy reads, must be noticed as stale); odd slots half and half (proxy
+ * writers). */
+static struct side *pick_side(int slot)
+{
+	unsigned direct_pct = slot >= 0 && slot % 2 == 0 ? 80 : 50;
+
+	return chance(direct_pct) ? &g_direct : &g_proxy;
+}
+
+/* ---- counters ---- */
+
+static unsigned long g_count[NKINDS][2]; /* [kind][0 proxy, 1 direct] */
+static unsigned long g_checks_read, g_checks_dir, g_checks_noent, g_bytes_checked, g_commits,
+    g_unstable, g_create_trunc, g_rename_over, g_tick_writes;
+
+static void bump(enum kind k, const struct side *s)
+{
+	g_count[k][s == &g_direct]++;
+}
+
+/* ---- checks ---- */
+
+/* After a mutation: the upstream agrees with the model about the name and
+ * its size (catches writes lost or misplaced on the way). */
+static void check_upstream_size(int i)
+{
+	struct fh fh;
+	fattr3 a;
+	int st = lookup_slot(&g_direct, i, &fh, NULL, NULL);
+
+	g_fail_slot = i;
+	if (!g_slots[i].exists) {
+		if (st != NFS3ERR_NOENT)
+			fail("upstream: %s should not exist (LOOKUP: %s)", slot_path(i),
+			     nfsstat_name(st));
+		return;
+	}
+	if (st != NFS3_OK)
+		fail("upstream: %s should exist (LOOKUP: %s)", slot_path(i), nfsstat_name(st));
+	getattr_ok(&g_direct, &fh, &a, slot_path(i));
+	if (a.size != g_slots[i].size)
+		fail("upstream: %s has %" PRIu64 " bytes, the model %zu", slot_path(i), a.size,
+		     g_slots[i].size);
+}
+
+/* LOOKUP through the proxy of a name that does not exist: NOENT. */
+static void check_proxy_noent(int i)
+{
+	struct fh fh;
+	int st = lookup_slot(&g_proxy, i, &fh, NULL, NULL);
+
+	g_checks_noent++;
+	if (st != NFS3ERR_NOENT) {
+		g_fail_slot = i;
+		fail("LOOKUP %s through the proxy: %s, but it does not exist upstream",
+		     slot_path(i), nfsstat_name(st));
+	}
+}
+
+static void cmp_attrs(int i, const char *what, const fattr3 *p, const fattr3 *d)
+{
+	g_fail_slot = i;
+	if (p->size != d->size)
+		fail("%s of %s: the proxy says size %" PRIu64 ", the upstream %" PRIu64, what,
+		     slot_path(i), p->size, d->size);
+	if (!same_time(&p->mtime, &d->mtime) || !same_time(&p->ctime, &d->ctime))
+		fail("%s of %s: the proxy says mtime %u.%09u ctime %u.%09u, the upstream mtime "
+		     "%u.%09u ctime %u.%09u",
+		     what, slot_path(i), p->mtime.seconds, p->mtime.nseconds, p->ctime.seconds,
+		     p->ctime.nseconds, d->mtime.seconds, d->mtime.nseconds, d->ctime.seconds,
+		     d->ctime.nseconds);
+}
+
+/* A close-to-open read through the proxy (LOOKUP, GETATTR, READs of the
+ * whole file or of a range), then the same directly; everything must be
+ * equal, and the upstream must hold what the model says. */
+static void check_read(int i, bool partial, const char *why)
+{
+	struct slot *sl = &g_slots[i];
+	struct fh pfh, dfh;
+	fattr3 pa, da, ra;
+	bool has_ra = false;
+	uint64_t off = 0, len = 0;
+	uint32_t rsize;
+	size_t pn, dn;
+
+	g_fail_slot = i;
+	op_touch(i);
+	g_checks_read++;
+	slot_fh(&g_proxy, i, &pfh);
+	getattr_ok(&g_proxy, &pfh, &pa, slot_path(i));
+	if (partial && sl->size > 0) {
+		off = rnd(sl->size);
+		len = rnd_in(1, sl->size - off + (chance(20) ? 4096 : 0));
+	}
+	switch (rnd(4)) {
+	case 0:
+		rsize = 0; /* random per request */
+		break;
+	case 1:
+		rsize = (uint32_t)rnd_in(4 * KiB, MiB);
+		break;
+	default:
+		rsize = MiB;
+	}
+	pn = read_range(&g_proxy, &pfh, off, len, rsize, g_pbuf, BUFCAP, pa.size, &ra, &has_ra,
+	                slot_path(i));
+	oplog(" [%s proxy read%s %" PRIu64 "+%" PRIu64 " rsize %u: %zu bytes]", why,
+	      partial ? " range" : "", off, len, rsize, pn);
+
+	/* the truth */
+	slot_fh(&g_direct, i, &dfh);
+	getattr_ok(&g_direct, &dfh, &da, slot_path(i));
+	dn = read_range(&g_direct, &dfh, off, len, MiB, g_dbuf, BUFCAP, da.size, NULL, NULL,
+	                slot_path(i));
+	cmp_attrs(i, "GETATTR", &pa, &da);
+	if (has_ra)
+		cmp_attrs(i, "READ post-op attributes", &ra, &da);
+	cmp_bytes("READ through the proxy after LOOKUP+GETATTR vs direct READ", off, "proxy",
+	          g_pbuf, pn, "upstream", g_dbuf, dn);
+	g_bytes_checked += pn;
+
+	/* the model (the tool's own bookkeeping of what was written) */
+	uint64_t mlen = off < sl->size ? sl->size - off : 0;
+	if (len && mlen > len)
+		mlen = len;
+	if (da.size != sl->size)
+		fail("upstream: %s has %" PRIu64 " bytes, the model %zu", slot_path(i), da.size,
+		     sl->size);
+	cmp_bytes("upstream bytes vs the model (a write or truncate went wrong)", off, "upstream",
+	          g_dbuf, dn, "model", sl->data + off, (size_t)mlen);
+}
+
+static int dent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
+}
+
+/* All entries of a directory (without . and ..), sorted by name. */
+static struct dent *list_dir(struct side *s, int d, bool random_pages, size_t *n)
+{
+	struct res r = {0};
+	struct dent *all = NULL;
+	size_t nall = 0;
+	uint64_t cookie = 0;
+	unsigned char verf[8] = {0};
+
+	for (int page = 0;; page++) {
+		uint32_t dircount = random_pages ? (uint32_t)rnd_in(100, 8192) : 65536;
+		uint32_t maxcount = random_pages ? (uint32_t)rnd_in(1024, 32768) : 262144;
+		int st = c3_readdirplus(s, &s->dir[d], cookie, verf, dircount, maxcount, &r);
+
+		if (st != NFS3_OK)
+			fail("%s READDIRPLUS %s (page %d, cookie %" PRIu64
+			     ", dircount %u maxcount %u): %s",
+			     s->label, dir_name[d], page, cookie, dircount, maxcount,
+			     nfsstat_name(st));
+		if (page > 200)
+			fail("%s READDIRPLUS %s: more than 200 pages", s->label, dir_name[d]);
+		if (r.nents == 0 && !r.eof)
+			fail("%s READDIRPLUS %s: an empty page without eof (cookie %" PRIu64 ")",
+			     s->label, dir_name[d], cookie);
+		all = realloc(all, (nall + r.nents + 1) * sizeof(*all));
+		if (!all)
+			fatal("realloc");
+		for (size_t k = 0; k < r.nents; k++) {
+			cookie = r.ents[k].cookie;
+			if (strcmp(r.ents[k].name, ".") == 0 || strcmp(r.ents[k].name, "..") == 0)
+				continue;
+			all[nall++] = r.ents[k];
+		}
+		memcpy(verf, r.verf, 8);
+		if (r.eof)
+			break;
+	}
+	res_clear(&r);
+	qsort(all, nall, sizeof(*all), dent_cmp);
+	*n = nall;
+	return all;
+}
+
+static void print_names(const char *label, const struct dent *e, size_t n)
+{
+	fprintf(stderr, "  %-8s:", label);
+	for (size_t k = 0; k < n; k++)
+		fprintf(stderr, " %s", e[k].name);
+	fprintf(stderr, "\n");
+}
+
+static void check_readdir(int d)
+{
+	size_t pn, dn, mn = 0;
+	struct dent *pe = list_dir(&g_proxy, d, true, &pn);
+	struct dent *de = list_dir(&g_direct, d, false, &dn);
+	struct dent model[NSLOTS + 2];
+
+	g_checks_dir++;
+	g_fail_slot = -1;
+	oplog(" [%zu names]", dn);
+	bool same = pn == dn;
+	for (size_t k = 0; same && k < pn; k++)
+		same = strcmp(pe[k].name, de[k].name) == 0;
+	if (!same) {
+		fprintf(stderr, "\n");
+		print_names("proxy", pe, pn);
+		print_names("upstream", de, dn);
+		fail("READDIRPLUS of %s through the proxy lists other names than the upstream",
+		     dir_name[d]);
+	}
+	for (size_t k = 0; k < dn; k++) {
+		fattr3 a;
+		struct fh fh;
+
+		if (!de[k].has_fh) {
+			int st = c3_lookup(&g_direct, &g_direct.dir[d], de[k].name, &g_r);
+			expect_ok(&g_direct, "LOOKUP", st);
+			fh = g_r.fh;
+		} else {
+			fh = de[k].fh;
+		}
+		getattr_ok(&g_direct, &fh, &a, de[k].name);
+		if (!pe[k].has_attr)
+			fail("READDIRPLUS of %s through the proxy: no attributes for %s",
+			     dir_name[d], pe[k].name);
+		if (pe[k].attr.size != a.size || pe[k].attr.type != a.type)
+			fail("READDIRPLUS of %s through the proxy: %s has size %" PRIu64
+			     " (type %d), the upstream GETATTR %" PRIu64 " (type %d)",
+			     dir_name[d], pe[k].name, pe[k].attr.size, pe[k].attr.type, a.size,
+			     a.type);
+	}
+	/* the model */
+	if (d == 0) {
+		snprintf(model[mn++].name, sizeof(model[0].name), "d0");
+		snprintf(model[mn++].name, sizeof(model[0].name), "d1");
+	}
+	for (int i = 0; i < NSLOTS; i++)
+		if (g_slots[i].dir == d && g_slots[i].exists)
+			snprintf(model[mn++].name, sizeof(model[0].name), "%s", g_slots[i].name);
+	qsort(model, mn, sizeof(model[0]), dent_cmp);
+	same = mn == dn;
+	for (size_t k = 0; same && k < mn; k++)
+		same = strcmp(model[k].name, de[k].name) == 0;
+	if (!same) {
+		fprintf(stderr, "\n");
+		print_names("upstream", de, dn);
+		print_names("model", model, mn);
+		fail("the upstream's listing of %s differs from the model", dir_name[d]);
+	}
+	free(pe);
+	free(de);
+}
+
+/* ---- operations ---- */
+
+static int pick_existing(void)
+{
+	int n = 0, which;
+
+	for (int i = 0; i < NSLOTS; i++)
+		n += g_slots[i].exists;
+	if (n == 0)
+		return -1;
+	which = (int)rnd((uint64_t)n);
+	for (int i = 0; i < NSLOTS; i++)
+		if (g_slots[i].exists && which-- == 0)
+			return i;
+	return -1;
+}
+
+static int pick_missing(void)
+{
+	int n = 0, which;
+
+	for (int i = 0; i < NSLOTS; i++)
+		n += !g_slots[i].exists;
+	if (n == 0)
+		return -1;
+	which = (int)rnd((uint64_t)n);
+	for (int i = 0; i < NSLOTS; i++)
+		if (!g_slots[i].exists && which-- == 0)
+			return i;
+	return -1;
+}
+
+static int count_existing(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < NSLOTS; i++)
+		n += g_slots[i].exists;
+	return n;
+}
+
+static void do_create(struct side *s, int i)
+{
+	struct slot *sl = &g_slots[i];
+	bool size0 = !sl->exists || chance(50);
+	int st;
+
+	op_touch(i);
+	oplog("create %s %s%s%s", s->label, slot_path(i), sl->exists ? " (exists)" : "",
+	      size0 ? " size=0" : "");
+	st = c3_create(s, &s->dir[sl->dir], sl->name, size0, &g_r);
+	g_fail_slot = i;
+	expect_ok(s, "CREATE", st);
+	if (sl->exists && size0)
+		g_create_trunc++;
+	sl->exists = true;
+	if (size0)
+		slot_resize(sl, 0);
+	else
+		slot_resize(sl, sl->size);
+	bump(K_CREATE, s);
+	check_upstream_size(i);
+}
+
+/* An offset for a write into a file of this size: anywhere, at the end, or
+ * close to a chunk (1 MiB) or inline (64 KiB) boundary. */
+static uint64_t pick_offset(size_t size)
+{
+	uint64_t b;
+
+	switch (rnd(6)) {
+	case 0:
+		return size;
+	case 1:
+		b = (rnd(size / MiB + 1) + 1) * (uint64_t)MiB;
+		break;
+	case 2:
+		b = 64 * KiB;
+		break;
+	default:
+		return rnd(size + 1);
+	}
+	b = b > 100 ? b - rnd(200) + 100 : 0;
+	return b > size ? size : b;
+}
+
+static uint32_t pick_len(void)
+{
+	switch (rnd(5)) {
+	case 0:
+	case 1:
+		return (uint32_t)rnd_in(1, 4 * KiB);
+	case 2:
+	case 3:
+		return (uint32_t)rnd_in(1, 64 * KiB);
+	default:
+		return (uint32_t)rnd_in(1, MAX_WRITE);
+	}
+}
+
+/* WRITE [off, off+len) of fresh random bytes through a side, then update the
+ * model. how: FILE_SYNC, DATA_SYNC or UNSTABLE (then COMMIT if commit). */
+static void write_bytes(struct side *s, int i, const struct fh *fh, uint64_t off, uint32_t len,
+                        stable_how how, bool commit)
+{
+	struct slot *sl = &g_slots[i];
+	uint32_t done = 0;
+
+	rnd_bytes(g_wbuf, len);
+	while (done < len) {
+		int st = c3_write(s, fh, off + done, g_wbuf + done, len - done, how, &g_r);
+
+		g_fail_slot = i;
+		expect_ok(s, "WRITE", st);
+		if (g_r.count == 0 || g_r.count > len - done)
+			fatal("%s WRITE %s: count %u for %u bytes", s->label, slot_path(i),
+			      g_r.count, len - done);
+		done += g_r.count;
+	}
+	if (how == UNSTABLE)
+		g_unstable++;
+	if (commit) {
+		int st = c3_commit(s, fh, chance(50) ? 0 : off, chance(50) ? 0 : len, &g_r);
+		expect_ok(s, "COMMIT", st);
+		g_commits++;
+	}
+	if (off + len > sl->size)
+		slot_resize(sl, (size_t)(off + len));
+	memcpy(sl->data + off, g_wbuf, len);
+}
+
+static const char *how_name(stable_how h)
+{
+	return h == FILE_SYNC ? "FILE_SYNC" : h == DATA_SYNC ? "DATA_SYNC" : "UNSTABLE";
+}
+
+static void do_write(struct side *s, int i)
+{
+	struct slot *sl = &g_slots[i];
+	uint64_t off = pick_offset(sl->size);
+	uint32_t len = pick_len();
+	stable_how how = chance(40) ? FILE_SYNC : chance(25) ? DATA_SYNC : UNSTABLE;
+	bool commit = how == UNSTABLE && chance(60);
+	struct fh fh;
+
+	if (off + len > MAX_FILE) {
+		off = rnd(MAX_FILE - MAX_WRITE);
+		if (off > sl->size)
+			off = sl->size;
+	}
+	op_touch(i);
+	oplog("write %s %s off %" PRIu64 " len %u %s%s (size %zu -> %zu)", s->label, slot_path(i),
+	      off, len, how_name(how), commit ? "+COMMIT" : "", sl->size,
+	      off + len > sl->size ? (size_t)(off + len) : sl->size);
+	slot_fh(s, i, &fh);
+	write_bytes(s, i, &fh, off, len, how, commit);
+	bump(K_WRITE, s);
+	check_upstream_size(i);
+}
+
+static void do_truncate(struct side *s, int i)
+{
+	struct slot *sl = &g_slots[i];
+	static const uint64_t edges[] = {0,       1,   64 * KiB - 1, 64 * KiB,      64 * KiB + 1,
+	                                 MiB - 1, MiB, MiB + 1,      2 * MiB + 4321};
+	uint64_t n;
+	struct fh fh;
+	int st;
+
+	switch (rnd(10)) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+		n = rnd(sl->size + 1); /* shrink (or same) */
+		break;
+	case 4:
+		n = 0;
+		break;
+	case 5:
+	case 6:
+	case 7:
+		n = sl->size + rnd_in(1, MAX_WRITE); /* grow a little */
+		break;
+	case 8:
+		n = rnd_in(MiB / 2, 3 * MiB); /* jump */
+		break;
+	default:
+		n = edges[rnd(sizeof(edges) / sizeof(edges[0]))];
+	}
+	if (n > MAX_FILE)
+		n = rnd(sl->size + 1);
+	op_touch(i);
+	oplog("truncate %s %s %zu -> %" PRIu64, s->label, slot_path(i), sl->size, n);
+	slot_fh(s, i, &fh);
+	st = c3_setsize(s, &fh, n, &g_r);
+	g_fail_slot = i;
+	expect_ok(s, "SETATTR", st);
+	slot_resize(sl, (size_t)n);
+	bump(K_TRUNC, s);
+	check_upstream_size(i);
+}
+
+static void do_rename(struct side *s, int from, int to)
+{
+	struct slot *a = &g_slots[from], *b = &g_slots[to];
+	int st;
+
+	op_touch(from);
+	op_touch(to);
+	oplog("rename %s %s -> %s%s", s->label, slot_path(from), slot_path(to),
+	      b->exists ? " (over an existing file)" : "");
+	if (b->exists)
+		g_rename_over++;
+	st = c3_rename(s, &s->dir[a->dir], a->name, &s->dir[b->dir], b->name, &g_r);
+	g_fail_slot = from;
+	expect_ok(s, "RENAME", st);
+	/* the model: b takes a's bytes */
+	unsigned char *tmp = b->data;
+	b->data = a->data;
+	b->size = a->size;
+	b->exists = true;
+	a->data = tmp;
+	a->size = 0;
+	a->exists = false;
+	bump(K_RENAME, s);
+	check_upstream_size(from);
+	check_upstream_size(to);
+	check_proxy_noent(from);
+}
+
+static void do_remove(struct side *s, int i)
+{
+	struct slot *sl = &g_slots[i];
+	int st;
+
+	op_touch(i);
+	oplog("remove %s %s", s->label, slot_path(i));
+	st = c3_remove(s, &s->dir[sl->dir], sl->name, &g_r);
+	g_fail_slot = i;
+	expect_ok(s, "REMOVE", st);
+	sl->exists = false;
+	sl->size = 0;
+	bump(K_REMOVE, s);
+	check_upstream_size(i);
+	check_proxy_noent(i);
+}
+
+static void do_read(int i)
+{
+	bool partial = chance(25);
+
+	oplog("read proxy %s (size %zu)", slot_path(i), g_slots[i].size);
+	check_read(i, partial, "check");
+	bump(K_READ, &g_proxy);
+}
+
+static void do_readdir(int d)
+{
+	oplog("readdir proxy %s", dir_name[d]);
+	check_readdir(d);
+	bump(K_READDIR, &g_proxy);
+}
+
+/* LOOKUP through the proxy: NOENT for a missing name; for an existing one
+ * the GETATTR through the proxy equals the upstream's. */
+static void do_lookup(int i)
+{
+	op_touch(i);
+	oplog("lookup proxy %s (%s)", slot_path(i), g_slots[i].exists ? "exists" : "missing");
+	if (!g_slots[i].exists) {
+		check_proxy_noent(i);
+	} else {
+		struct fh pfh, dfh;
+		fattr3 pa, da;
+
+		slot_fh(&g_proxy, i, &pfh);
+		getattr_ok(&g_proxy, &pfh, &pa, slot_path(i));
+		slot_fh(&g_direct, i, &dfh);
+		getattr_ok(&g_direct, &dfh, &da, slot_path(i));
+		cmp_attrs(i, "GETATTR", &pa, &da);
+	}
+	bump(K_LOOKUP, &g_proxy);
+}
+
+/* The timestamp-tick case: the file's data is written directly, read through
+ * the proxy (filling the cache) and overwritten in place directly at once
+ * (the size stays the same; on a coarse clock mtime and ctime may stay the
+ * same too), then re-opened and read through the proxy. */
+static void do_tick(int i)
+{
+	struct slot *sl = &g_slots[i];
+	struct fh dfh, pfh;
+	fattr3 pa;
+	int nw = (int)rnd_in(1, 3);
+
+	op_touch(i);
+	oplog("tick %s (size %zu):", slot_path(i), sl->size);
+	slot_fh(&g_direct, i, &dfh);
+	if (sl->size == 0 || chance(30)) {
+		/* (re)fill: small files are inline objects, larger ones chunked */
+		uint32_t len = chance(70) ? (uint32_t)rnd_in(1, 64 * KiB)
+		                          : (uint32_t)rnd_in(64 * KiB, MAX_WRITE);
+		oplog(" direct write 0+%u", len);
+		write_bytes(&g_direct, i, &dfh, 0, len, FILE_SYNC, false);
+		if (sl->size > len && chance(50)) {
+			int st = c3_setsize(&g_direct, &dfh, len, &g_r);
+			expect_ok(&g_direct, "SETATTR", st);
+			slot_resize(sl, len);
+			oplog(" direct truncate %u", len);
+		}
+	}
+	{
+		/* one in-place write just before the fill */
+		uint64_t off = rnd(sl->size);
+		uint32_t len = (uint32_t)rnd_in(1, sl->size - off < 4096 ? sl->size - off : 4096);
+		oplog(" direct write %" PRIu64 "+%u", off, len);
+		write_bytes(&g_direct, i, &dfh, off, len, chance(50) ? FILE_SYNC : UNSTABLE, false);
+		g_tick_writes++;
+	}
+	/* fill through the proxy, checked against the model only (no time lost) */
+	slot_fh(&g_proxy, i, &pfh);
+	getattr_ok(&g_proxy, &pfh, &pa, slot_path(i));
+	size_t pn = read_range(&g_proxy, &pfh, 0, 0, MiB, g_pbuf, BUFCAP, pa.size, NULL, NULL,
+	                       slot_path(i));
+	g_fail_slot = i;
+	cmp_bytes("tick: fill READ through the proxy vs the model", 0, "proxy", g_pbuf, pn, "model",
+	          sl->data, sl->size);
+	/* same-size overwrites in place, back to back */
+	for (int k = 0; k < nw; k++) {
+		uint64_t off = rnd(sl->size);
+		uint32_t len = (uint32_t)rnd_in(1, sl->size - off < 4096 ? sl->size - off : 4096);
+		oplog(" direct write %" PRIu64 "+%u", off, len);
+		write_bytes(&g_direct, i, &dfh, off, len, chance(50) ? FILE_SYNC : UNSTABLE, false);
+		g_tick_writes++;
+	}
+	check_read(i, false, "re-open");
+	bump(K_TICK, &g_direct);
+}
+
+/* ---- the op mix ---- */
+
+struct mix {
+	const char *name;
+	unsigned w[NKINDS];
+};
+
+/*                                  create write trunc rename remove read readdir lookup tick */
+static const struct mix mixes[] = {
+    {"default", {10, 18, 8, 8, 6, 20, 10, 5, 8}},
+    {"data", {4, 28, 10, 3, 2, 30, 4, 3, 14}},
+    {"meta", {20, 8, 5, 20, 14, 12, 15, 6, 2}},
+    {"tick", {5, 8, 4, 3, 2, 12, 4, 2, 60}},
+};
+
+static const struct mix *g_mixp;
+
+static void one_op(void)
+{
+	unsigned total = 0, r;
+	enum kind k = K_READ;
+	int i, j;
+
+	for (int n = 0; n < NKINDS; n++)
+		total += g_mixp->w[n];
+	r = (unsigned)rnd(total);
+	for (int n = 0; n < NKINDS; n++) {
+		if (r < g_mixp->w[n]) {
+			k = (enum kind)n;
+			break;
+		}
+		r -= g_mixp->w[n];
+	}
+	/* ops that need a file when there is none (or too few to remove): create */
+	if (count_existing() == 0 && k != K_CREATE && k != K_READDIR && k != K_LOOKUP)
+		k = K_CREATE;
+	if (count_existing() <= 1 && (k == K_REMOVE || k == K_RENAME) && chance(70))
+		k = K_CREATE;
+
+	switch (k) {
+	case K_CREATE:
+		i = (int)rnd(NSLOTS);
+		do_create(pick_side(i), i);
+		break;
+	case K_WRITE:
+		i = pick_existing();
+		do_write(pick_side(i), i);
+		break;
+	case K_TRUNC:
+		i = pick_existing();
+		do_truncate(pick_side(i), i);
+		break;
+	case K_RENAME:
+		i = pick_existing();
+		j = (int)rnd(NSLOTS - 1);
+		if (j >= i)
+			j++;
+		do_rename(pick_side(i), i, j);
+		break;
+	case K_REMOVE:
+		i = pick_existing();
+		do_remove(pick_side(i), i);
+		break;
+	case K_READ:
+		do_read(pick_existing());
+		break;
+	case K_READDIR:
+		do_readdir((int)rnd(NDIRS));
+		break;
+	case K_LOOKUP:
+		i = chance(50) ? pick_missing() : pick_existing();
+		do_lookup(i >= 0 ? i : (int)rnd(NSLOTS));
+		break;
+	case K_TICK:
+		do_tick(pick_existing());
+		break;
+	case NKINDS:
+		break;
+	}
+}
+
+/* ---- setup, final sweep, cleanup ---- */
+
+static void setup_dirs(void)
+{
+	struct res r = {0};
+	int st;
+
+	op_begin();
+	oplog("setup: mkdir %s, %s/d0, %s/d1 (direct)", g_scratch, g_scratch, g_scratch);
+	st = c3_mkdir(&g_direct, &g_direct.root, g_scratch, &r);
+	if (st != NFS3_OK)
+		fatal("direct MKDIR %s: %s (choose another --dir)", g_scratch, nfsstat_name(st));
+	for (int s = 0; s < 2; s++) {
+		struct side *sd = s ? &g_proxy : &g_direct;
+
+		st = c3_lookup(sd, &sd->root, g_scratch, &r);
+		expect_ok(sd, "LOOKUP scratch dir", st);
+		sd->dir[0] = r.fh;
+		for (int d = 1; d < NDIRS; d++) {
+			if (!s) {
+				st = c3_mkdir(sd, &sd->dir[0], dir_name[d], &r);
+				expect_ok(sd, "MKDIR", st);
+			}
+			st = c3_lookup(sd, &sd->dir[0], dir_name[d], &r);
+			expect_ok(sd, "LOOKUP subdir", st);
+			sd->dir[d] = r.fh;
+		}
+	}
+	res_clear(&r);
+}
+
+static void final_sweep(void)
+{
+	op_begin();
+	oplog("final: read every file and list every directory through the proxy");
+	for (int i = 0; i < NSLOTS; i++)
+		if (g_slots[i].exists)
+			check_read(i, false, "final");
+		else
+			check_proxy_noent(i);
+	for (int d = 0; d < NDIRS; d++)
+		check_readdir(d);
+}
+
+static void cleanup(void)
+{
+	for (int i = 0; i < NSLOTS; i++)
+		if (g_slots[i].exists)
+			c3_remove(&g_direct, &g_direct.dir[g_slots[i].dir], g_slots[i].name, &g_r);
+	for (int d = 1; d < NDIRS; d++)
+		c3_rmdir(&g_direct, &g_direct.dir[0], dir_name[d], &g_r);
+	if (c3_rmdir(&g_direct, &g_direct.root, g_scratch, &g_r) != NFS3_OK)
+		fprintf(stderr, "nfsmodel: could not remove %s: %s\n", g_scratch,
+		        nfsstat_name(g_r.stat));
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: nfsmodel --proxy-port P --nfs-port N --mount-port M --export PATH\n"
+	        "                [--host H] [--seed S] [--ops N] [--think-ms N]\n"
+	        "                [--mix default|data|meta|tick] [--dir NAME] [--timeout S]\n"
+	        "                [--verbose] [--keep] [--proxy-mount-port M]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	bool seeded = false;
+	const char *dir = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--verbose") == 0) {
+			g_verbose = true;
+			continue;
+		}
+		if (strcmp(a, "--keep") == 0) {
+			g_keep = true;
+			continue;
+		}
+		if (!v)
+			usage();
+		i++;
+		if (strcmp(a, "--proxy-port") == 0)
+			g_proxy_port = atoi(v);
+		else if (strcmp(a, "--proxy-mount-port") == 0)
+			g_proxy_mnt_port = atoi(v);
+		else if (strcmp(a, "--nfs-port") == 0)
+			g_nfs_port = atoi(v);
+		else if (strcmp(a, "--mount-port") == 0)
+			g_mnt_port = atoi(v);
+		else if (strcmp(a, "--export") == 0)
+			g_export = v;
+		else if (strcmp(a, "--host") == 0)
+			g_host = v;
+		else if (strcmp(a, "--seed") == 0) {
+			g_seed = strtoull(v, NULL, 0);
+			seeded = true;
+		} else if (strcmp(a, "--ops") == 0)
+			g_nops = atol(v);
+		else if (strcmp(a, "--think-ms") == 0)
+			g_think_ms = atol(v);
+		else if (strcmp(a, "--mix") == 0)
+			g_mix = v;
+		else if (strcmp(a, "--dir") == 0)
+			dir = v;
+		else if (strcmp(a, "--timeout") == 0)
+			g_timeout_s = atoi(v);
+		else
+			usage();
+	}
+	if (g_proxy_port <= 0 || g_nfs_port <= 0 || g_mnt_port <= 0 || !g_export || g_nops < 0 ||
+	    g_timeout_s <= 0 || g_think_ms < 0)
+		usage();
+	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
+		if (strcmp(mixes[m].name, g_mix) == 0)
+			g_mixp = &mixes[m];
+	if (!g_mixp)
+		usage();
+	if (!seeded) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		g_seed = ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^
+		          (uint64_t)getpid() << 20) %
+		         1000000000u;
+	}
+	g_rng = g_seed;
+	if (dir)
+		snprintf(g_scratch, sizeof(g_scratch), "%s", dir);
+	else
+		snprintf(g_scratch, sizeof(g_scratch), "nfsmodel-%" PRIu64 "-%d", g_seed,
+		         (int)getpid());
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("nfsmodel: seed %" PRIu64 ", %ld ops, mix %s, dir %s\n", g_seed, g_nops, g_mix,
+	       g_scratch);
+
+	g_pbuf = malloc(BUFCAP);
+	g_dbuf = malloc(BUFCAP);
+	g_wbuf = malloc(MAX_WRITE);
+	if (!g_pbuf || !g_dbuf || !g_wbuf)
+		fatal("out of memory");
+
+	side_connect(&g_direct, g_nfs_port);
+	side_mount(&g_direct, g_mnt_port);
+	side_connect(&g_proxy, g_proxy_port);
+	side_mount(&g_proxy, g_proxy_mnt_port);
+	setup_dirs();
+
+	double t0 = now_s();
+	for (g_opno = 0; g_opno < g_nops; g_opno++) {
+		op_begin();
+		oplog("#%ld ", g_opno);
+		g_fail_slot = -1;
+		one_op();
+		if (g_verbose)
+			printf("%s\n", cur_op()->text);
+		if (g_think_ms) {
+			struct timespec ts = {g_think_ms / 1000, (g_think_ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	final_sweep();
+	double dt = now_s() - t0;
+
+	printf("nfsmodel: seed %" PRIu64 ": %ld ops in %.1f s (%.2f ms/op), all checks passed\n",
+	       g_seed, g_nops, dt, g_nops ? dt * 1000 / (double)g_nops : 0.0);
+	printf("nfsmodel: ops:");
+	for (int k = 0; k < NKINDS; k++)
+		printf(" %s %lu (proxy %lu, direct %lu)%s", kind_name[k],
+		       g_count[k][0] + g_count[k][1], g_count[k][0], g_count[k][1],
+		       k + 1 < NKINDS ? "," : "\n");
+	printf(
+	    "nfsmodel: checks: %lu proxy reads (%.1f MiB compared), %lu listings, %lu NOENT "
+	    "lookups; %lu unstable writes, %lu commits, %lu create-truncates, %lu renames over a "
+	    "file, %lu tick writes; calls: proxy %lu, direct %lu\n",
+	    g_checks_read, (double)g_bytes_checked / MiB, g_checks_dir, g_checks_noent, g_unstable,
+	    g_commits, g_create_trunc, g_rename_over, g_tick_writes, g_proxy.calls, g_direct.calls);
+	if (!g_keep)
+		cleanup();
+	rpc_destroy_context(g_proxy.rpc);
+	rpc_destroy_context(g_direct.rpc);
+	for (int i = 0; i < NSLOTS; i++)
+		free(g_slots[i].data);
+	free(g_pbuf);
+	free(g_dbuf);
+	free(g_wbuf);
+	free(g_hist);
+	res_clear(&g_r);
+	return 0;
+}
