@@ -69,6 +69,8 @@ static void write_stats_file(struct daemon *d)
 	fprintf(f, "rpc_garbage_args %llu\n", (unsigned long long)proto_counters.garbage_args);
 	fprintf(f, "rpc_rejects %llu\n", (unsigned long long)proto_counters.rpc_rejects);
 	fprintf(f, "rpc_auth_errors %llu\n", (unsigned long long)proto_counters.auth_errors);
+	fprintf(f, "drc_replays %llu\n", (unsigned long long)proto_counters.drc_replays);
+	fprintf(f, "drc_busy %llu\n", (unsigned long long)proto_counters.drc_busy);
 	if (fclose(f) != 0 || rename(tmp, path) != 0)
 		log_warn("cannot write %s: %s", path, strerror(errno));
 }

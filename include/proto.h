@@ -33,6 +33,8 @@ struct proto_counters {
 	uint64_t conns_dropped_bad; /* closed for a malformed or oversized record */
 	uint64_t bytes_in;	    /* record bytes received from clients */
 	uint64_t bytes_out;	    /* reply bytes queued to clients (approximate) */
+	uint64_t drc_replays;	    /* retransmitted calls answered from the duplicate-request cache */
+	uint64_t drc_busy;	    /* retransmissions dropped: the call was still in progress */
 };
 extern struct proto_counters proto_counters;
 

@@ -78,6 +78,7 @@ struct cfs_req {
 	char *argbuf;
 	uint32_t arglen;
 	ZDR zdr;
+	struct drc_entry *drc; /* the duplicate-request cache entry, if any */
 };
 
 /* Equal credentials (flavor, uid, gid, groups; not the machine name). */

@@ -36,6 +36,11 @@
 #define WRITES_PER_WAKEUP  64
 #define ACCEPTS_PER_WAKEUP 64
 #define INBUF_MIN	   (64 * 1024)
+/* Replies queued and not yet written: beyond this the connection is not
+ * read (a client that does not read its replies cannot make us buffer
+ * without bound: at most this many replies of at most 1 MiB each, plus its
+ * requests in flight). */
+#define OUTQ_MAX 32
 /* Largest record accepted, fragments included: what libnfs accepts, 1 MiB
  * of data plus 4 KiB of headers. */
 #define CFS_MAX_RECORD (CFS_MAX_IO + 4096)
@@ -79,6 +84,12 @@ struct proto_server {
 struct proto_counters proto_counters;
 
 static void conn_update(struct proto_conn *c);
+
+/* May more requests be taken from this client now? */
+static int conn_can_take(const struct proto_conn *c)
+{
+	return c->inflight < c->srv->cfg->client_max_inflight && rpc_queue_length(c->rpc) < OUTQ_MAX;
+}
 
 static void conn_free(struct proto_conn *c)
 {
@@ -190,7 +201,7 @@ static void conn_update(struct proto_conn *c)
 
 	if (c->closed)
 		return;
-	if (c->inflight < c->srv->cfg->client_max_inflight) {
+	if (conn_can_take(c)) {
 		ev |= POLLIN;
 		if (has_complete(c) && !c->kicked) {
 			/* records left by a capped wakeup: parse them before
@@ -277,7 +288,7 @@ static int parse_input(struct proto_conn *c, int *records)
 			}
 			break;
 		}
-		if (*records >= RECORDS_PER_WAKEUP || c->inflight >= c->srv->cfg->client_max_inflight)
+		if (*records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break; /* come back on the next wakeup */
 		off += 4 + len;
 		proto_counters.bytes_in += 4 + len;
@@ -336,8 +347,7 @@ static int conn_read(struct proto_conn *c)
 		c->inlen += (size_t)n;
 		if (parse_input(c, &records) != 0)
 			return -1;
-		if (records >= RECORDS_PER_WAKEUP ||
-		    c->inflight >= c->srv->cfg->client_max_inflight)
+		if (records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break;
 	}
 	return 0;
@@ -395,6 +405,11 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	if (!c->busy)
 		conn_update(c);
 	return 0;
+}
+
+const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *c)
+{
+	return &c->peer;
 }
 
 int proto_req_alive(const struct cfs_req *req)
@@ -617,6 +632,7 @@ void proto_shutdown(struct proto_server *srv)
 		c->kicked = 0;
 		conn_unref(c);
 	}
+	drc_clear();
 	free(srv->byfd);
 	free(srv);
 }

@@ -11,6 +11,8 @@ int proto_conn_send(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t 
 /* Takes / drops one reference (one request) to the connection. */
 void proto_conn_hold(struct proto_conn *conn);
 void proto_conn_release(struct proto_conn *conn);
+/* The client's address. */
+const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *conn);
 /* Hands a decoded request to the submit function of conn's server. */
 void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
 
@@ -18,5 +20,20 @@ void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
  * wrong with it or submits a request. Returns 0, or -1 when the connection
  * must be closed (not a CALL, or too short to reply to). */
 int proto_handle_record(struct proto_conn *conn, const uint8_t *rec, size_t len);
+
+/* The duplicate-request cache (drc.c). */
+struct drc_entry;
+enum drc_state { DRC_NEW, DRC_BUSY, DRC_REPLAY };
+int drc_wanted(uint32_t prog, uint32_t proc);
+/* Looks up (or starts) the entry of a call; *out is NULL when memory ran out. */
+enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint32_t prog,
+			 uint32_t proc, const uint8_t *args, size_t len, uint64_t now,
+			 struct drc_entry **out);
+/* The call's reply body (the encoded result) is kept for retransmissions. */
+void drc_done(struct drc_entry *e, const void *reply, uint32_t len, uint64_t now);
+/* The call ended without a result to keep (dropped, or an RPC error). */
+void drc_abort(struct drc_entry *e);
+const void *drc_reply(const struct drc_entry *e, uint32_t *len);
+void drc_clear(void);
 
 #endif

@@ -120,6 +120,8 @@ void proto_req_free(struct cfs_req *req)
 	if (req == NULL)
 		return;
 	assert(req->magic == CFS_REQ_MAGIC);
+	if (req->drc)
+		drc_abort(req->drc); /* no result to keep: a retransmission runs again */
 	if (req->conn)
 		proto_conn_release(req->conn);
 	zdr_destroy(&req->zdr);
@@ -183,6 +185,37 @@ static int reply_hint(const struct cfs_req *req, const void *res)
 	return (int)(n + 512);
 }
 
+/* Keeps the encoded result of req for retransmissions. */
+static void drc_keep(struct cfs_req *req, const struct proc_desc *d, void *res, int hint)
+{
+	size_t cap = (size_t)hint + 4096;
+	char *buf = malloc(cap);
+	ZDR z;
+
+	if (buf == NULL)
+		return; /* proto_req_free aborts the entry */
+	zdrmem_create(&z, buf, (uint32_t)cap, ZDR_ENCODE);
+	if (d->enc(&z, res)) {
+		drc_done(req->drc, buf, zdr_getpos(&z), loop_clock_ms());
+		req->drc = NULL;
+	}
+	zdr_destroy(&z);
+	free(buf);
+}
+
+/* Replays a kept result: its bytes are the result part of the reply. */
+struct raw_body {
+	const void *p;
+	uint32_t len;
+};
+
+static uint32_t enc_raw(ZDR *z, void *arg, ...)
+{
+	struct raw_body *b = arg;
+
+	return zdr_opaque(z, (char *)b->p, b->len);
+}
+
 int proto_reply(struct cfs_req *req, void *res)
 {
 	const struct proc_desc *d = desc_of(req->prog, req->proc);
@@ -190,6 +223,8 @@ int proto_reply(struct cfs_req *req, void *res)
 
 	assert(req->magic == CFS_REQ_MAGIC);
 	assert(d != NULL);
+	if (req->drc)
+		drc_keep(req, d, res, reply_hint(req, res));
 	if (req->conn)
 		rc = proto_conn_send(req->conn, req->xid, res, d->enc, reply_hint(req, res));
 	proto_req_free(req);
@@ -316,6 +351,26 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 		if (errno == ENOMEM)
 			return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, SYSTEM_ERR, 0, 0, 0});
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, GARBAGE_ARGS, 0, 0, 0});
+	}
+	if (drc_wanted(h.prog, h.proc)) {
+		struct drc_entry *de;
+		switch (drc_begin(proto_conn_peer(c), h.xid, h.prog, h.proc, rec + h.args_off,
+				  len - h.args_off, loop_clock_ms(), &de)) {
+		case DRC_BUSY:
+			proto_counters.drc_busy++;
+			proto_req_free(req);
+			return 0;
+		case DRC_REPLAY: {
+			struct raw_body b;
+			b.p = drc_reply(de, &b.len);
+			proto_counters.drc_replays++;
+			proto_req_free(req);
+			return proto_conn_send(c, h.xid, &b, (zdrproc_t)enc_raw, (int)b.len);
+		}
+		case DRC_NEW:
+			req->drc = de;
+			break;
+		}
 	}
 	req->xid = h.xid;
 	req->vers = h.vers;

@@ -1,0 +1,183 @@
+/* The duplicate-request cache: a client that did not get the reply to a
+ * non-idempotent call (CREATE, REMOVE, RENAME, ...) sends it again with the
+ * same xid, often on a new connection after a reconnect. Applying it twice
+ * would turn a successful REMOVE into NOENT, a CREATE into EXIST. So the
+ * reply of such a call is kept for a while, keyed by the client's address,
+ * the xid, the procedure and a hash of the arguments; a retransmission gets
+ * the kept reply, and one arriving while the call is still in progress is
+ * dropped (the client retransmits again later). */
+#include "proto_int.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xxhash.h>
+
+#define DRC_MAX	    4096
+#define DRC_LIFE_MS (120 * 1000)
+
+struct drc_entry {
+	uint8_t addr[16];
+	uint32_t xid, prog, proc;
+	uint64_t args_hash;
+	uint64_t hash;
+	int done;
+	uint8_t *reply;
+	uint32_t len;
+	uint64_t when_ms;
+	struct drc_entry *hnext;
+	struct drc_entry *prev, *next; /* age order, head: newest */
+};
+
+#define NBUCKETS 1024
+
+static struct {
+	struct drc_entry *buckets[NBUCKETS];
+	struct drc_entry *head, *tail;
+	int count;
+} drc;
+
+int drc_wanted(uint32_t prog, uint32_t proc)
+{
+	if (prog != NFS_PROGRAM)
+		return 0;
+	switch (proc) {
+	case NFS3_SETATTR:
+	case NFS3_CREATE:
+	case NFS3_MKDIR:
+	case NFS3_SYMLINK:
+	case NFS3_MKNOD:
+	case NFS3_REMOVE:
+	case NFS3_RMDIR:
+	case NFS3_RENAME:
+	case NFS3_LINK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void addr_of(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (ss == NULL)
+		return;
+	if (ss->ss_family == AF_INET) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	}
+}
+
+static void unlink_entry(struct drc_entry *e)
+{
+	struct drc_entry **pp = &drc.buckets[e->hash % NBUCKETS];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		drc.head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		drc.tail = e->prev;
+	drc.count--;
+	free(e->reply);
+	free(e);
+}
+
+/* Forgets finished entries past their life, and the oldest beyond the cap
+ * (entries still in progress stay: their replies are coming). */
+static void expire(uint64_t now)
+{
+	struct drc_entry *e = drc.tail;
+
+	while (e) {
+		struct drc_entry *prev = e->prev;
+		if (e->done && (now - e->when_ms > DRC_LIFE_MS || drc.count > DRC_MAX))
+			unlink_entry(e);
+		e = prev;
+	}
+}
+
+enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint32_t prog,
+			 uint32_t proc, const uint8_t *args, size_t len, uint64_t now,
+			 struct drc_entry **out)
+{
+	uint8_t addr[16];
+	uint64_t ah = XXH3_64bits(args, len), h;
+	struct drc_entry *e;
+
+	addr_of(peer, addr);
+	h = XXH3_64bits_withSeed(addr, sizeof(addr), ((uint64_t)xid << 32) ^ proc ^ ah);
+	for (e = drc.buckets[h % NBUCKETS]; e; e = e->hnext) {
+		if (e->hash == h && e->xid == xid && e->proc == proc && e->prog == prog &&
+		    e->args_hash == ah && memcmp(e->addr, addr, 16) == 0) {
+			*out = e;
+			return e->done ? DRC_REPLAY : DRC_BUSY;
+		}
+	}
+	if (drc.count >= DRC_MAX)
+		expire(now);
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		*out = NULL;
+		return DRC_NEW; /* no memory: just run it */
+	}
+	memcpy(e->addr, addr, 16);
+	e->xid = xid;
+	e->prog = prog;
+	e->proc = proc;
+	e->args_hash = ah;
+	e->hash = h;
+	e->when_ms = now;
+	e->hnext = drc.buckets[h % NBUCKETS];
+	drc.buckets[h % NBUCKETS] = e;
+	e->next = drc.head;
+	if (drc.head)
+		drc.head->prev = e;
+	drc.head = e;
+	if (drc.tail == NULL)
+		drc.tail = e;
+	drc.count++;
+	*out = e;
+	return DRC_NEW;
+}
+
+void drc_done(struct drc_entry *e, const void *reply, uint32_t len, uint64_t now)
+{
+	e->reply = malloc(len ? len : 1);
+	if (e->reply == NULL) {
+		unlink_entry(e);
+		return;
+	}
+	memcpy(e->reply, reply, len);
+	e->len = len;
+	e->done = 1;
+	e->when_ms = now;
+	if (drc.count > DRC_MAX || (drc.tail && now - drc.tail->when_ms > DRC_LIFE_MS))
+		expire(now);
+}
+
+void drc_abort(struct drc_entry *e)
+{
+	unlink_entry(e);
+}
+
+const void *drc_reply(const struct drc_entry *e, uint32_t *len)
+{
+	*len = e->len;
+	return e->reply;
+}
+
+void drc_clear(void)
+{
+	while (drc.head)
+		unlink_entry(drc.head);
+}
