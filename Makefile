@@ -41,7 +41,7 @@ LIBS     := -lnfs -llmdb -lxxhash -lpthread
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl
 PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio \
-              kmod zstd xz-utils
+              kmod zstd xz-utils clang libclang-rt-14-dev
 
 DAEMON_SRCS := $(wildcard cachefsd/*.c) $(wildcard proto/*.c)
 DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
@@ -107,6 +107,7 @@ run: deps-run
 test: deps-test
 	$(MAKE) all tools $(UNIT_BINS)
 	$(MAKE) SANITIZER=address,undefined BUILD=build-san all tools unit-bins
+	$(MAKE) fuzz-build
 	tests/run-all.sh $(BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all.sh build-san
@@ -123,6 +124,8 @@ install: $(BUILD)/cachefsd
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(PREFIX)/sbin/cachefsd
 	install -m 0644 docs/cachefsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsd.8
+
+include tests/fuzz/fuzz.mk
 
 check-format:
 	clang-format --dry-run --Werror cachefsd/*.c proto/*.c include/*.h

@@ -98,5 +98,11 @@ int proto_parse_authsys(const uint8_t *body, uint32_t len, struct cfs_cred *out)
  * EBADMSG) or no memory. Free with proto_req_free(). */
 struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
 void proto_req_free(struct cfs_req *req);
+/* Runs data through a connection as if a client sent it (over a socket
+ * pair, with its replies read and discarded), calling submit for each
+ * decoded call; returns when the input is consumed and the connection is
+ * idle or closed. For the fuzz harness and tests. */
+int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+		    void *arg, const uint8_t *data, size_t len);
 
 #endif

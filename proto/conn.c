@@ -636,3 +636,61 @@ void proto_shutdown(struct proto_server *srv)
 	free(srv->byfd);
 	free(srv);
 }
+
+/* --- the fuzz and test entry point ------------------------------------------ */
+
+int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+		    void *arg, const uint8_t *data, size_t len)
+{
+	struct proto_server srv;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct proto_conn *c;
+	char junk[65536];
+	size_t off = 0;
+	int sp[2], shut = 0;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.loop = l;
+	srv.cfg = cfg;
+	srv.submit = submit;
+	srv.arg = arg;
+	srv.fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0)
+		return -errno;
+	memset(&ss, 0, sizeof(ss));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	accept_one(&srv, sp[0], &ss);
+	for (int round = 0; round < 100000; round++) {
+		int progress = 0;
+		ssize_t n;
+
+		if (off < len) {
+			n = write(sp[1], data + off, len - off);
+			if (n > 0) {
+				off += (size_t)n;
+				progress = 1;
+			}
+		}
+		if (off == len && !shut) {
+			shutdown(sp[1], SHUT_WR);
+			shut = 1;
+		}
+		c = sp[0] < srv.nbyfd ? srv.byfd[sp[0]] : NULL;
+		if (c == NULL)
+			break; /* closed */
+		conn_io(l, sp[0], POLLIN | POLLOUT, c);
+		kick_hook(l, &srv);
+		while ((n = read(sp[1], junk, sizeof(junk))) > 0)
+			progress = 1;
+		if (!progress && shut)
+			break;
+	}
+	c = sp[0] < srv.nbyfd ? srv.byfd[sp[0]] : NULL;
+	if (c)
+		conn_close(c, "input done");
+	close(sp[1]);
+	free(srv.byfd);
+	return 0;
+}

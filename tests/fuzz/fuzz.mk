@@ -1,0 +1,31 @@
+# Fuzzing (included by the Makefile).
+#   make fuzz                    build, then fuzz for FUZZ_SECONDS (default 3600)
+#   make fuzz FUZZ_SECONDS=60    the bounded run `make test` does
+# libFuzzer with clang, ASan+UBSan, into build-fuzz/. The corpus grows in
+# build-fuzz/corpus (seeded from gen_corpus); crashes land in build-fuzz/
+# and are kept as regression inputs in tests/fuzz/regress/, replayed by
+# tests/integ/90-fuzz.sh.
+FUZZ_SECONDS ?= 3600
+FUZZ_DIR     := build-fuzz
+FUZZ_SRCS    := tests/fuzz/fuzz_rpc.c $(wildcard proto/*.c) cachefsd/loop.c cachefsd/config.c \
+                cachefsd/log.c
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Wall -Wextra -Werror \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize=alignment \
+                -fno-sanitize-recover=all
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_DIR)/fuzz_rpc $(FUZZ_DIR)/gen_corpus
+
+$(FUZZ_DIR)/fuzz_rpc: $(FUZZ_SRCS) $(wildcard include/*.h proto/*.h)
+	@mkdir -p $(FUZZ_DIR)
+	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -lnfs -lxxhash
+
+$(FUZZ_DIR)/gen_corpus: tests/fuzz/gen_corpus.c
+	@mkdir -p $(FUZZ_DIR)
+	$(CC) -std=c11 -D_GNU_SOURCE -g -Wall -Wextra -Werror -o $@ $< -lnfs
+
+fuzz: deps-test fuzz-build
+	@mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/gen_corpus $(FUZZ_DIR)/corpus
+	cd $(FUZZ_DIR) && ./fuzz_rpc -max_total_time=$(FUZZ_SECONDS) -max_len=70000 \
+		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus ../tests/fuzz/regress
