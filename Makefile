@@ -134,3 +134,45 @@ clean:
 	rm -rf build build-san build-release
 
 -include $(DAEMON_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+
+# --- bench (bench/, docs/bench.md) ------------------------------------------
+#   make bench            full run (about an hour), release build, results in
+#                         bench/results/<date>/; BENCH_ARGS="..." adds options
+#   make bench QUICK=1    a few minutes: quick data set, n=3
+PKGS_BENCH  := nfs-ganesha-proxy-v4 gnuplot-nox
+BENCH_TOOLS := nfsbench benchgen benchstat relay relayprobe
+BENCH_BINS  := $(BENCH_TOOLS:%=$(BUILD)/bench/%)
+BENCH_OBJS  := $(BUILD)/obj/bench/dataset.o $(BUILD)/obj/bench/stats.o
+BENCH_ALLOBJS := $(BENCH_TOOLS:%=$(BUILD)/obj/bench/%.o) $(BENCH_OBJS)
+
+.PHONY: bench bench-tools deps-bench
+deps-bench: deps-run
+	$(call apt_install,$(PKGS_BENCH))
+bench-tools: $(BENCH_BINS)
+tools: bench-tools
+$(BUILD)/bench/nfsbench: $(BUILD)/obj/bench/nfsbench.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lnfs
+$(BUILD)/bench/benchgen: $(BUILD)/obj/bench/benchgen.o $(BUILD)/obj/bench/dataset.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lxxhash
+$(BUILD)/bench/benchstat: $(BUILD)/obj/bench/benchstat.o $(BUILD)/obj/bench/stats.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+$(BUILD)/bench/relay: $(BUILD)/obj/bench/relay.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+$(BUILD)/bench/relayprobe: $(BUILD)/obj/bench/relayprobe.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lpthread
+# unit tests of the bench's own code (statistics, data-set generator)
+$(BUILD)/tests/test_bench_%: tests/unit/test_bench_%.c $(BENCH_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(BENCH_OBJS) -lxxhash -lm -lcmocka
+# The bench measures the release build (-O2 -DNDEBUG, build-release/).
+bench: deps-bench
+	$(MAKE) RELEASE=1 all bench-tools
+	BENCH_CMD="make bench$(if $(QUICK), QUICK=1)$(if $(BENCH_ARGS), BENCH_ARGS=\"$(BENCH_ARGS)\")" \
+		bench/bench.sh --build build-release $(if $(QUICK),--quick) $(BENCH_ARGS)
+-include $(BENCH_ALLOBJS:.o=.d)
+deps-test: deps-bench

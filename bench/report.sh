@@ -1,0 +1,257 @@
+#!/bin/bash
+# bench/report.sh RESULTS_DIR [BIN_DIR] — turn a bench run's raw.csv into
+#   summary.csv   mean, SEM, sd, min, max per (profile, client, workload, row)
+#   report.md     tables in the seed's shape (rows = scenarios, columns =
+#                 workloads, mean ± SEM), details, one verdict line per
+#                 workload and profile, the issues' acceptance figures
+#   *.png         bar charts (gnuplot), one per profile and workload
+# Can be re-run on an old results directory.
+set -eu
+dir=$(cd "${1:?usage: report.sh RESULTS_DIR [BIN_DIR]}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${2:-$here/../build/bench}
+csv=$dir/raw.csv
+[ -f "$csv" ] || { echo "report: no $csv" >&2; exit 1; }
+
+"$bin/benchstat" --by profile,client,workload,row \
+	--values seconds,bytes,link_bytes,proxy_cpu_s,proxy_rss_kib,hit_ratio,upstream_calls,fills,calls \
+	"$csv" >"$dir/summary.csv"
+
+meta() { sed -n "s/^$1=//p" "$dir/meta.txt" 2>/dev/null | head -n 1; }
+
+# --- charts --------------------------------------------------------------------
+mkdir -p "$dir/raw"
+charts=()
+if command -v gnuplot >/dev/null; then
+	while IFS=, read -r profile client workload; do
+		dat=$dir/raw/chart-$client-$profile-$workload.dat
+		awk -F, -v p="$profile" -v c="$client" -v w="$workload" '
+			NR==1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+			$col["profile"]==p && $col["client"]==c && $col["workload"]==w {
+				print $col["row"], $col["seconds_mean"], $col["seconds_sem"] }' \
+			"$dir/summary.csv" >"$dat"
+		[ -s "$dat" ] || continue
+		png=$client-$profile-$workload.png
+		gnuplot <<EOF 2>>"$dir/raw/gnuplot.log" || true
+set terminal pngcairo size 900,420 noenhanced font ",10"
+set output "$dir/$png"
+set title "$workload over $profile ($client client): mean and SEM of n runs, lower is better"
+set ylabel "seconds"
+set style fill solid 0.6 border -1
+set boxwidth 0.6
+set yrange [0:*]
+set grid ytics
+set xtics rotate by -25
+unset key
+plot "$dat" using 0:2:3:xtic(1) with boxerrorbars lc rgb "#4477aa", \
+     "" using 0:(\$2):(sprintf("%.3g", \$2)) with labels offset 0,1 notitle
+EOF
+		[ -f "$dir/$png" ] && charts+=("$png")
+	done < <(awk -F, 'NR>1 {k=$1","$2","$3; if (!(k in s)) { s[k]=1; print k } }' "$dir/summary.csv")
+fi
+
+# --- report.md --------------------------------------------------------------------
+{
+	echo "# cachefsd bench — $(meta date)"
+	echo
+	echo "Command: \`$(meta command)\`"
+	echo
+	echo "| | |"
+	echo "|---|---|"
+	echo "| cachefsd | $(meta cachefsd) (git $(meta git)) |"
+	echo "| machine | $(meta host), $(meta cpus) CPUs, $(meta mem) |"
+	echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace |"
+	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null); tar over wan walks $(meta tar_over_wan) |"
+	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × 1 MiB; $(meta warmup) warm-up round(s), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
+	echo "| links | lan $(meta lan_rate) (tbf), wan $(meta wan_rate) (tbf) + $(meta wan_delay_ms) ms each way (bench/relay) |"
+	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
+	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') |"
+	echo
+} >"$dir/report.md"
+
+awk -F, -v charts="${charts[*]:-}" -v lan="$(meta lan_rate | awk '{print $1}')" \
+	-v meta_line="$(meta lan_rate)" '
+function fmt(m, s, n) {
+	if (n == "" || n == 0) return "n/a"
+	if (n < 2) return sprintf("%.3f (n=1)", m)
+	return sprintf("%.3f ± %.3f", m, s)
+}
+function key(p, w, r) { return p SUBSEP w SUBSEP r }
+function has(p, w, r) { return (key(p, w, r) in M) }
+function ratio(p, w, a, b) { return M[key(p, w, b)] / M[key(p, w, a)] } # speed of a vs b: time_b / time_a
+function times(r) {
+	if (r >= 1) return sprintf("%.2f× faster than", r)
+	return sprintf("%.2f× slower than", 1 / r)
+}
+function pct(x) { return sprintf("%+.0f %%", x * 100) }
+function wlabel(w) {
+	if (w == "cat-big") return "one big file (cat bigfile)"
+	if (w == "cat-bigger") return "one bigger file (cat biggerfile)"
+	if (w == "tar") return "many small files (tar)"
+	return w
+}
+function plabel(p) {
+	if (p == "loopback") return "over loopback"
+	if (p == "lan") return "over lan"
+	if (p == "wan") return "over wan"
+	return "over " p
+}
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+{
+	p = $col["profile"]; c = $col["client"]; w = $col["workload"]; r = $col["row"]
+	if (c != "libnfs") p = p " (" c " client)"
+	k = key(p, w, r)
+	M[k] = $col["seconds_mean"]; S[k] = $col["seconds_sem"]; N[k] = $col["n"]
+	B[k] = $col["bytes_mean"]; L[k] = $col["link_bytes_mean"]
+	CPU[k] = $col["proxy_cpu_s_mean"]; RSS[k] = $col["proxy_rss_kib_max"]
+	HR[k] = $col["hit_ratio_mean"]; UC[k] = $col["upstream_calls_mean"]; CALLS[k] = $col["calls_mean"]
+	if (!(p in seenp)) { seenp[p] = 1; P[++np] = p }
+	if (!((p SUBSEP w) in seenw)) { seenw[p SUBSEP w] = 1; W[p, ++nw[p]] = w }
+	if (!(r in seenr)) { seenr[r] = 1; R[++nr] = r }
+}
+END {
+	for (i = 1; i <= np; i++) {
+		p = P[i]
+		p2 = p; c2 = "libnfs"
+		if (index(p, " (") > 0) { p2 = substr(p, 1, index(p, " (") - 1); c2 = substr(p, index(p, " (") + 2); sub(/ client\)$/, "", c2) }
+		print "## " p
+		print ""
+		print "Seconds per run, mean ± SEM (n per cell in the details below); lower is better."
+		print ""
+		line = "| scenario |"; sep = "|---|"
+		for (j = 1; j <= nw[p]; j++) { line = line " " W[p, j] " |"; sep = sep "---:|" }
+		print line; print sep
+		for (x = 1; x <= nr; x++) {
+			r = R[x]; line = "| " r " |"; any = 0
+			for (j = 1; j <= nw[p]; j++) {
+				w = W[p, j]
+				if (has(p, w, r)) { line = line " " fmt(M[key(p, w, r)], S[key(p, w, r)], N[key(p, w, r)]) " |"; any = 1 }
+				else line = line " n/a |"
+			}
+			if (any) print line
+		}
+		print ""
+		print "Details: n measured runs; speed = direct time / this time; MB/s of file data; MB that crossed the upstream link; the proxy process'"'"'s CPU seconds and peak RSS per run; cachefsd'"'"'s READ hit ratio and upstream calls per run."
+		print ""
+		print "| workload | scenario | n | speed vs direct | MB/s | link MB | proxy CPU s | proxy peak RSS MiB | hit ratio | upstream calls | client calls |"
+		print "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for (j = 1; j <= nw[p]; j++) {
+			w = W[p, j]
+			for (x = 1; x <= nr; x++) {
+				r = R[x]; k = key(p, w, r)
+				if (!(k in M)) continue
+				sp = has(p, w, "direct") && M[k] > 0 ? sprintf("%.2f×", M[key(p, w, "direct")] / M[k]) : "n/a"
+				printf "| %s | %s | %d | %s | %.0f | %.1f | %s | %s | %s | %s | %.0f |\n", w, r, N[k], sp,
+					(M[k] > 0 ? B[k] / M[k] / 1e6 : 0), L[k] / 1e6,
+					(CPU[k] == "" ? "–" : sprintf("%.2f", CPU[k])),
+					(RSS[k] == "" ? "–" : sprintf("%.0f", RSS[k] / 1024)),
+					(HR[k] == "" ? "–" : sprintf("%.3f", HR[k])),
+					(UC[k] == "" ? "–" : sprintf("%.0f", UC[k])), CALLS[k]
+			}
+		}
+		print ""
+		n = split(charts, ch, " ")
+		for (j = 1; j <= n; j++) if (index(ch[j], "libnfs-" p "-") == 1 || index(ch[j], c2 "-" p2 "-") == 1) print "![" ch[j] "](" ch[j] ")"
+		print ""
+	}
+	print "## Verdicts"
+	print ""
+	print "warm = cache filled, page caches dropped and cachefsd restarted (warm-disk); cold = empty cache, page caches dropped; speeds are direct time / cachefsd time measured in the same run."
+	print ""
+	for (i = 1; i <= np; i++) {
+		p = P[i]
+		for (j = 1; j <= nw[p]; j++) {
+			w = W[p, j]
+			if (!has(p, w, "direct")) continue
+			mode = has(p, w, "ttl-warm-disk") ? "ttl" : (has(p, w, "strict-warm-disk") ? "strict" : "")
+			v = wlabel(w) " " plabel(p) ": "
+			if (mode == "" && has(p, w, "proxied")) {
+				rw = ratio(p, w, "proxied", "direct")
+				v = v "the proxied mount is " times(rw) " direct (client caches dropped, proxy cache as it was)"
+				print "* " v " → " (rw >= 1.10 ? "caching helps here" : (rw >= 0.95 ? "no measurable gain" : "the proxied mount is slower here")) "."
+				continue
+			}
+			if (mode == "") { print "* " v "no cachefsd warm runs."; continue }
+			rw = ratio(p, w, mode "-warm-disk", "direct")
+			v = v "cachefsd " mode " warm is " times(rw) " direct"
+			if (mode == "ttl" && has(p, w, "strict-warm-disk"))
+				v = v " (strict warm: " sprintf("%.2f×", ratio(p, w, "strict-warm-disk", "direct")) ")"
+			if (has(p, w, mode "-warm-page"))
+				v = v ", " sprintf("%.2f×", ratio(p, w, mode "-warm-page", "direct")) " with hot page caches"
+			cold = ""
+			if (has(p, w, mode "-cold")) {
+				cc = M[key(p, w, mode "-cold")] / M[key(p, w, "direct")] - 1
+				cold = cc
+				v = v "; cold costs " pct(cc)
+			}
+			if (has(p, w, "ganesha-proxy"))
+				v = v "; Ganesha proxy: " sprintf("%.2f×", ratio(p, w, "ganesha-proxy", "direct"))
+			if (rw >= 1.10 && (cold == "" || cold <= 0.10)) act = "caching helps here"
+			else if (rw >= 1.10) act = "caching helps once warm; first reads cost more"
+			else if (rw >= 0.95) act = "no measurable gain"
+			else act = "cachefsd is slower here"
+			print "* " v " → " act "."
+		}
+	}
+	print ""
+	print "## Acceptance figures (issues 3 and 4)"
+	print ""
+	print "| criterion | measured | holds |"
+	print "|---|---|---|"
+	# issue 3: warm big-file read >= 80 % of min(local disk, loopback)
+	for (j = 1; j <= nw["loopback"]; j++) {
+		w = W["loopback", j]
+		if (w !~ /^cat/) continue
+		for (x = 1; x <= 2; x++) {
+			r = (x == 1 ? "strict-warm-disk" : "strict-warm-page")
+			if (!has("loopback", w, r) || !has("loopback", w, "direct")) continue
+			f = M[key("loopback", w, "direct")] / M[key("loopback", w, r)]
+			printf "| I3: warm big-file read (%s, %s) ≥ 80 %% of direct loopback NFS throughput | %.0f MB/s = %.0f %% of %.0f MB/s | %s |\n",
+				w, r, B[key("loopback", w, r)] / M[key("loopback", w, r)] / 1e6, f * 100,
+				B[key("loopback", w, "direct")] / M[key("loopback", w, "direct")] / 1e6, (f >= 0.8 ? "yes" : "**no**")
+		}
+	}
+	for (i = 1; i <= np; i++) {
+		p = P[i]
+		if (has(p, "tar", "strict-warm-disk") && has(p, "tar", "direct")) {
+			f = ratio(p, "tar", "strict-warm-disk", "direct")
+			printf "| I3: warm many-small-files tar faster than direct (%s, strict) | %.2f× | %s |\n", p, f, (f > 1 ? "yes" : "**no**")
+			printf "| I4: strict never slower than direct (tar, %s, warm-disk) | %.2f× | %s |\n", p, f, (f >= 1 ? "yes" : "**no**")
+		}
+		for (j = 1; j <= nw[p]; j++) {
+			w = W[p, j]
+			for (x = 1; x <= 2; x++) {
+				md = (x == 1 ? "strict" : "ttl")
+				if (!has(p, w, md "-cold") || !has(p, w, "direct")) continue
+				cc = M[key(p, w, md "-cold")] / M[key(p, w, "direct")] - 1
+				printf "| I3: cold overhead ≤ 10 %% (%s, %s, %s) | %s | %s |\n", w, p, md, pct(cc), (cc <= 0.10 ? "yes" : "**no**")
+			}
+		}
+	}
+	if (has("lan", "tar", "ttl-warm-disk") && has("lan", "tar", "direct")) {
+		f = ratio("lan", "tar", "ttl-warm-disk", "direct")
+		printf "| I4: ttl warm tar ≥ 3× faster than direct on the 1 Gbit/s link | %.2f× | %s |\n", f, (f >= 3 ? "yes" : "**no**")
+	} else if (has("lan", "tar", "direct"))
+		print "| I4: ttl warm tar ≥ 3× faster than direct on the 1 Gbit/s link | ttl mode not available in this build | n/a |"
+	print ""
+}' "$dir/summary.csv" >>"$dir/report.md"
+
+{
+	if [ -s "$dir/machine.txt" ]; then
+		echo "## Machine reference"
+		echo
+		sed 's/^/    /' "$dir/machine.txt"
+		echo
+	fi
+	if [ -s "$dir/relay.txt" ]; then
+		echo "## Relay accuracy (wan profile, measured in this run)"
+		echo
+		sed 's/^/    /' "$dir/relay.txt"
+		echo
+	fi
+	if [ -s "$dir/guest.md" ]; then
+		cat "$dir/guest.md"
+		echo
+	fi
+	echo "Raw runs: raw.csv; statistics: summary.csv (benchstat)."
+} >>"$dir/report.md"
