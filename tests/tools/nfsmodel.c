@@ -31,8 +31,28 @@
  *
  *   nfsmodel --proxy-port P --nfs-port N --mount-port M --export PATH
  *            [--host H] [--seed S] [--ops N] [--think-ms N]
+ *            [--pause-every N] [--pause-ms MS]
  *            [--mix default|data|meta|tick] [--dir NAME] [--timeout S]
  *            [--verbose] [--keep] [--proxy-mount-port M]
+ *
+ * The proxy serves, but does not store, data of files changed in the last
+ * fresh_guard seconds (2): without pauses a fast run would never read from
+ * the cache. Every --pause-every ops (400; 0: never) the tool sleeps
+ * --pause-ms (2200), so files not changed since are stored by the next
+ * proxy reads (the tool reads every file through the proxy after a pause),
+ * and later changes must be noticed. --think-ms sleeps after
+ * every op. Mixes: default; data (writes, reads, ticks); meta (create,
+ * rename, remove, readdir); tick (mostly tick bursts).
+ *
+ * Names: f0-f3 in the scratch directory, f0 and f4 in d0, f1 and f5 in d1
+ * (the same name in two directories on purpose). Data changes of f0, f2,
+ * d0/f0 and d1/f1 go direct only (a file written through the proxy is not
+ * cached for write_quiesce seconds); the rest half through each side. Ops
+ * that need a file when there is none create one.
+ *
+ * --verbose prints every op as it is done (the history a failure prints,
+ * for a whole run); --keep leaves the scratch directory (it is always left
+ * after a failure).
  *
  * --proxy-mount-port: MOUNT of the "proxy" side on another port (default:
  * the proxy port); with the upstream's own ports on both sides the tool
@@ -73,6 +93,8 @@ static int g_proxy_port, g_proxy_mnt_port, g_nfs_port, g_mnt_port;
 static uint64_t g_seed;
 static long g_nops = 3000;
 static long g_think_ms;
+static long g_pause_every = 400, g_pause_ms = 2200;
+static unsigned long g_pauses;
 static int g_timeout_s = 30;
 static bool g_verbose, g_keep;
 static char g_scratch[128];
@@ -273,8 +295,10 @@ static void report_tail(void)
 {
 	fprintf(stderr,
 	        "nfsmodel: seed %" PRIu64 ", op %ld of %ld, mix %s; scratch dir %s kept\n"
-	        "nfsmodel: rerun: nfsmodel --seed %" PRIu64 " --ops %ld --mix %s --verbose ...\n",
-	        g_seed, g_opno, g_nops, g_mix, g_scratch, g_seed, g_nops, g_mix);
+	        "nfsmodel: rerun: nfsmodel --seed %" PRIu64
+	        " --ops %ld --mix %s --pause-every %ld --pause-ms %ld --verbose ...\n",
+	        g_seed, g_opno, g_nops, g_mix, g_scratch, g_seed, g_nops, g_mix, g_pause_every,
+	        g_pause_ms);
 }
 
 static int g_fail_slot = -1;
@@ -1065,12 +1089,14 @@ static unsigned char *g_pbuf, *g_dbuf, *g_wbuf;
 
 /* ---- side choice ---- */
 
-/* Mutations of even slots go mostly direct (their cached data, filled by
- * proxy reads, must be noticed as stale); odd slots half and half (proxy
- * writers). */
-static struct side *pick_side(int slot)
+/* Data changes (write, truncate) of even slots go direct only: a file
+ * written through the proxy is not cached for write_quiesce seconds, and
+ * the point is that cached data, filled by proxy reads, is noticed as stale
+ * when the upstream changes. Names (create, rename, remove) of even slots
+ * go direct 70 % of the time; everything of odd slots half and half. */
+static struct side *pick_side(int slot, bool data)
 {
-	unsigned direct_pct = slot >= 0 && slot % 2 == 0 ? 80 : 50;
+	unsigned direct_pct = slot % 2 ? 50 : data ? 100 : 70;
 
 	return chance(direct_pct) ? &g_direct : &g_proxy;
 }
@@ -1630,8 +1656,9 @@ static void do_tick(int i)
 			oplog(" direct truncate %u", len);
 		}
 	}
-	{
-		/* one in-place write just before the fill */
+	if (chance(60)) {
+		/* one in-place write just before the fill (else the fill may
+		 * find the file unchanged for a while, and store it) */
 		uint64_t off = rnd(sl->size);
 		uint32_t len = (uint32_t)rnd_in(1, sl->size - off < 4096 ? sl->size - off : 4096);
 		oplog(" direct write %" PRIu64 "+%u", off, len);
@@ -1700,26 +1727,26 @@ static void one_op(void)
 	switch (k) {
 	case K_CREATE:
 		i = (int)rnd(NSLOTS);
-		do_create(pick_side(i), i);
+		do_create(pick_side(i, false), i);
 		break;
 	case K_WRITE:
 		i = pick_existing();
-		do_write(pick_side(i), i);
+		do_write(pick_side(i, true), i);
 		break;
 	case K_TRUNC:
 		i = pick_existing();
-		do_truncate(pick_side(i), i);
+		do_truncate(pick_side(i, true), i);
 		break;
 	case K_RENAME:
 		i = pick_existing();
 		j = (int)rnd(NSLOTS - 1);
 		if (j >= i)
 			j++;
-		do_rename(pick_side(i), i, j);
+		do_rename(pick_side(i, false), i, j);
 		break;
 	case K_REMOVE:
 		i = pick_existing();
-		do_remove(pick_side(i), i);
+		do_remove(pick_side(i, false), i);
 		break;
 	case K_READ:
 		do_read(pick_existing());
@@ -1740,6 +1767,14 @@ static void one_op(void)
 }
 
 /* ---- setup, final sweep, cleanup ---- */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
 
 static void setup_dirs(void)
 {
@@ -1800,6 +1835,7 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: nfsmodel --proxy-port P --nfs-port N --mount-port M --export PATH\n"
 	        "                [--host H] [--seed S] [--ops N] [--think-ms N]\n"
+	        "                [--pause-every N] [--pause-ms MS]\n"
 	        "                [--mix default|data|meta|tick] [--dir NAME] [--timeout S]\n"
 	        "                [--verbose] [--keep] [--proxy-mount-port M]\n");
 	exit(2);
@@ -1841,6 +1877,10 @@ int main(int argc, char **argv)
 			seeded = true;
 		} else if (strcmp(a, "--ops") == 0)
 			g_nops = atol(v);
+		else if (strcmp(a, "--pause-every") == 0)
+			g_pause_every = atol(v);
+		else if (strcmp(a, "--pause-ms") == 0)
+			g_pause_ms = atol(v);
 		else if (strcmp(a, "--think-ms") == 0)
 			g_think_ms = atol(v);
 		else if (strcmp(a, "--mix") == 0)
@@ -1853,7 +1893,7 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (g_proxy_port <= 0 || g_nfs_port <= 0 || g_mnt_port <= 0 || !g_export || g_nops < 0 ||
-	    g_timeout_s <= 0 || g_think_ms < 0)
+	    g_timeout_s <= 0 || g_think_ms < 0 || g_pause_every < 0 || g_pause_ms < 0)
 		usage();
 	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
 		if (strcmp(mixes[m].name, g_mix) == 0)
@@ -1897,16 +1937,30 @@ int main(int argc, char **argv)
 		one_op();
 		if (g_verbose)
 			printf("%s\n", cur_op()->text);
-		if (g_think_ms) {
-			struct timespec ts = {g_think_ms / 1000, (g_think_ms % 1000) * 1000000L};
-			nanosleep(&ts, NULL);
+		if (g_think_ms)
+			sleep_ms(g_think_ms);
+		if (g_pause_every && g_opno + 1 < g_nops && (g_opno + 1) % g_pause_every == 0) {
+			op_begin();
+			oplog("pause %ld ms (every file ages past the proxy's fresh guard)",
+			      g_pause_ms);
+			sleep_ms(g_pause_ms);
+			g_pauses++;
+			/* every file through the proxy now: what may be stored is */
+			oplog(", then read every file:");
+			for (int i = 0; i < NSLOTS; i++)
+				if (g_slots[i].exists)
+					check_read(i, false, "warm");
+			if (g_verbose)
+				printf("%s\n", cur_op()->text);
 		}
 	}
 	final_sweep();
 	double dt = now_s() - t0;
 
-	printf("nfsmodel: seed %" PRIu64 ": %ld ops in %.1f s (%.2f ms/op), all checks passed\n",
-	       g_seed, g_nops, dt, g_nops ? dt * 1000 / (double)g_nops : 0.0);
+	double busy = dt - (double)g_pauses * (double)g_pause_ms / 1000;
+	printf("nfsmodel: seed %" PRIu64 ": %ld ops in %.1f s (%.1f s of pauses; %.2f ms/op), all "
+	       "checks passed\n",
+	       g_seed, g_nops, dt, dt - busy, g_nops ? busy * 1000 / (double)g_nops : 0.0);
 	printf("nfsmodel: ops:");
 	for (int k = 0; k < NKINDS; k++)
 		printf(" %s %lu (proxy %lu, direct %lu)%s", kind_name[k],
@@ -1915,9 +1969,10 @@ int main(int argc, char **argv)
 	printf(
 	    "nfsmodel: checks: %lu proxy reads (%.1f MiB compared), %lu listings, %lu NOENT "
 	    "lookups; %lu unstable writes, %lu commits, %lu create-truncates, %lu renames over a "
-	    "file, %lu tick writes; calls: proxy %lu, direct %lu\n",
+	    "file, %lu tick writes, %lu pauses; calls: proxy %lu, direct %lu\n",
 	    g_checks_read, (double)g_bytes_checked / MiB, g_checks_dir, g_checks_noent, g_unstable,
-	    g_commits, g_create_trunc, g_rename_over, g_tick_writes, g_proxy.calls, g_direct.calls);
+	    g_commits, g_create_trunc, g_rename_over, g_tick_writes, g_pauses, g_proxy.calls,
+	    g_direct.calls);
 	if (!g_keep)
 		cleanup();
 	rpc_destroy_context(g_proxy.rpc);

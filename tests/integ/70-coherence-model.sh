@@ -1,0 +1,101 @@
+#!/bin/bash
+# Randomized coherence model test, strict mode (tests/tools/nfsmodel.c):
+# seeded sequences of create / write / truncate / rename / remove / read /
+# readdir / lookup / "tick" ops, each through the proxy or directly on the
+# upstream, over a few names in a scratch directory per run. Every read
+# through the proxy (LOOKUP + GETATTR + READs, like a close-to-open client)
+# must equal the upstream's bytes read directly right after; listings,
+# sizes and NOENT lookups through the proxy must match the upstream too.
+#
+# Runs at once (each in its own scratch directory, so they do not disturb
+# each other's checks; together they also make the proxies serve several
+# clients):
+#   px  (default flags):                   fixed seeds 1001 (default mix),
+#                                          1002 (meta), 1003 (tick), and a
+#                                          random seed (default mix)
+#   px2 (--readahead 0 --memory-cache 0):  fixed seed 1004 (data mix)
+# Every 150 ops a run pauses 2.2 s so that its files age past the proxy's
+# fresh guard and get stored by the proxy reads that follow (the tool reads
+# every file right after a pause); changes made after that must be noticed.
+#
+# NFSMODEL_OPS (1500) and NFSMODEL_SEED (random) override the defaults. A
+# failing run prints its seed and the command to repeat it alone.
+# shellcheck source=tests/lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init
+NM=$H_BUILD/tests/nfsmodel
+[ -x "$NM" ] || h_fail "$NM not built (make tools)"
+OPS=${NFSMODEL_OPS:-1500}
+RSEED=${NFSMODEL_SEED:-$(((RANDOM << 15 | RANDOM) % 1000000000))}
+
+h_start_ganesha up
+h_start_cachefsd px up
+h_start_cachefsd px2 up --readahead 0 --memory-cache 0
+
+names=()
+pids=()
+cmds=()
+# run NAME PROXY SEED MIX: start one nfsmodel run in the background
+run()
+{
+	local name=$1 proxy=$2 seed=$3 mix=$4 v
+	v="H_PORT_$proxy"
+	local args=(--proxy-port "${!v}" --nfs-port "$H_NFSPORT_up" --mount-port "$H_MNTPORT_up"
+		--export "$H_EXPORT_up" --seed "$seed" --ops "$OPS" --mix "$mix"
+		--pause-every 150 --pause-ms 2200 --dir "nfsmodel-$name-$seed")
+	"$NM" "${args[@]}" >"$H_TMP/nfsmodel-$name.log" 2>&1 &
+	h_track "nfsmodel-$name" $!
+	names+=("$name")
+	pids+=($!)
+	cmds+=("$name: proxy $proxy, seed $seed, mix $mix")
+}
+
+echo "nfsmodel seeds: 1001 1002 1003 1004 (fixed), $RSEED (random); $OPS ops each"
+t0=$(date +%s)
+run a px 1001 default
+run b px 1002 meta
+run c px 1003 tick
+run d px2 1004 data
+run r px "$RSEED" default
+
+failed=()
+for i in "${!pids[@]}"; do
+	if ! wait "${pids[i]}"; then
+		failed+=("$i")
+	fi
+done
+dt=$(($(date +%s) - t0))
+for i in "${!names[@]}"; do
+	grep -E "all checks passed|^nfsmodel: ops:" "$H_TMP/nfsmodel-${names[i]}.log" |
+		sed "s/^/  [${cmds[i]}] /"
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+	for i in "${failed[@]}"; do
+		echo "---- nfsmodel ${cmds[i]}: FAILED ----" >&2
+		grep -v '^nfsmodel: seed .*, .* ops, mix' "$H_TMP/nfsmodel-${names[i]}.log" | head -120 >&2
+	done
+	echo "repeat one alone (flags of its proxy: see above): $NM --proxy-port P" \
+		"--nfs-port N --mount-port M --export DIR --seed S --ops $OPS --mix MIX" \
+		"--pause-every 150 --verbose" >&2
+	msg=
+	for i in "${failed[@]}"; do
+		msg+=" [${cmds[i]}]"
+	done
+	h_fail "coherence model mismatch or error in:$msg"
+fi
+
+# the runs must have gone through the cache, not only around it
+for p in px px2; do
+	hits=$(h_stat $p read_hits)
+	stores=$(h_stat $p stores)
+	drops=$(h_stat $p data_drops)
+	echo "$p: read_hits $hits stores $stores data_drops $drops"
+	if [ "$stores" = MISSING ] || [ "$stores" -eq 0 ]; then
+		h_fail "$p stored nothing during the runs"
+	fi
+	if [ "$hits" = MISSING ] || [ "$hits" -eq 0 ]; then
+		h_fail "$p served no read from the cache"
+	fi
+done
+h_pass "5 randomized runs of $OPS ops (seeds 1001-1004, random $RSEED) in ${dt}s: every read," \
+	"listing and lookup through the proxy matched the upstream"
