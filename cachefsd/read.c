@@ -241,14 +241,17 @@ static void op_finish(struct read_op *op)
 		/* within one chunk (the common case: aligned READs of chunk
 		 * size): answer straight from its buffer, no copy */
 		struct chunk *c = op->chunks[0];
-		uint64_t cstart = chunk_off(c, op->cs);
+		/* from the op's own index: a chunk removed from its object
+		 * (a fill that was not stored) no longer knows its index */
+		uint64_t cstart = (uint64_t)op->lo * op->cs;
 		if (op->off >= cstart && end <= cstart + c->len &&
 		    (!op->have_rec || c->data_id == op->rec.data_id)) {
 			struct cfs_cred cred = op->req->cred;
 			struct cobj *o = op->obj;
 			uint32_t cs = op->cs;
 
-			chunk_touch(e->objs, c);
+			if (c->idx != UINT32_MAX)
+				chunk_touch(e->objs, c);
 			reply_data(op, attrs, c->buf + (op->off - cstart), n, end >= size);
 			o->refs++;
 			op_free(op);
@@ -263,9 +266,10 @@ static void op_finish(struct read_op *op)
 		return;
 	}
 	/* every byte of [off, end) must come from a chunk that holds it */
+	uint64_t copied = 0;
 	for (uint32_t i = 0; op->lo + i <= op->hi && n; i++) {
 		struct chunk *c = op->chunks[i];
-		uint64_t cstart = chunk_off(c, op->cs), cend = cstart + c->len;
+		uint64_t cstart = (uint64_t)(op->lo + i) * op->cs, cend = cstart + c->len;
 		uint64_t from = op->off > cstart ? op->off : cstart;
 		uint64_t to = end < cend ? end : cend;
 		uint64_t need_to = end < cstart + op->cs ? end : cstart + op->cs;
@@ -279,7 +283,15 @@ static void op_finish(struct read_op *op)
 			return;
 		}
 		memcpy(buf + (from - op->off), c->buf + (from - cstart), to - from);
-		chunk_touch(e->objs, c);
+		copied += to - from;
+		if (c->idx != UINT32_MAX)
+			chunk_touch(e->objs, c);
+	}
+	if (copied != n) {
+		/* never send bytes that did not come from the file */
+		free(buf);
+		op_forward(op);
+		return;
 	}
 	{
 		struct cfs_cred cred = op->req->cred;
