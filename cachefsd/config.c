@@ -89,6 +89,11 @@ static const struct cfg_key keys[] = {
 	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
 	 "data of a file whose ctime is this recent is served but not stored (timestamp "
 	 "granularity)"},
+	{"control_socket", CFG_STR, OFF(control_socket), NULL, 0, 0, "PATH",
+	 "Unix socket cachefsctl talks to, mode 0600 (default: <cache_dir>/control)"},
+	{"metrics_listen", CFG_STR, OFF(metrics_listen), NULL, 0, 0, "ADDR:PORT",
+	 "serve Prometheus metrics on http://ADDR:PORT/metrics (e.g. 127.0.0.1:9469; "
+	 "default: off)"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -527,6 +532,28 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 		errf(err, errlen, "key 'listen': '%s' is not ADDR:PORT", c->listen);
 		return -EINVAL;
 	}
+	if (c->control_socket && c->control_socket[0] != '/') {
+		errf(err, errlen, "key 'control_socket': '%s' must be an absolute path",
+		     c->control_socket);
+		return -EINVAL;
+	}
+	if (c->control_socket && strlen(c->control_socket) > 107) {
+		errf(err, errlen, "key 'control_socket': '%s' is longer than 107 bytes",
+		     c->control_socket);
+		return -EINVAL;
+	}
+	if (c->metrics_listen && strcmp(c->metrics_listen, "off") != 0) {
+		const char *colon = strrchr(c->metrics_listen, ':');
+		char *end;
+		long port = colon ? strtol(colon + 1, &end, 10) : 0;
+
+		if (colon == NULL || colon == c->metrics_listen || colon[1] == 0 || *end ||
+		    port < 1 || port > 65535) {
+			errf(err, errlen, "key 'metrics_listen': '%s' is not ADDR:PORT (or off)",
+			     c->metrics_listen);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -635,35 +662,108 @@ void config_usage(FILE *out)
 	fprintf(out, "  %-34s %s\n", "--version", "print the version");
 }
 
+/* The value of key k as config-file text; NULL for an unset string. */
+static const char *key_text(const struct cfs_config *c, const struct cfg_key *k, char *buf,
+			    size_t len)
+{
+	const void *field = (const char *)c + k->off;
+
+	switch (k->type) {
+	case CFG_STR:
+	case CFG_ALLOW:
+		return *(char *const *)field;
+	case CFG_INT:
+		snprintf(buf, len, "%d", *(const int *)field);
+		return buf;
+	case CFG_SIZE:
+		snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
+		return buf;
+	case CFG_BOOL:
+		return *(const int *)field ? "true" : "false";
+	case CFG_LOGLEVEL:
+		return log_level_name(*(const int *)field);
+	}
+	return NULL;
+}
+
 void config_print(const struct cfs_config *c, FILE *out)
 {
-	for (size_t i = 0; i < NKEYS; i++) {
-		const void *field = (const char *)c + keys[i].off;
+	char buf[64];
 
-		switch (keys[i].type) {
-		case CFG_STR:
-		case CFG_ALLOW: {
-			const char *s = *(char *const *)field;
-			if (s)
-				fprintf(out, "%s = %s\n", keys[i].name, s);
-			else
-				fprintf(out, "# %s is not set\n", keys[i].name);
-			break;
-		}
-		case CFG_INT:
-			fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
-			break;
-		case CFG_SIZE:
-			fprintf(out, "%s = %llu\n", keys[i].name,
-				(unsigned long long)*(const uint64_t *)field);
-			break;
-		case CFG_BOOL:
-			fprintf(out, "%s = %s\n", keys[i].name,
-				*(const int *)field ? "true" : "false");
-			break;
-		case CFG_LOGLEVEL:
-			fprintf(out, "%s = %s\n", keys[i].name, log_level_name(*(const int *)field));
-			break;
-		}
+	for (size_t i = 0; i < NKEYS; i++) {
+		const char *v = key_text(c, &keys[i], buf, sizeof(buf));
+
+		if (v)
+			fprintf(out, "%s = %s\n", keys[i].name, v);
+		else
+			fprintf(out, "# %s is not set\n", keys[i].name);
 	}
+}
+
+/* --- reload (SIGHUP) ------------------------------------------------------ */
+
+/* Keys read afresh wherever they are used (or pushed to their user by
+ * engine_reconfigure()): these may change while running. Everything else
+ * is fixed when the daemon starts: sockets, the cache layout, threads,
+ * memory tables. */
+static const char *const live_keys[] = {
+	"log_level",	"allow",     "client_max_inflight", "stats_file",   "cache_size",
+	"brun",		"bcull",     "bstop",		    "frun",	    "fcull",
+	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
+	"fresh_guard",	"soft",	     "upstream_timeout",
+};
+
+int config_key_live(const char *key)
+{
+	for (size_t i = 0; i < sizeof(live_keys) / sizeof(live_keys[0]); i++)
+		if (strcmp(live_keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+static void append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *dst, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(dst);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, char *changed,
+		      size_t clen, char *restart, size_t rlen)
+{
+	int n = 0;
+
+	changed[0] = 0;
+	restart[0] = 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct cfg_key *k = &keys[i];
+		char ob[64], nb[64], old[256];
+		const char *ov = key_text(cur, k, ob, sizeof(ob));
+		const char *nv = key_text(next, k, nb, sizeof(nb));
+
+		if ((ov == NULL && nv == NULL) || (ov && nv && strcmp(ov, nv) == 0))
+			continue;
+		if (!config_key_live(k->name)) {
+			append(restart, rlen, "%s%s", restart[0] ? ", " : "", k->name);
+			continue;
+		}
+		snprintf(old, sizeof(old), "%s", ov ? ov : "(unset)");
+		if (nv == NULL) { /* an optional string went back to its default */
+			char **s = (char **)((char *)cur + k->off);
+			free(*s);
+			*s = NULL;
+		} else if (set_key(cur, k, nv, NULL, 0) != 0) {
+			continue; /* cannot happen: next was parsed from the same text */
+		}
+		append(changed, clen, "%s%s %s -> %s", changed[0] ? ", " : "", k->name, old,
+		       nv ? nv : "(unset)");
+		n++;
+	}
+	return n;
 }

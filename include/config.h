@@ -46,6 +46,9 @@ struct cfs_config {
 	int meta_neg_ttl;  /* seconds a "no such name" answer is reused (ttl mode) */
 	int write_quiesce; /* seconds without writes before a written file is cached again */
 	int fresh_guard;   /* seconds: data of files changed this recently is not stored */
+	/* operator interfaces (docs/operations.md) */
+	char *control_socket; /* NULL: <cache_dir>/control */
+	char *metrics_listen; /* NULL or "off": no metrics listener */
 	char *config_file; /* flag only */
 };
 
@@ -79,6 +82,16 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen);
 void config_usage(FILE *out);
 /* Prints the effective configuration in config-file syntax. */
 void config_print(const struct cfs_config *c, FILE *out);
+
+/* SIGHUP: copies the keys that may change while running from next into
+ * cur (next is a freshly parsed, validated configuration). changed gets
+ * "key old -> new, ..." for the keys applied, restart the names of keys
+ * that differ but need a restart (either may be empty). Returns the number
+ * of keys applied. */
+int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, char *changed,
+		      size_t clen, char *restart, size_t rlen);
+/* 1 when key may change while running. */
+int config_key_live(const char *key);
 
 /* "64K" "1M" "2G" "123" -> bytes; returns 0 or -EINVAL. */
 int config_parse_size(const char *s, uint64_t *out);

@@ -128,6 +128,18 @@ static void test_file_errors(void **state)
 		{"[other]\n", ":1: unknown section [other]"},
 		{"cache_dir =\n", ":1: key 'cache_dir': empty value"},
 		{"config = /etc/x\n", ":1: key 'config': only valid as a flag"},
+		{"chunk_size = 3Q\n", ":1: key 'chunk_size': '3Q' is not a size"},
+		{"chunk_size = 2M\n", ":1: key 'chunk_size': 2M is out of range"},
+		{"inline_max = -1\n", ":1: key 'inline_max': '-1' is not a size"},
+		{"brun = 101\n", ":1: key 'brun': 101 is out of range 0..100"},
+		{"upstream_connections = -2\n", ":1: key 'upstream_connections': -2 is out of range"},
+		{"io_threads = 4x\n", ":1: key 'io_threads': '4x' is not a whole number"},
+		{"meta_ttl = 99999999999999999999\n", ":1: key 'meta_ttl': '99999999999999999999' is not"},
+		{"foreground = 2\n", ":1: key 'foreground': '2' is not a boolean"},
+		{"# ok\n = 5\n", ":2: key '': unknown key"},
+		{"control_socket =\n", ":1: key 'control_socket': empty value"},
+		{"allow = 10.0.0.1, nonsense\n", ":1: key 'allow': 'nonsense' is not an address"},
+		{"[cachefsd]\n[cachefsd-extra]\n", ":2: unknown section [cachefsd-extra]"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -143,6 +155,161 @@ static void test_file_errors(void **state)
 		config_free(&c);
 		unlink(path);
 	}
+}
+
+/* A line longer than the reader's buffer is an error, not two lines. */
+static void test_long_line(void **state)
+{
+	struct cfs_config c;
+	char err[512] = "", want[600];
+	char *text = malloc(6000);
+	const char *path;
+
+	(void)state;
+	strcpy(text, "export_path = /");
+	memset(text + 15, 'a', 5000);
+	strcpy(text + 5015, "\n");
+	path = write_conf(text);
+	config_defaults(&c);
+	assert_int_not_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s:1: line longer than", path);
+	assert_non_null(strstr(err, want));
+	config_free(&c);
+	unlink(path);
+	free(text);
+}
+
+/* Rules across keys and on the whole configuration (config_validate),
+ * reported for a file too. */
+static void test_validate_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *want;
+	} cases[] = {
+		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10)"},
+		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10)"},
+		{"chunk_size = 100K\n", "key 'chunk_size': 102400 is not a power of two"},
+		{"chunk_size = 64K\ninline_max = 128K\n", "key 'inline_max': must not exceed"},
+		{"export_path = relative\n", "key 'export_path': 'relative' must start with /"},
+		{"listen = 2049\n", "key 'listen': '2049' is not ADDR:PORT"},
+		{"control_socket = run/ctl\n", "key 'control_socket': 'run/ctl' must be an absolute"},
+		{"metrics_listen = 9469\n", "key 'metrics_listen': '9469' is not ADDR:PORT (or off)"},
+		{"metrics_listen = 127.0.0.1:http\n", "key 'metrics_listen': '127.0.0.1:http' is not"},
+		{"metrics_listen = 127.0.0.1:70000\n", "key 'metrics_listen': '127.0.0.1:70000' is not"},
+		{"upstream = http://h/e\n", "key 'upstream': 'http://h/e' is not an nfs:// URL"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cfs_config c;
+		char err[512] = "", text[512];
+		const char *path;
+
+		snprintf(text, sizeof(text), "upstream = nfs://h/e\ncache_dir = /tmp/x\n%s",
+			 cases[i].text);
+		path = write_conf(text);
+		char *argv[] = {"cachefsd", "--config", (char *)path};
+		if (parse(&c, err, 3, argv) == 0)
+			fail_msg("case %zu: accepted", i);
+		if (strstr(err, cases[i].want) == NULL)
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, cases[i].want);
+		config_free(&c);
+		unlink(path);
+	}
+	/* and good values of the new keys pass */
+	{
+		struct cfs_config c;
+		char err[512] = "";
+		char *argv[] = {"cachefsd",	    "--upstream",	 "nfs://h/e",	   "--cache-dir",
+				"/tmp/x",	    "--metrics-listen", "[::1]:9469",	   "--control-socket",
+				"/run/cfs.sock"};
+		assert_int_equal(parse(&c, err, 9, argv), 0);
+		assert_string_equal(c.metrics_listen, "[::1]:9469");
+		assert_string_equal(c.control_socket, "/run/cfs.sock");
+		config_free(&c);
+		char *off[] = {"cachefsd", "--upstream", "nfs://h/e", "--cache-dir", "/tmp/x",
+			       "--metrics-listen", "off"};
+		assert_int_equal(parse(&c, err, 7, off), 0);
+		config_free(&c);
+	}
+}
+
+/* SIGHUP: live keys are applied, the others are named as needing a
+ * restart, unchanged keys are not mentioned. */
+static void test_apply_live(void **state)
+{
+	struct cfs_config cur, next;
+	char err[512] = "", changed[1024], restart[512];
+	char *a1[] = {"cachefsd", "--upstream", "nfs://h/e", "--cache-dir", "/tmp/x",
+		      "--stats-file", "/tmp/s"};
+	char *a2[] = {"cachefsd",	    "--upstream",      "nfs://h/e",   "--cache-dir",
+		      "/tmp/x",		    "--meta-ttl",      "30",	      "--log-level",
+		      "debug",		    "--allow",	       "10.0.0.0/8",  "--cache-size",
+		      "2G",		    "--bcull",	       "8",	      "--listen",
+		      "0.0.0.0:3049",	    "--upstream-connections", "8", "--metrics-listen",
+		      "127.0.0.1:9469"};
+	struct sockaddr_in in4;
+	int n;
+
+	(void)state;
+	assert_int_equal(parse(&cur, err, 7, a1), 0);
+	assert_int_equal(parse(&next, err, 21, a2), 0);
+	n = config_apply_live(&cur, &next, changed, sizeof(changed), restart, sizeof(restart));
+	assert_int_equal(n, 6);
+	assert_int_equal(cur.meta_ttl, 30);
+	assert_int_equal(cur.log_level, 3);
+	assert_int_equal(cur.cache_size, 2ULL << 30);
+	assert_int_equal(cur.bcull, 8);
+	assert_null(cur.stats_file); /* back to its default */
+	memset(&in4, 0, sizeof(in4));
+	in4.sin_family = AF_INET;
+	inet_pton(AF_INET, "10.1.2.3", &in4.sin_addr);
+	assert_true(config_allowed(&cur, &in4));
+	assert_non_null(strstr(changed, "meta_ttl 0 -> 30"));
+	assert_non_null(strstr(changed, "log_level info -> debug"));
+	assert_non_null(strstr(changed, "cache_size 0 -> 2147483648"));
+	assert_non_null(strstr(changed, "stats_file /tmp/s -> (unset)"));
+	assert_null(strstr(changed, "listen"));
+	/* not applied, named */
+	assert_string_equal(cur.listen, "0.0.0.0:2049");
+	assert_int_equal(cur.upstream_connections, 4);
+	assert_null(cur.metrics_listen);
+	assert_string_equal(restart, "listen, upstream_connections, metrics_listen");
+	/* nothing changed: nothing said */
+	n = config_apply_live(&cur, &cur, changed, sizeof(changed), restart, sizeof(restart));
+	assert_int_equal(n, 0);
+	assert_string_equal(changed, "");
+	assert_string_equal(restart, "");
+	assert_true(config_key_live("fresh_guard"));
+	assert_false(config_key_live("chunk_size"));
+	config_free(&cur);
+	config_free(&next);
+}
+
+/* A reload reads into a fresh configuration: a bad file is an error naming
+ * file, line and key, and what runs is not touched. */
+static void test_reload_bad_file(void **state)
+{
+	struct cfs_config cur, next;
+	char err[512] = "", want[600];
+	const char *path = write_conf("upstream = nfs://h/e\ncache_dir = /tmp/x\nmeta_ttl = 10\n");
+	char *argv[] = {"cachefsd", "--config", (char *)path};
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(parse(&cur, err, 3, argv), 0);
+	assert_int_equal(cur.meta_ttl, 10);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("upstream = nfs://h/e\ncache_dir = /tmp/x\nmeta_ttl = soon\n", f);
+	fclose(f);
+	assert_int_not_equal(parse(&next, err, 3, argv), 0);
+	snprintf(want, sizeof(want), "%s:3: key 'meta_ttl': 'soon' is not a whole number", path);
+	assert_string_equal(err, want);
+	config_free(&next);
+	assert_int_equal(cur.meta_ttl, 10);
+	config_free(&cur);
+	unlink(path);
 }
 
 static void test_missing_file(void **state)
@@ -214,6 +381,8 @@ int main(void)
 		cmocka_unit_test(test_bad_flag_values),	   cmocka_unit_test(test_file_and_override),
 		cmocka_unit_test(test_file_errors),	   cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_sizes),		   cmocka_unit_test(test_allow),
+		cmocka_unit_test(test_long_line),	   cmocka_unit_test(test_validate_errors),
+		cmocka_unit_test(test_apply_live),	   cmocka_unit_test(test_reload_bad_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
