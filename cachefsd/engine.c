@@ -18,16 +18,51 @@ static struct engine_counters *ctr_of(struct engine *e)
 	return &e->ctr;
 }
 
-/* Counts an NFS reply about to be sent for req. */
-void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status)
+/* Counts an NFS reply about to be sent for req: its status, latency and
+ * outcome (enum engine_outcome; -1: counted elsewhere). */
+static void count_reply(struct engine *e, const struct cfs_req *req, int failed, nfsstat3 status,
+			int outcome)
 {
 	struct engine_counters *c = ctr_of(e);
+	uint64_t us;
 
 	if (req->prog != NFS_PROGRAM || req->proc >= ENGINE_NPROCS)
 		return;
-	if (status != NFS3_OK)
+	if (failed || status != NFS3_OK)
 		c->nfs_errors[req->proc]++;
-	c->nfs_latency_us[req->proc] += loop_clock_us() - req->t_start_us;
+	us = loop_clock_us() - req->t_start_us;
+	c->nfs_latency_us[req->proc] += us;
+	c->nfs_latency_hist[req->proc][cfs_lat_bucket(us)]++;
+	if (outcome >= 0)
+		c->nfs_outcomes[req->proc][outcome]++;
+}
+
+/* Replies made by the engine's own parts without the upstream's answer to
+ * this call: the metadata cache (meta.c), NULL, and READs from the data
+ * cache, whose hit or miss read.c counts (read_hits, read_misses). */
+void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status)
+{
+	count_reply(e, req, 0, status, req->proc == NFS3_READ ? -1 : ENGINE_HIT);
+}
+
+/* A forwarded call the cache might have answered (ttl mode) is a miss;
+ * the others pass through. */
+static int forwarded_outcome(const struct engine *e, uint32_t proc)
+{
+	switch (proc) {
+	case NFS3_GETATTR:
+	case NFS3_LOOKUP:
+	case NFS3_ACCESS:
+	case NFS3_READLINK:
+	case NFS3_READDIR:
+	case NFS3_READDIRPLUS:
+	case NFS3_FSSTAT:
+	case NFS3_FSINFO:
+	case NFS3_PATHCONF:
+		return meta_enabled(e) ? ENGINE_MISS : ENGINE_PASSTHROUGH;
+	default:
+		return ENGINE_PASSTHROUGH;
+	}
 }
 
 void engine_clamp_fsinfo(FSINFO3resok *r)
@@ -56,24 +91,29 @@ void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status)
 
 void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 {
-	switch (status) {
-	case -ECANCELED:
+	if (status == -ECANCELED) {
 		proto_drop(req);
 		return;
+	}
+	ctr_of(e)->upstream_failures++;
+	count_reply(e, req, 1, NFS3ERR_IO, ENGINE_ERROR);
+	switch (status) {
 	case -ETIMEDOUT:
 		/* soft mode gave up */
-		ctr_of(e)->upstream_failures++;
-		if (req->prog == NFS_PROGRAM && req->proc != NFS3_NULL)
-			engine_reply_status(e, req, NFS3ERR_IO);
-		else
+		if (req->prog == NFS_PROGRAM && req->proc != NFS3_NULL) {
+			union nfs3_res res;
+
+			memset(&res, 0, sizeof(res));
+			res.status = NFS3ERR_IO;
+			proto_reply(req, &res);
+		} else {
 			proto_reply_accept_error(req, SYSTEM_ERR);
+		}
 		return;
 	case -EACCES:
-		ctr_of(e)->upstream_failures++;
 		proto_reply_auth_error(req, AUTH_TOOWEAK);
 		return;
 	default:
-		ctr_of(e)->upstream_failures++;
 		proto_reply_accept_error(req, SYSTEM_ERR);
 		return;
 	}
@@ -90,7 +130,8 @@ static void forward_done(int status, void *res, void *priv)
 		engine_reply_failure(e, req, status);
 		return;
 	}
-	engine_count_reply(e, req, req->proc == NFS3_NULL ? NFS3_OK : r->status);
+	count_reply(e, req, 0, req->proc == NFS3_NULL ? NFS3_OK : r->status,
+		    forwarded_outcome(e, req->proc));
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them
 		 * back), then what this reply says */
@@ -441,5 +482,116 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("upstream_failures", c->upstream_failures);
 	KV("memory_chunks_bytes", cobj_memory_used(e->objs));
 	KV("memory_objects", cobj_count(e->objs));
+	/* for the operator interfaces (docs/operations.md) */
+	{
+		static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough",
+								    "error"};
+		uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+
+		engine_outcomes(e, oc);
+		for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
+			const char *pn = proto_proc_name(NFS_PROGRAM, p);
+			char name[64];
+
+			for (int o = 0; o < ENGINE_NOUTCOMES; o++) {
+				snprintf(name, sizeof(name), "nfs_%s_%s", oname[o], pn);
+				KV(name, oc[p][o]);
+			}
+			snprintf(name, sizeof(name), "nfs_status_errors_%s", pn);
+			KV(name, c->nfs_errors[p]);
+			snprintf(name, sizeof(name), "nfs_latency_us_%s", pn);
+			KV(name, c->nfs_latency_us[p]);
+			if (p > 0) {
+				snprintf(name, sizeof(name), "upstream_rtt_us_%s", pn);
+				KV(name, u->rtt_us_by_proc[p]);
+			}
+		}
+	}
+	KV("invalidations", c->invalidations);
+	KV("cache_oldest_access", ss.oldest_access);
+	KV("upstream_read_bytes", u->read_bytes);
+	KV("upstream_write_bytes", u->write_bytes);
+	KV("upstream_rpc_errors", u->rpc_errors);
+	KV("upstream_timeouts", u->timeouts);
+	KV("upstream_inflight", u->inflight);
+	KV("upstream_conns_total", u->conns_total);
 #undef KV
+}
+
+void engine_outcomes(const struct engine *e, uint64_t out[ENGINE_NPROCS][ENGINE_NOUTCOMES])
+{
+	memcpy(out, e->ctr.nfs_outcomes, sizeof(e->ctr.nfs_outcomes));
+	out[NFS3_READ][ENGINE_HIT] = e->ctr.read_hits;
+	out[NFS3_READ][ENGINE_MISS] = e->ctr.read_misses;
+}
+
+void engine_cache_stats(const struct engine *e, struct store_stats *out)
+{
+	store_get_stats(e->store, out);
+}
+
+struct store *engine_store(struct engine *e)
+{
+	return e->stopping ? NULL : e->store;
+}
+
+struct workers *engine_workers(struct engine *e)
+{
+	return e->stopping ? NULL : e->workers;
+}
+
+uint64_t engine_memory_used(const struct engine *e)
+{
+	return cobj_memory_used(e->objs);
+}
+
+int engine_invalidate_fh(struct engine *e, const void *fh, uint32_t fhlen)
+{
+	nfs_fh3 h;
+	struct cobj *o;
+
+	if (fhlen == 0 || fhlen > NFS3_FHSIZE)
+		return -EINVAL;
+	h.data.data_len = fhlen;
+	h.data.data_val = (char *)fh;
+	/* as for NFS3ERR_STALE (engine_purge), but counted apart */
+	o = cobj_find(e->objs, fh, fhlen);
+	if (o) {
+		cobj_drop_chunks(e->objs, o);
+		cobj_access_clear(o);
+		o->have_attrs = 0;
+		o->ra_next = 0;
+	}
+	store_obj_drop(e->store, fh, fhlen, 1);
+	meta_purge(e, &h);
+	ctr_of(e)->invalidations++;
+	return 0;
+}
+
+void engine_invalidate_meta(struct engine *e)
+{
+	/* every record, whatever its type byte */
+	for (int b = 0; b < 256; b++) {
+		uint8_t prefix = (uint8_t)b;
+		store_meta_del_prefix(e->store, &prefix, 1);
+	}
+}
+
+void engine_reconfigure(struct engine *e)
+{
+	struct store_params sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.cache_size = e->cfg->cache_size;
+	sp.brun = e->cfg->brun;
+	sp.bcull = e->cfg->bcull;
+	sp.bstop = e->cfg->bstop;
+	sp.frun = e->cfg->frun;
+	sp.fcull = e->cfg->fcull;
+	sp.fstop = e->cfg->fstop;
+	store_set_limits(e->store, &sp);
+	if (!meta_enabled(e) && store_meta_count(e->store) > 0) {
+		engine_invalidate_meta(e);
+		log_info("strict mode: dropped the metadata cache");
+	}
 }

@@ -513,6 +513,8 @@ static int call_send(struct upstream *up, struct up_call *c)
 	up->ctr.calls++;
 	if (c->proc < 22)
 		up->ctr.calls_by_proc[c->proc]++;
+	if (c->proc == NFS3_WRITE)
+		up->ctr.write_bytes += ((const WRITE3args *)c->args)->data.data_len;
 	uc_watch(uc);
 	return 0;
 }
@@ -559,11 +561,20 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		return;
 	}
 	switch (status) {
-	case RPC_STATUS_SUCCESS:
+	case RPC_STATUS_SUCCESS: {
+		uint64_t rtt = loop_clock_us() - c->t_sent_us;
+
 		up->ctr.replies++;
-		up->ctr.rtt_us_sum += loop_clock_us() - c->t_sent_us;
+		up->ctr.rtt_us_sum += rtt;
+		if (c->proc < 22) {
+			up->ctr.rtt_hist[c->proc][cfs_lat_bucket(rtt)]++;
+			up->ctr.rtt_us_by_proc[c->proc] += rtt;
+		}
+		if (c->proc == NFS3_READ && data && ((const READ3res *)data)->status == NFS3_OK)
+			up->ctr.read_bytes += ((const READ3res *)data)->READ3res_u.resok.count;
 		rc = 0;
 		break;
+	}
 	case RPC_STATUS_TIMEOUT:
 		up->ctr.timeouts++;
 		rc = -ETIMEDOUT;

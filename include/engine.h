@@ -13,8 +13,29 @@
 #include "upstream.h"
 
 struct engine;
+struct store;
+struct store_stats;
+struct workers;
 
 #define ENGINE_NPROCS 22
+
+/* How an NFS call was answered (the metrics' outcome label):
+ * HIT          by the proxy alone (data or metadata cache, NULL);
+ * MISS         the cache could not answer: a READ that needed a fill, a
+ *              ttl-mode metadata call not in the cache;
+ * PASSTHROUGH  forwarded as it was (changes, strict-mode metadata, READs
+ *              that bypass the cache);
+ * ERROR        the proxy had no answer to give (upstream RPC error, soft
+ *              timeout): the client got an RPC error or NFS3ERR_IO.
+ * An NFS error status from the server (NOENT, ACCES, ...) is the server's
+ * answer: it counts under HIT, MISS or PASSTHROUGH, and in nfs_errors. */
+enum engine_outcome {
+	ENGINE_HIT = 0,
+	ENGINE_MISS,
+	ENGINE_PASSTHROUGH,
+	ENGINE_ERROR,
+	ENGINE_NOUTCOMES
+};
 
 struct engine_counters {
 	uint64_t nfs_calls[ENGINE_NPROCS];
@@ -47,6 +68,13 @@ struct engine_counters {
 	uint64_t writer_starts;	    /* files that entered the no-caching writer state */
 	uint64_t writer_passthrough; /* READs forwarded because their file is being written */
 	uint64_t stale_purges;	    /* handles purged after NFS3ERR_STALE */
+	/* operator interfaces (control.c, metrics.c) */
+	uint64_t invalidations; /* handles invalidated by cachefsctl */
+	/* by procedure and outcome; READ hits and misses are read_hits and
+	 * read_misses (see engine_outcomes()) */
+	uint64_t nfs_outcomes[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	/* client-side latency (decoded to reply queued), cfs_lat_bucket() */
+	uint64_t nfs_latency_hist[ENGINE_NPROCS][CFS_LAT_NBUCKETS];
 };
 
 /* Creates the engine and opens the cache (store) in cfg->cache_dir. The
@@ -67,6 +95,29 @@ const char *engine_export_path(const struct engine *e);
 void engine_dump_stats(const struct engine *e, FILE *out);
 /* Writes every counter as "name value" lines (machine-readable). */
 void engine_write_stats(const struct engine *e, FILE *out);
+
+/* --- for the operator interfaces (control.c, metrics.c, main.c) --------- */
+
+/* Replies by procedure and outcome (enum engine_outcome). */
+void engine_outcomes(const struct engine *e, uint64_t out[ENGINE_NPROCS][ENGINE_NOUTCOMES]);
+/* The cache directory's totals and state. */
+void engine_cache_stats(const struct engine *e, struct store_stats *out);
+/* The store and the disk workers, for operator walks (verify, cull); valid
+ * until engine_stop(). */
+struct store *engine_store(struct engine *e);
+struct workers *engine_workers(struct engine *e);
+/* Bytes of verified chunks kept in memory (memory_cache). */
+uint64_t engine_memory_used(const struct engine *e);
+/* Forgets everything cached about a handle: data (disk and memory),
+ * attributes, ACCESS evidence, metadata records. The next READ is a miss.
+ * Returns 0, or -EINVAL for a bad handle length. */
+int engine_invalidate_fh(struct engine *e, const void *fh, uint32_t fhlen);
+/* Drops every metadata-cache record (cachefsctl invalidate --all). */
+void engine_invalidate_meta(struct engine *e);
+/* After a reload changed the configuration the engine was given: pushes
+ * the cache limits to the store; a switch to strict mode drops the
+ * metadata cache (it would not be kept current). */
+void engine_reconfigure(struct engine *e);
 
 /* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO. */
 void engine_clamp_fsinfo(FSINFO3resok *r);

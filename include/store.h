@@ -175,6 +175,70 @@ int store_cull_wanted(const struct store *s);
 void store_get_stats(const struct store *s, struct store_stats *out);
 uint64_t store_checksum_failures(const struct store *s);
 
+/* --- operator actions (store_verify.c: cachefsctl verify, cull, ...) ---- */
+
+/* Changes the space limits while running (a configuration reload): the
+ * cache_size and threshold fields of p; the others are ignored. The next
+ * cull step applies them. */
+void store_set_limits(struct store *s, const struct store_params *p);
+/* Evicts least recently used objects, at most max, while more than target
+ * bytes are cached (cachefsctl cull --to). Returns the number evicted (0
+ * when at or below target or nothing is left to evict) or -errno. */
+int store_cull_to(struct store *s, uint64_t target, int max);
+/* The object after (fh, *fhlen) in handle order (*fhlen 0: the first):
+ * 0 with fh (STORE_FH_MAX bytes) and *fhlen replaced, -ENOENT at the end. */
+int store_next_object(struct store *s, uint8_t *fh, uint32_t *fhlen);
+
+/* verify: a walk over the index, objects first, then chunk entries. */
+enum store_vkind {
+	STORE_V_INLINE,	     /* an inline object, checked: ok tells */
+	STORE_V_CHUNK,	     /* a chunk: check it with store_verify_chunk() [worker] */
+	STORE_V_BAD_RECORD,  /* an object record that does not unpack */
+	STORE_V_ORPHAN,	     /* a chunk entry without a chunked object */
+	STORE_V_BAD_ENTRY,   /* a chunk entry of the wrong size */
+};
+
+struct store_vitem {
+	enum store_vkind kind;
+	uint8_t fh[STORE_FH_MAX];
+	uint32_t fhlen;
+	uint32_t idx;	  /* chunk index */
+	uint64_t data_id; /* chunk: the object's data file */
+	uint64_t off;	  /* chunk: offset in the data file */
+	uint32_t len;	  /* chunk or inline bytes */
+	uint64_t csum;
+	int ok; /* STORE_V_INLINE: the checksum matched */
+	uint8_t key[1 + STORE_FH_MAX + 4 + 1]; /* the index key (longer: cut) */
+	uint32_t klen;
+};
+
+/* Where a walk is; zero it to start. */
+struct store_walk {
+	int phase; /* 0 objects, 1 chunks, 2 done */
+	int started;
+	uint32_t klen;
+	uint8_t key[1 + STORE_FH_MAX + 4];
+	uint8_t last_fh[STORE_FH_MAX]; /* the chunk phase's object, cached */
+	uint32_t last_fhlen;
+	int last_kind; /* -1 none, 0 chunked, 1 not a chunked object */
+	uint64_t last_data_id;
+	uint32_t last_chunk_size;
+};
+
+/* The next item of the walk: 0; -EAGAIN after a bounded number of keys
+ * without an item (call again, e.g. in the next loop pass); -ENOENT at the
+ * end; or -errno. */
+int store_verify_next(struct store *s, struct store_walk *w, struct store_vitem *it);
+/* [worker] Reads a STORE_V_CHUNK item's bytes and checks them: 0, -EBADMSG
+ * (checksum mismatch), -ENOENT (no data file), -EIO (short), -ENOMEM. */
+int store_verify_chunk(struct store *s, const struct store_vitem *it);
+/* 1 when the index still holds the item as it was walked (a chunk checked
+ * meanwhile may have been evicted or replaced: not an error). */
+int store_verify_current(struct store *s, const struct store_vitem *it);
+/* Removes a bad item: a chunk entry (the chunk is fetched again when
+ * read), an inline object's data, a bad record. 0 or -errno. */
+int store_verify_drop(struct store *s, const struct store_vitem *it);
+
 /* --- the metadata cache ------------------------------------------------ */
 
 /* Opaque key/value records of the metadata cache (attributes, lookups,

@@ -33,6 +33,30 @@ struct upstream_info {
 	FSINFO3resok fsinfo; /* of the export root, as the upstream reported it */
 };
 
+/* Latency histograms (client requests in the engine, upstream round trips
+ * here): bucket i counts durations of at most cfs_lat_bound_us(i)
+ * microseconds and more than the bound before it; the last bucket has no
+ * bound (+Inf). Counts are per bucket, not cumulative. */
+#define CFS_LAT_NBUCKETS 18
+
+static inline uint64_t cfs_lat_bound_us(int i)
+{
+	static const uint64_t b[CFS_LAT_NBUCKETS - 1] = {
+		50,	100,	250,	500,	 1000,	  2500,	   5000,    10000,  25000,
+		50000,	100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000,
+	};
+	return i >= 0 && i < CFS_LAT_NBUCKETS - 1 ? b[i] : UINT64_MAX;
+}
+
+static inline int cfs_lat_bucket(uint64_t us)
+{
+	int i = 0;
+
+	while (i < CFS_LAT_NBUCKETS - 1 && us > cfs_lat_bound_us(i))
+		i++;
+	return i;
+}
+
 struct upstream_counters {
 	uint64_t calls;	     /* calls sent (including re-sends) */
 	uint64_t resends;    /* calls re-sent after a lost connection */
@@ -47,6 +71,11 @@ struct upstream_counters {
 	int conns_total;
 	int waiting;  /* calls waiting for a connection or a slot */
 	int inflight; /* calls sent and not answered */
+	/* round trips of answered calls by procedure (cfs_lat_bucket()) */
+	uint64_t rtt_hist[22][CFS_LAT_NBUCKETS];
+	uint64_t rtt_us_by_proc[22];
+	uint64_t read_bytes;  /* READ payload received */
+	uint64_t write_bytes; /* WRITE payload sent (re-sends included) */
 };
 
 /* status 0: res is the decoded result of proc (e.g. READ3res *), valid only
