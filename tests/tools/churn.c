@@ -16,6 +16,9 @@
  *   --seed S      seeds the mix of calls [1]
  *   --file NAME   a file in the export root to READ
  *   --plain       cycles only connect and close (no MOUNT, no calls)
+ *   --hold S      a slow client: send the calls (as far as the proxy takes
+ *                 them), then keep the connection open S seconds without
+ *                 reading a single reply, then drop it
  *   --timeout S   limit on every connect, send and read [5]
  *
  * Every call is AUTH_SYS uid 0 gid 0. Prints one summary line; exits 0 on
@@ -461,7 +464,7 @@ static void drop(int fd, int rst)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: churn HOST PORT EXPORT_PATH [--cycles N] [--calls M] [--seed S]\n"
-	           "             [--file NAME] [--plain] [--timeout S]\n");
+	           "             [--file NAME] [--plain] [--hold S] [--timeout S]\n");
 }
 
 static long num_arg(const char *opt, const char *v, long lo, long hi)
@@ -479,7 +482,7 @@ static long num_arg(const char *opt, const char *v, long lo, long hi)
 int main(int argc, char **argv)
 {
 	const char *pos[3] = {0}, *file_name = NULL;
-	long cycles = 100, calls = 64, npos = 0;
+	long cycles = 100, calls = 64, npos = 0, hold = 0;
 	int plain = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -499,6 +502,8 @@ int main(int argc, char **argv)
 			file_name = v, i++;
 		} else if (!strcmp(a, "--plain")) {
 			plain = 1;
+		} else if (!strcmp(a, "--hold")) {
+			hold = num_arg(a, v, 1, 3600), i++;
 		} else if (a[0] == '-' || npos == 3) {
 			usage(stderr);
 			return 2;
@@ -559,7 +564,13 @@ int main(int argc, char **argv)
 		}
 		if (fd >= 0 && !plain && calls > 0) {
 			build_calls(&b, (int)calls, &root, file_name ? &file : NULL, &nread);
-			if (send_all(fd, b.d, b.len) != 0) {
+			if (hold) {
+				/* the proxy stops reading a client that does not
+				 * read its replies: a timeout here is expected */
+				send_all(fd, b.d, b.len);
+				sent += (uint64_t)calls;
+				sleep((unsigned)hold);
+			} else if (send_all(fd, b.d, b.len) != 0) {
 				drop(fd, rst);
 				fd = -1;
 			} else {
