@@ -4,7 +4,7 @@
 #     upstream stopped: identical bytes, so they came from the cache;
 #  2. after a cachefsd restart the cache is still warm (no fills);
 #  3. a byte flipped inside a cached data file: the read is still correct,
-#     the checksum-failure counter rises;
+#     the checksum-failure counter rises; the same for a deleted data file;
 #  4. reading only the middle of a file caches only those chunks;
 #  5. small files (<= inline_max) make no data files;
 #  6. EOF and odd sizes: empty file, sizes around the chunk size, sparse file;
@@ -74,6 +74,15 @@ after=$(h_stat px checksum_failures)
 [ "$after" -gt "$before" ] || h_fail "a flipped byte in $f was not detected ($before -> $after)"
 [ "$(rd big)" = "$(want big)" ] || h_fail "second read after corruption: md5 differs"
 h_log "ok: corrupted chunk detected ($before -> $after) and refetched"
+# a data file deleted behind the daemon's back
+mapfile -t files < <(find "$H_CACHE_px/data" -type f -size +100k)
+rm -f "${files[@]}"
+before=$after
+[ "$(rd big)" = "$(want big)" ] || h_fail "read after the data file was deleted: md5 differs"
+after=$(h_stat px checksum_failures)
+[ "$after" -gt "$before" ] || h_fail "a deleted data file was not noticed"
+[ "$(rd big)" = "$(want big)" ] || h_fail "second read after the deletion: md5 differs"
+h_log "ok: deleted data file noticed and refetched"
 
 # --- 4. partial file: only the chunks read are cached ---
 c0=$(h_stat px cache_chunks)
