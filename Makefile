@@ -35,15 +35,16 @@ endif
 CFLAGS   ?= -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Iinclude -MMD -MP
 LDFLAGS  += $(SANFLAGS)
-LIBS     := -lnfs -llmdb -lxxhash -lpthread
+LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
 
 # Debian 12 packages each target needs; `make deps-*` installs the missing ones.
-PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev
-PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl
+PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
+PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
 PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio \
               kmod zstd xz-utils clang libclang-rt-14-dev
 
-DAEMON_SRCS := $(wildcard cachefsd/*.c) $(wildcard proto/*.c)
+# cachefsctl.c is the second binary (the operator's tool), not the daemon
+DAEMON_SRCS := $(filter-out cachefsd/cachefsctl.c,$(wildcard cachefsd/*.c)) $(wildcard proto/*.c)
 DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_OBJS    := $(DAEMON_LIB:%.c=$(BUILD)/obj/%.o)
@@ -54,13 +55,17 @@ TOOL_BINS   := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
 .PHONY: all clean run test unit unit-bins integ tools deps-build deps-run deps-test install check-format
 
-all: $(BUILD)/cachefsd
+all: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/cachefsd: $(DAEMON_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# cachefsctl uses the daemon's config parser (config.o, log.o from the library)
+$(BUILD)/cachefsctl: $(BUILD)/obj/cachefsd/cachefsctl.o $(BUILD)/libcachefsd.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/libcachefsd.a: $(LIB_OBJS)
@@ -120,10 +125,20 @@ unit: all $(UNIT_BINS)
 integ: all tools
 	tests/run-all.sh --integ-only $(BUILD)
 
-install: $(BUILD)/cachefsd
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+# The systemd unit goes to $(SYSTEMDDIR) with the installed daemon's path;
+# the example configuration to the doc directory (never over /etc).
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(PREFIX)/share/doc/cachefsd
 	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(PREFIX)/sbin/cachefsd
+	install -m 0755 $(BUILD)/cachefsctl $(DESTDIR)$(PREFIX)/sbin/cachefsctl
 	install -m 0644 docs/cachefsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsd.8
+	install -m 0644 docs/cachefsctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsctl.8
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' docs/cachefsd.service >$(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
+	install -m 0644 docs/cachefsd.conf.example docs/operations.md \
+		$(DESTDIR)$(PREFIX)/share/doc/cachefsd/
 
 include tests/fuzz/fuzz.mk
 
@@ -133,7 +148,7 @@ check-format:
 clean:
 	rm -rf build build-san build-release
 
--include $(DAEMON_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+-include $(DAEMON_OBJS:.o=.d) $(BUILD)/obj/cachefsd/cachefsctl.d $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
 
 # --- bench (bench/, docs/bench.md) ------------------------------------------
 #   make bench            full run (about an hour), release build, results in

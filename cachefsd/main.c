@@ -5,6 +5,7 @@
  * daemon detach. Any failure before that exits non-zero with a message that
  * names what is wrong. */
 #include "config.h"
+#include "control.h"
 #include "engine.h"
 #include "log.h"
 #include "loop.h"
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CACHEFSD_VERSION
@@ -28,11 +30,14 @@
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_stats;
+static volatile sig_atomic_t sig_reload;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		sig_stats = 1;
+	else if (sig == SIGHUP)
+		sig_reload = 1;
 	else
 		sig_stop = 1;
 }
@@ -43,6 +48,12 @@ struct daemon {
 	struct upstream *up;
 	struct engine *engine;
 	struct proto_server *srv;
+	/* operator interfaces (control.c, metrics.c) */
+	struct ops_env ops;
+	struct control *ctl;
+	struct metrics *metrics;
+	int argc;
+	char **argv; /* for reloads: --config made absolute */
 };
 
 /* SIGUSR1: the table to the log, every counter to <cache_dir>/stats. */
@@ -63,14 +74,7 @@ static void write_stats_file(struct daemon *d)
 		return;
 	}
 	fprintf(f, "seq %d.%llu\n", (int)getpid(), ++seq); /* unique across restarts */
-	engine_write_stats(d->engine, f);
-	fprintf(f, "clients_connected %d\n", proto_client_count(d->srv));
-	fprintf(f, "rpc_calls %llu\n", (unsigned long long)proto_counters.calls);
-	fprintf(f, "rpc_garbage_args %llu\n", (unsigned long long)proto_counters.garbage_args);
-	fprintf(f, "rpc_rejects %llu\n", (unsigned long long)proto_counters.rpc_rejects);
-	fprintf(f, "rpc_auth_errors %llu\n", (unsigned long long)proto_counters.auth_errors);
-	fprintf(f, "drc_replays %llu\n", (unsigned long long)proto_counters.drc_replays);
-	fprintf(f, "drc_busy %llu\n", (unsigned long long)proto_counters.drc_busy);
+	ops_write_stats(&d->ops, f); /* the same lines as cachefsctl stats */
 	if (fclose(f) != 0 || rename(tmp, path) != 0)
 		log_warn("cannot write %s: %s", path, strerror(errno));
 }
@@ -102,10 +106,53 @@ static void dump_stats(struct daemon *d)
 	free(buf);
 }
 
+/* SIGHUP, cachefsctl reload: the configuration is read again (file and
+ * flags, as at start); keys that can change while running take effect,
+ * the others are named as needing a restart. A bad file changes nothing. */
+static int reload_config(void *arg, char *msg, size_t len)
+{
+	struct daemon *d = arg;
+	struct cfs_config n;
+	enum config_action act;
+	char err[1024], changed[2048], restart[1024];
+	const char *from = d->cfg.config_file ? d->cfg.config_file : "the command line";
+
+	config_defaults(&n);
+	if (config_parse_args(&n, d->argc, d->argv, &act, err, sizeof(err)) != 0) {
+		log_err("configuration reload failed, the running configuration stays: %s", err);
+		snprintf(msg, len, "%s", err);
+		config_free(&n);
+		control_counters.reload_failures++;
+		return -EINVAL;
+	}
+	if (n.cache_dir) { /* compared as the daemon uses it */
+		char *abs = realpath(n.cache_dir, NULL);
+		if (abs) {
+			free(n.cache_dir);
+			n.cache_dir = abs;
+		}
+	}
+	config_apply_live(&d->cfg, &n, changed, sizeof(changed), restart, sizeof(restart));
+	config_free(&n);
+	log_set_level(d->cfg.log_level);
+	engine_reconfigure(d->engine);
+	control_counters.reloads++;
+	snprintf(msg, len, "%s%s%s", changed[0] ? changed : "nothing changed",
+		 restart[0] ? "; needs a restart: " : "", restart);
+	log_info("configuration reloaded from %s: %s", from, msg);
+	return 0;
+}
+
 static void before_sleep(struct loop *l, void *arg)
 {
 	struct daemon *d = arg;
 
+	if (sig_reload) {
+		char msg[2048];
+
+		sig_reload = 0;
+		reload_config(d, msg, sizeof(msg));
+	}
 	if (sig_stats) {
 		sig_stats = 0;
 		dump_stats(d);
@@ -260,6 +307,51 @@ static void daemon_failed(const char *err)
 	fprintf(stderr, "cachefsd: %s\n", err);
 }
 
+/* The daemon runs in / (and reloads there): --config's file is named by
+ * its absolute path in the arguments kept for reloads. */
+static int absolute_config_arg(struct daemon *d)
+{
+	char *abs, **copy;
+
+	if (d->cfg.config_file == NULL || d->cfg.config_file[0] == '/')
+		return 0;
+	abs = realpath(d->cfg.config_file, NULL);
+	if (abs == NULL)
+		return -errno;
+	copy = calloc((size_t)d->argc + 1, sizeof(char *));
+	if (copy == NULL) {
+		free(abs);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < d->argc; i++) {
+		copy[i] = d->argv[i];
+		if (strcmp(d->argv[i], "--config") == 0 && i + 1 < d->argc) {
+			char *dup = strdup(abs);
+			copy[i + 1] = dup ? dup : d->argv[i + 1];
+			i++;
+		} else if (strncmp(d->argv[i], "--config=", 9) == 0) {
+			char *flag = malloc(strlen(abs) + 10);
+			if (flag)
+				sprintf(flag, "--config=%s", abs);
+			copy[i] = flag ? flag : d->argv[i];
+		}
+	}
+	free(d->cfg.config_file);
+	d->cfg.config_file = abs;
+	d->argv = copy;
+	return 0;
+}
+
+static void free_argv_copy(struct daemon *d, char **orig)
+{
+	if (d->argv == orig)
+		return;
+	for (int i = 0; i < d->argc; i++)
+		if (d->argv[i] != orig[i])
+			free(d->argv[i]);
+	free(d->argv);
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d;
@@ -269,6 +361,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&d, 0, sizeof(d));
+	d.argc = argc;
+	d.argv = argv;
 	config_defaults(&d.cfg);
 	if (config_parse_args(&d.cfg, argc, argv, &action, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cachefsd: %s\n", err);
@@ -299,6 +393,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	rc = prepare_cache_dir(d.cfg.cache_dir, err, sizeof(err));
@@ -311,6 +406,11 @@ int main(int argc, char **argv)
 			free(d.cfg.cache_dir);
 			d.cfg.cache_dir = abs;
 		}
+	}
+	rc = absolute_config_arg(&d);
+	if (rc) {
+		snprintf(err, sizeof(err), "--config %s: %s", d.cfg.config_file, strerror(-rc));
+		goto fail;
 	}
 	if (!d.cfg.foreground) {
 		rc = daemonize_early();
@@ -333,6 +433,20 @@ int main(int argc, char **argv)
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
+	d.ops.loop = d.loop;
+	d.ops.cfg = &d.cfg;
+	d.ops.engine = d.engine;
+	d.ops.up = d.up;
+	d.ops.srv = d.srv;
+	d.ops.version = CACHEFSD_VERSION;
+	d.ops.started = time(NULL);
+	d.ops.reload = reload_config;
+	d.ops.reload_arg = &d;
+	rc = control_start(&d.ops, &d.ctl, err, sizeof(err));
+	if (rc == 0)
+		rc = metrics_start(&d.ops, &d.metrics, err, sizeof(err));
+	if (rc)
+		goto fail;
 	log_info("serving %s on %s (port %d), cache %s", engine_export_path(d.engine),
 		 d.cfg.listen, proto_port(d.srv), d.cfg.cache_dir);
 
@@ -346,6 +460,8 @@ int main(int argc, char **argv)
 	loop_run(d.loop);
 
 	log_info("shutting down");
+	metrics_stop(d.metrics);
+	control_stop(d.ctl);
 	proto_shutdown(d.srv);
 	engine_stop(d.engine);
 	upstream_stop(d.up);
@@ -354,10 +470,13 @@ int main(int argc, char **argv)
 	if (d.cfg.pid_file)
 		unlink(d.cfg.pid_file);
 	config_free(&d.cfg);
+	free_argv_copy(&d, argv);
 	return 0;
 
 fail:
 	daemon_failed(err);
+	metrics_stop(d.metrics);
+	control_stop(d.ctl);
 	if (d.srv)
 		proto_shutdown(d.srv);
 	engine_stop(d.engine);
@@ -366,5 +485,6 @@ fail:
 	engine_free(d.engine);
 	loop_free(d.loop);
 	config_free(&d.cfg);
+	free_argv_copy(&d, argv);
 	return 1;
 }

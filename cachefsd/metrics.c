@@ -1,0 +1,562 @@
+/* Prometheus metrics over HTTP (metrics_listen): GET /metrics returns the
+ * text exposition format (version 0.0.4). docs/operations.md explains each
+ * metric.
+ *
+ * HTTP is libmicrohttpd's, run in its "external" mode with no thread of its
+ * own: MHD's epoll descriptor is one more fd on our loop, and MHD_run()
+ * runs on the loop thread when it is readable (and once a second for
+ * connection timeouts). So a scrape renders the counters where they are
+ * written, between two events: a consistent snapshot, without locks. The
+ * epoll mode rather than MHD_get_fdset(): an fd_set cannot hold descriptors
+ * above FD_SETSIZE (1024), and a proxy with many clients has them. */
+#include "control.h"
+#include "log.h"
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define METRICS_MAX_CONNS 16
+#define METRICS_TIMEOUT_S 10
+
+struct metrics {
+	struct ops_env env;
+	struct MHD_Daemon *mhd;
+	int epfd;
+	struct loop_timer *timer;
+	int again; /* MHD has work without a new event */
+};
+
+/* --- rendering ------------------------------------------------------------ */
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample(FILE *f, const char *name, uint64_t v)
+{
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	family(f, name, "counter", help);
+	sample(f, name, v);
+}
+
+static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	family(f, name, "gauge", help);
+	sample(f, name, v);
+}
+
+/* Label values: backslash, double quote and newline are escaped. */
+static void label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* Microseconds as seconds, without trailing zeros: 50 -> 0.00005. */
+static void seconds(FILE *f, uint64_t us)
+{
+	char frac[8];
+	int n;
+
+	fprintf(f, "%llu", (unsigned long long)(us / 1000000));
+	if (us % 1000000 == 0)
+		return;
+	snprintf(frac, sizeof(frac), "%06llu", (unsigned long long)(us % 1000000));
+	for (n = 6; n > 0 && frac[n - 1] == '0'; n--)
+		frac[n - 1] = 0;
+	fprintf(f, ".%s", frac);
+}
+
+/* One histogram series: per-bucket counts, the sum in microseconds. */
+static void histogram(FILE *f, const char *name, const char *proc, const uint64_t *b,
+                      uint64_t sum_us)
+{
+	uint64_t cum = 0;
+
+	for (int i = 0; i < CFS_LAT_NBUCKETS; i++) {
+		cum += b[i];
+		fprintf(f, "%s_bucket{proc=\"%s\",le=\"", name, proc);
+		if (i == CFS_LAT_NBUCKETS - 1)
+			fputs("+Inf", f);
+		else
+			seconds(f, cfs_lat_bound_us(i));
+		fprintf(f, "\"} %llu\n", (unsigned long long)cum);
+	}
+	fprintf(f, "%s_sum{proc=\"%s\"} ", name, proc);
+	seconds(f, sum_us);
+	fprintf(f, "\n%s_count{proc=\"%s\"} %llu\n", name, proc, (unsigned long long)cum);
+}
+
+static void render(const struct ops_env *env, FILE *f)
+{
+	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
+	const struct engine_counters *c = engine_counters(env->engine);
+	const struct upstream_counters *u = upstream_counters(env->up);
+	const struct control_counters *cc = &control_counters;
+	const struct cfs_config *cfg = env->cfg;
+	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	struct store_stats ss;
+	time_t now = time(NULL);
+
+	engine_outcomes(env->engine, oc);
+	engine_cache_stats(env->engine, &ss);
+
+	/* --- requests from clients --- */
+	family(f, "cachefsd_nfs_requests_total", "counter",
+	       "NFS calls answered, by procedure and outcome: hit (by the proxy alone), miss "
+	       "(the cache could not answer), passthrough (forwarded unchanged), error (no "
+	       "answer from the upstream: RPC error or soft timeout).");
+	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
+		for (int o = 0; o < ENGINE_NOUTCOMES; o++)
+			fprintf(f, "cachefsd_nfs_requests_total{proc=\"%s\",outcome=\"%s\"} %llu\n",
+			        proto_proc_name(NFS_PROGRAM, p), oname[o],
+			        (unsigned long long)oc[p][o]);
+	family(f, "cachefsd_nfs_calls_total", "counter", "NFS calls received, by procedure.");
+	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
+		fprintf(f, "cachefsd_nfs_calls_total{proc=\"%s\"} %llu\n",
+		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_calls[p]);
+	family(f, "cachefsd_nfs_error_replies_total", "counter",
+	       "NFS replies with a status other than NFS3_OK (the server's, e.g. NOENT, or the "
+	       "proxy's), by procedure.");
+	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
+		fprintf(f, "cachefsd_nfs_error_replies_total{proc=\"%s\"} %llu\n",
+		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_errors[p]);
+	family(f, "cachefsd_nfs_request_duration_seconds", "histogram",
+	       "Client-side latency: from a call's arrival to its reply, by procedure.");
+	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
+		histogram(f, "cachefsd_nfs_request_duration_seconds",
+		          proto_proc_name(NFS_PROGRAM, p), c->nfs_latency_hist[p],
+		          c->nfs_latency_us[p]);
+	family(f, "cachefsd_mount_calls_total", "counter", "MOUNT calls received, by procedure.");
+	for (uint32_t p = 0; p < 6; p++)
+		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
+		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
+	counter(f, "cachefsd_mounts_refused_total", "MNT calls refused (allow list).",
+	        c->mounts_refused);
+	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
+	      (uint64_t)proto_client_count(env->srv));
+	counter(f, "cachefsd_client_connections_total", "Client connections accepted.",
+	        proto_counters.conns_accepted);
+	counter(f, "cachefsd_client_connections_refused_total",
+	        "Client connections refused (allow list).", proto_counters.conns_refused);
+	family(f, "cachefsd_client_bytes_total", "counter",
+	       "RPC record bytes between clients and the proxy.");
+	fprintf(f, "cachefsd_client_bytes_total{direction=\"received\"} %llu\n",
+	        (unsigned long long)proto_counters.bytes_in);
+	fprintf(f, "cachefsd_client_bytes_total{direction=\"sent\"} %llu\n",
+	        (unsigned long long)proto_counters.bytes_out);
+	family(f, "cachefsd_client_payload_bytes_total", "counter",
+	       "File data between clients and the proxy: READ replies and WRITE calls.");
+	fprintf(f, "cachefsd_client_payload_bytes_total{op=\"read\"} %llu\n",
+	        (unsigned long long)c->bytes_read);
+	fprintf(f, "cachefsd_client_payload_bytes_total{op=\"write\"} %llu\n",
+	        (unsigned long long)c->bytes_written);
+	counter(f, "cachefsd_read_from_cache_bytes_total",
+	        "READ reply bytes that came from the cache (part of the read payload).",
+	        c->bytes_from_cache);
+	counter(f, "cachefsd_rpc_garbage_args_total", "Calls answered GARBAGE_ARGS.",
+	        proto_counters.garbage_args);
+	counter(f, "cachefsd_rpc_rejects_total",
+	        "Calls rejected at the RPC level (program, version, procedure).",
+	        proto_counters.rpc_rejects);
+	counter(f, "cachefsd_rpc_auth_errors_total", "Calls refused for their credential.",
+	        proto_counters.auth_errors);
+
+	/* --- the upstream --- */
+	gauge(f, "cachefsd_upstream_up", "1 while at least one upstream connection is up.",
+	      u->conns_up > 0);
+	gauge(f, "cachefsd_upstream_connections", "Upstream connections configured.",
+	      (uint64_t)u->conns_total);
+	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
+	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
+	counter(f, "cachefsd_upstream_reconnects_total", "Upstream connections re-established.",
+	        u->reconnects);
+	family(f, "cachefsd_upstream_calls_total", "counter",
+	       "Calls sent to the upstream (re-sends included), by procedure.");
+	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
+		fprintf(f, "cachefsd_upstream_calls_total{proc=\"%s\"} %llu\n",
+		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)u->calls_by_proc[p]);
+	family(f, "cachefsd_upstream_rtt_seconds", "histogram",
+	       "Upstream round-trip time of answered calls, by procedure.");
+	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
+		histogram(f, "cachefsd_upstream_rtt_seconds", proto_proc_name(NFS_PROGRAM, p),
+		          u->rtt_hist[p], u->rtt_us_by_proc[p]);
+	counter(f, "cachefsd_upstream_resends_total",
+	        "Calls re-sent after an upstream connection was lost.", u->resends);
+	counter(f, "cachefsd_upstream_timeouts_total", "Calls given up (soft mode).", u->timeouts);
+	counter(f, "cachefsd_upstream_rpc_errors_total", "RPC-level errors from the upstream.",
+	        u->rpc_errors);
+	counter(f, "cachefsd_upstream_failures_total",
+	        "Client calls answered with an error because the upstream gave no answer.",
+	        c->upstream_failures);
+	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
+	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
+	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
+	      (uint64_t)(u->inflight > 0 ? u->inflight : 0));
+	family(f, "cachefsd_upstream_payload_bytes_total", "counter",
+	       "File data between the proxy and the upstream: READ replies received, WRITE calls "
+	       "sent.");
+	fprintf(f, "cachefsd_upstream_payload_bytes_total{op=\"read\"} %llu\n",
+	        (unsigned long long)u->read_bytes);
+	fprintf(f, "cachefsd_upstream_payload_bytes_total{op=\"write\"} %llu\n",
+	        (unsigned long long)u->write_bytes);
+
+	/* --- the cache --- */
+	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);
+	gauge(f, "cachefsd_cache_size_limit_bytes", "cache_size (0: no limit but the thresholds).",
+	      cfg->cache_size);
+	gauge(f, "cachefsd_cache_objects", "Files in the cache index.", ss.objects);
+	gauge(f, "cachefsd_cache_chunks", "Chunks cached (data files' pieces).", ss.chunks);
+	family(f, "cachefsd_cache_fs_free_ratio", "gauge",
+	       "Free share of the cache filesystem (last reading).");
+	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"blocks\"} %.2f\n",
+	        ss.free_blocks_pct / 100.0);
+	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"files\"} %.2f\n",
+	        ss.free_files_pct / 100.0);
+	family(f, "cachefsd_cache_threshold_ratio", "gauge",
+	       "Free-space thresholds: culling runs below cull until run; filling stops below "
+	       "stop until run.");
+	{
+		const int th[2][3] = {{cfg->brun, cfg->bcull, cfg->bstop},
+		                      {cfg->frun, cfg->fcull, cfg->fstop}};
+		static const char *const res[2] = {"blocks", "files"};
+		static const char *const lvl[3] = {"run", "cull", "stop"};
+		for (int r = 0; r < 2; r++)
+			for (int l = 0; l < 3; l++)
+				fprintf(
+				    f,
+				    "cachefsd_cache_threshold_ratio{resource=\"%s\",level=\"%s\"} "
+				    "%.2f\n",
+				    res[r], lvl[l], th[r][l] / 100.0);
+	}
+	gauge(f, "cachefsd_cache_culling", "1 while culling (above a cull condition).",
+	      (uint64_t)ss.culling);
+	gauge(f, "cachefsd_fill_stopped",
+	      "1 while filling is stopped (below bstop/fstop until brun/frun): reads pass "
+	      "through.",
+	      (uint64_t)ss.fill_stopped);
+	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
+	      "Age of the least recently used object's last access (0: empty cache).",
+	      ss.oldest_access && (uint64_t)now > ss.oldest_access
+	          ? (uint64_t)now - ss.oldest_access
+	          : 0);
+	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
+	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
+	counter(f, "cachefsd_fills_total", "Chunk fills from the upstream (readahead included).",
+	        c->fills);
+	counter(f, "cachefsd_fill_bytes_total", "Bytes fetched by fills.", c->fill_bytes);
+	counter(f, "cachefsd_readahead_fills_total", "Fills started by sequential readahead.",
+	        c->readahead_fills);
+	counter(f, "cachefsd_stores_total", "Chunks and small files written to the cache.",
+	        c->stores);
+	family(f, "cachefsd_chunk_reads_total", "counter",
+	       "Cached chunks read, from the cache disk (verified) or from memory.");
+	fprintf(f, "cachefsd_chunk_reads_total{source=\"disk\"} %llu\n",
+	        (unsigned long long)c->chunk_disk_reads);
+	fprintf(f, "cachefsd_chunk_reads_total{source=\"memory\"} %llu\n",
+	        (unsigned long long)c->chunk_mem_hits);
+	counter(f, "cachefsd_checksum_failures_total",
+	        "Cached chunks whose bytes did not match their checksum when read (dropped and "
+	        "fetched again).",
+	        c->checksum_failures);
+	counter(f, "cachefsd_data_drops_total",
+	        "Cached data dropped because the file changed upstream or was written.",
+	        c->data_drops);
+	counter(f, "cachefsd_fresh_skips_total",
+	        "Fills served but not stored: the file changed within fresh_guard.",
+	        c->fresh_skips);
+	counter(f, "cachefsd_writer_files_total",
+	        "Files that entered the writer state (not cached for write_quiesce).",
+	        c->writer_starts);
+	counter(f, "cachefsd_writer_bypass_reads_total",
+	        "READs forwarded because their file is being written.", c->writer_passthrough);
+	counter(f, "cachefsd_access_checks_total",
+	        "ACCESS calls made before serving a user from the cache.", c->access_checks);
+	counter(f, "cachefsd_access_denied_total", "Cached READs the upstream refused.",
+	        c->access_denied);
+	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
+	        c->stale_purges);
+	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",
+	        c->invalidations);
+	family(f, "cachefsd_meta_requests_total", "counter",
+	       "Metadata calls in ttl mode, answered from the metadata cache (hit) or not.");
+	fprintf(f, "cachefsd_meta_requests_total{result=\"hit\"} %llu\n",
+	        (unsigned long long)c->meta_hits);
+	fprintf(f, "cachefsd_meta_requests_total{result=\"miss\"} %llu\n",
+	        (unsigned long long)c->meta_misses);
+	if (engine_store(env->engine))
+		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
+		      store_meta_count(engine_store(env->engine)));
+	gauge(f, "cachefsd_meta_ttl_seconds", "meta_ttl (0: strict mode).",
+	      (uint64_t)cfg->meta_ttl);
+	gauge(f, "cachefsd_memory_cache_bytes", "Verified chunks kept in memory.",
+	      engine_memory_used(env->engine));
+	gauge(f, "cachefsd_memory_cache_limit_bytes", "memory_cache.", cfg->memory_cache);
+
+	/* --- the operator interfaces --- */
+	family(f, "cachefsd_config_reloads_total", "counter",
+	       "Configuration reloads (SIGHUP, cachefsctl reload), by result.");
+	fprintf(f, "cachefsd_config_reloads_total{result=\"ok\"} %llu\n",
+	        (unsigned long long)cc->reloads);
+	fprintf(f, "cachefsd_config_reloads_total{result=\"error\"} %llu\n",
+	        (unsigned long long)cc->reload_failures);
+	counter(f, "cachefsd_verify_runs_total", "cachefsctl verify runs.", cc->verify_runs);
+	counter(f, "cachefsd_verify_bad_entries_total", "Bad cache entries verify found.",
+	        cc->verify_bad);
+	counter(f, "cachefsd_verify_dropped_entries_total", "Bad entries verify dropped.",
+	        cc->verify_dropped);
+	counter(f, "cachefsd_metrics_scrapes_total", "Scrapes of this endpoint.",
+	        cc->metrics_scrapes);
+	family(f, "cachefsd_info", "gauge", "The daemon: version, export served, upstream.");
+	fprintf(f, "cachefsd_info{version=\"");
+	label_value(f, env->version);
+	fprintf(f, "\",export=\"");
+	label_value(f, engine_export_path(env->engine));
+	fprintf(f, "\",upstream=\"");
+	label_value(f, cfg->upstream);
+	fprintf(f, "\"} 1\n");
+	gauge(f, "cachefsd_start_time_seconds", "When the daemon started (unix time).",
+	      (uint64_t)env->started);
+}
+
+char *metrics_render(const struct ops_env *env, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (f == NULL)
+		return NULL;
+	render(env, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* --- HTTP ----------------------------------------------------------------- */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+                             char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result rc;
+
+	if (r == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	rc = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **req_cls)
+{
+	struct metrics *m = cls;
+	static const char index[] = "cachefsd: metrics at /metrics\n";
+	static const char notfound[] = "not found: metrics are at /metrics\n";
+	static const char notallowed[] = "only GET and HEAD\n";
+
+	(void)version;
+	(void)upload;
+	(void)req_cls;
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		*upload_size = 0; /* a body is not wanted */
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", (char *)notallowed,
+		             sizeof(notallowed) - 1, MHD_RESPMEM_PERSISTENT);
+	}
+	if (strcmp(url, "/metrics") == 0) {
+		size_t len = 0;
+		char *body = metrics_render(&m->env, &len);
+
+		if (body == NULL)
+			return MHD_NO;
+		control_counters.metrics_scrapes++;
+		return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body,
+		             len, MHD_RESPMEM_MUST_FREE);
+	}
+	if (strcmp(url, "/") == 0)
+		return reply(conn, MHD_HTTP_OK, "text/plain", (char *)index, sizeof(index) - 1,
+		             MHD_RESPMEM_PERSISTENT);
+	return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", (char *)notfound, sizeof(notfound) - 1,
+	             MHD_RESPMEM_PERSISTENT);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = 0;
+	log_debug("metrics: %s", buf);
+}
+
+static void run(struct metrics *m)
+{
+	MHD_UNSIGNED_LONG_LONG to;
+
+	MHD_run(m->mhd);
+	m->again = MHD_get_timeout(m->mhd, &to) == MHD_YES && to == 0;
+	if (m->again)
+		loop_pending(m->env.loop);
+}
+
+static void mhd_io(struct loop *l, int fd, int revents, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)revents;
+	run(arg);
+}
+
+static void mhd_tick(struct loop *l, void *arg)
+{
+	(void)l;
+	run(arg);
+}
+
+static void mhd_hook(struct loop *l, void *arg)
+{
+	struct metrics *m = arg;
+
+	(void)l;
+	if (m->again)
+		run(m);
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT" -> a listening, non-blocking socket. */
+static int listen_on(const char *spec, int *v6, char *err, size_t errlen)
+{
+	char host[256];
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo hints, *ai = NULL;
+	size_t hl;
+	int fd, one = 1, rc;
+
+	if (colon == NULL || (hl = (size_t)(colon - spec)) == 0 || hl >= sizeof(host)) {
+		snprintf(err, errlen, "key 'metrics_listen': '%s' is not ADDR:PORT", spec);
+		return -EINVAL;
+	}
+	memcpy(host, spec, hl);
+	host[hl] = 0;
+	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	rc = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (rc != 0 || ai == NULL) {
+		snprintf(err, errlen, "key 'metrics_listen': cannot use '%s': %s", spec,
+		         gai_strerror(rc));
+		return -EINVAL;
+	}
+	*v6 = ai->ai_family == AF_INET6;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "key 'metrics_listen': cannot listen on %s: %s", spec,
+		         strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return rc;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+int metrics_start(const struct ops_env *env, struct metrics **out, char *err, size_t errlen)
+{
+	const char *spec = env->cfg->metrics_listen;
+	const union MHD_DaemonInfo *info;
+	struct metrics *m;
+	int fd, v6 = 0, rc;
+
+	*out = NULL;
+	if (spec == NULL || strcmp(spec, "off") == 0)
+		return 0;
+	fd = listen_on(spec, &v6, err, errlen);
+	if (fd < 0)
+		return fd;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	m->env = *env;
+	m->epfd = -1;
+	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0,
+	                          NULL, NULL, handler, m, MHD_OPTION_LISTEN_SOCKET, fd,
+	                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_MAX_CONNS,
+	                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
+	                          MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (m->mhd == NULL) {
+		close(fd);
+		free(m);
+		snprintf(err, errlen, "key 'metrics_listen': cannot serve HTTP on %s", spec);
+		return -EIO;
+	}
+	info = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	m->epfd = info ? info->epoll_fd : -1;
+	rc = m->epfd >= 0 ? loop_add(env->loop, m->epfd, POLLIN, mhd_io, m) : -EIO;
+	if (rc == 0)
+		rc = loop_before_sleep(env->loop, mhd_hook, m);
+	if (rc == 0) {
+		m->timer = loop_timer_add(env->loop, 1000, 1000, mhd_tick, m);
+		if (m->timer == NULL)
+			rc = -ENOMEM;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "metrics listener: %s", strerror(-rc));
+		metrics_stop(m);
+		return rc;
+	}
+	log_info("metrics on http://%s/metrics", spec);
+	*out = m;
+	return 0;
+}
+
+void metrics_stop(struct metrics *m)
+{
+	if (m == NULL)
+		return;
+	if (m->timer)
+		loop_timer_cancel(m->env.loop, m->timer);
+	loop_before_sleep_del(m->env.loop, mhd_hook, m);
+	if (m->epfd >= 0)
+		loop_del(m->env.loop, m->epfd);
+	MHD_stop_daemon(m->mhd); /* closes its sockets, the listener too */
+	free(m);
+}

@@ -1,0 +1,124 @@
+/* The operator interfaces of the daemon: the control socket cachefsctl
+ * talks to (cachefsd/control.c) and the Prometheus metrics listener
+ * (cachefsd/metrics.c). Both run on the event loop thread: what they read
+ * (counters, the store) is read where it is written, never from another
+ * thread. See docs/operations.md.
+ *
+ * The control protocol, on a Unix stream socket (default
+ * <cache_dir>/control, mode 0600; only root and the daemon's own user may
+ * connect, checked with SO_PEERCRED):
+ *
+ *   request   one line: COMMAND [ARG...] (words separated by spaces,
+ *             at most CONTROL_LINE_MAX bytes, ending in '\n'); %XX in a
+ *             word is the byte XX (for names with spaces or '%')
+ *   response  any number of data lines, then one final line:
+ *             ".ok" or ".error MESSAGE"
+ *
+ * A data line that starts with '.' is sent with one more '.' in front
+ * (dot-stuffing, as in SMTP), so a line starting with '.' and one more
+ * character that is not a '.' always ends the response. Several requests
+ * may be sent in turn on one connection; each is answered in order.
+ *
+ * Commands:
+ *   stats                        every counter as "name value" lines (the
+ *                                lines SIGUSR1 writes to stats_file)
+ *   info                         "key value" lines: version, pid,
+ *                                uptime_seconds, listen, port, export,
+ *                                upstream, upstream_export, cache_dir,
+ *                                control_socket, metrics_listen, meta_ttl,
+ *                                cache_size, bcull, bstop, fcull, fstop
+ *   config                       the effective configuration (config-file
+ *                                syntax)
+ *   invalidate --all             everything cached: data and metadata
+ *   invalidate --fh HEX          one file handle (hex, as the upstream's)
+ *   invalidate PATH              the object at PATH (relative to the export,
+ *                                or absolute under it), looked up on the
+ *                                upstream as root, and its directory's
+ *                                listings and lookups
+ *   cull [--to PERCENT]          evict least recently used objects now:
+ *                                until the configured limits hold, or until
+ *                                the cache holds at most PERCENT % of
+ *                                cache_size (of what it holds now when
+ *                                cache_size is 0)
+ *   verify [--drop-bad]          check every inline object and chunk
+ *                                against its checksum; data lines "bad ..."
+ *                                name each bad entry, the last data line is
+ *                                "summary ..."
+ *   reload                       as SIGHUP: one data line says what changed
+ *                                and what needs a restart; ".error" with the
+ *                                file:line:key message when the new
+ *                                configuration is bad (the old one stays)
+ */
+#ifndef CFS_CONTROL_H
+#define CFS_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "config.h"
+#include "engine.h"
+#include "loop.h"
+#include "proto.h"
+#include "upstream.h"
+
+#define CONTROL_SOCKET_NAME "control"
+#define CONTROL_LINE_MAX    8192
+
+/* Counters of the operator interfaces themselves. */
+struct control_counters {
+	uint64_t requests;        /* control requests answered */
+	uint64_t reloads;         /* configuration reloads that succeeded */
+	uint64_t reload_failures; /* ... that were refused (bad file) */
+	uint64_t verify_runs;
+	uint64_t verify_bad;     /* bad entries found by verify */
+	uint64_t verify_dropped; /* ... and dropped (--drop-bad) */
+	uint64_t culled;         /* objects evicted by cachefsctl cull */
+	uint64_t metrics_scrapes;
+};
+extern struct control_counters control_counters;
+
+/* What the operator interfaces read and act on. Everything is owned by
+ * main.c and outlives control_stop()/metrics_stop(). */
+struct ops_env {
+	struct loop *loop;
+	struct cfs_config *cfg;
+	struct engine *engine;
+	struct upstream *up;
+	struct proto_server *srv;
+	const char *version;
+	time_t started; /* wall clock */
+	/* Re-reads the configuration (SIGHUP). Returns 0 with what changed in
+	 * msg, or -EINVAL with the file:line:key message in msg (the running
+	 * configuration stays). */
+	int (*reload)(void *arg, char *msg, size_t len);
+	void *reload_arg;
+};
+
+/* Every counter, "name value" per line: the stats file, `stats`. */
+void ops_write_stats(const struct ops_env *env, FILE *out);
+
+struct control;
+
+/* Creates the socket at cfg->control_socket or <cache_dir>/control (a
+ * stale socket there is replaced) and serves it on the loop. Returns 0 or
+ * -errno with a message in err. */
+int control_start(const struct ops_env *env, struct control **out, char *err, size_t errlen);
+/* Closes every connection and removes the socket. Operations still
+ * waiting for the upstream finish without a client. */
+void control_stop(struct control *c);
+/* The socket's path (valid until control_stop). */
+const char *control_path(const struct control *c);
+
+struct metrics;
+
+/* Serves GET /metrics on cfg->metrics_listen (nothing when it is unset or
+ * "off": *out is NULL). Returns 0 or -errno with a message in err. */
+int metrics_start(const struct ops_env *env, struct metrics **out, char *err, size_t errlen);
+void metrics_stop(struct metrics *m);
+/* The Prometheus text exposition of every metric (the /metrics body), in a
+ * malloc()ed string the caller frees; NULL when out of memory. */
+char *metrics_render(const struct ops_env *env, size_t *len);
+
+#endif
