@@ -1110,7 +1110,10 @@ static void progress_update(struct warm *w, const char *state)
 
 	pthread_mutex_lock(&w->mu);
 	snprintf(w->p.state, sizeof(w->p.state), "%s", state);
-	w->p.rate = el > 0.5 ? (double)w->bytes_run / el : 0;
+	/* a rate over less than half a second says little, unless it is all */
+	w->p.rate = el > 0.5 || (strcmp(state, "running") != 0 && el > 0.001)
+	                ? (double)w->bytes_run / el
+	                : 0;
 	w->p.eta = w->p.rate > 0 && w->p.bytes_total > w->p.bytes_done
 	               ? (uint64_t)((double)(w->p.bytes_total - w->p.bytes_done) / w->p.rate)
 	               : 0;
@@ -1121,13 +1124,13 @@ static void progress_update(struct warm *w, const char *state)
 static void progress_show(const struct progress *p, FILE *out, const char *end)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-
-	fprintf(out, "warm: %llu/%llu files, %s/%s, %s/s, ETA %s",
-	        (unsigned long long)p->files_done, (unsigned long long)p->files_total,
+	fprintf(out, "warm: %llu/%llu files, %s/%s, %s/s", (unsigned long long)p->files_done,
+	        (unsigned long long)p->files_total,
 	        human_bytes(b1, sizeof(b1), (double)p->bytes_done),
 	        human_bytes(b2, sizeof(b2), (double)p->bytes_total),
-	        human_bytes(b3, sizeof(b3), p->rate),
-	        p->rate > 0 ? human_secs(b4, sizeof(b4), p->eta) : "-");
+	        human_bytes(b3, sizeof(b3), p->rate));
+	if (strcmp(p->state, "running") == 0 || strcmp(p->state, "scanning") == 0)
+		fprintf(out, ", ETA %s", p->rate > 0 ? human_secs(b4, sizeof(b4), p->eta) : "-");
 	if (p->files_failed)
 		fprintf(out, ", %llu failed", (unsigned long long)p->files_failed);
 	fputs(end, out);
