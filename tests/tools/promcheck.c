@@ -429,6 +429,16 @@ static void load(struct doc *d, const char *file)
 	}
 }
 
+static void doc_free(struct doc *d)
+{
+	for (size_t i = 0; i < d->ns; i++)
+		free(d->s[i].key);
+	for (size_t i = 0; i < d->nf; i++)
+		free(d->f[i].name);
+	free(d->s);
+	free(d->f);
+}
+
 static const struct series *find(const struct doc *d, const char *key)
 {
 	for (size_t i = 0; i < d->ns; i++)
@@ -444,6 +454,7 @@ int main(int argc, char **argv)
 	if (argc == 2 && argv[1][0] != '-') {
 		load(&a, argv[1]);
 		printf("ok: %zu families, %zu samples\n", a.nf, a.ns);
+		doc_free(&a);
 		return 0;
 	}
 	if (argc == 4 && strcmp(argv[1], "--monotonic") == 0) {
@@ -464,6 +475,8 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("ok: %zu counter series did not go down\n", n);
+		doc_free(&a);
+		doc_free(&b);
 		return 0;
 	}
 	if (argc == 4 && strcmp(argv[1], "--value") == 0) {
@@ -477,11 +490,14 @@ int main(int argc, char **argv)
 		series_key(key, sizeof(key), name, l, nl, NULL);
 		load(&a, argv[3]);
 		s = find(&a, key);
+		free(copy);
 		if (s == NULL) {
 			fprintf(stderr, "promcheck: %s: no series %s\n", argv[3], argv[2]);
+			doc_free(&a);
 			return 1;
 		}
 		printf("%.17g\n", s->value);
+		doc_free(&a);
 		return 0;
 	}
 	fprintf(stderr, "usage: promcheck FILE | --monotonic OLD NEW | --value SERIES FILE\n");
