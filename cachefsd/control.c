@@ -9,8 +9,9 @@
  * loop pass (a before-sleep hook), so the proxy keeps serving while they
  * run; verify's chunk reads go to the disk workers.
  *
- * A job belongs to the control server, not to its client: a client that
- * disconnects only stops the output. A job still waiting for the upstream
+ * A job belongs to the control server, not to its client: when the client
+ * disconnects, verify and cull stop at their next step, invalidations
+ * finish without output. A job still waiting for the upstream
  * or a worker when the server stops is detached and frees itself when that
  * callback comes (upstream_stop() and workers_stop() guarantee it does). */
 #include "control.h"
@@ -857,6 +858,14 @@ static void jobs_hook(struct loop *l, void *arg)
 		next = j->next;
 		if (j->finished)
 			continue;
+		if (j->conn == NULL && (j->kind == JOB_VERIFY || j->kind == JOB_CULL)) {
+			/* its client went away (Ctrl-C): a long walk is not
+			 * worth finishing for nobody */
+			log_info("control: %s stopped: its client left",
+			         j->kind == JOB_VERIFY ? "verify" : "cull");
+			job_finish(j);
+			continue;
+		}
 		switch (j->kind) {
 		case JOB_CULL:
 			cull_step(j);

@@ -17,7 +17,8 @@
  * A data line that starts with '.' is sent with one more '.' in front
  * (dot-stuffing, as in SMTP), so a line starting with '.' and one more
  * character that is not a '.' always ends the response. Several requests
- * may be sent in turn on one connection; each is answered in order.
+ * may be sent in turn on one connection; each is answered in order. A
+ * client that disconnects stops a verify or cull it started.
  *
  * Commands:
  *   stats                        every counter as "name value" lines (the
