@@ -299,6 +299,42 @@ static int parse_allow(struct cfs_config *c, const char *v, char *err, size_t er
 	return rc;
 }
 
+/* "HOST:PORT" with a port 1..65535 ([V6ADDR]:PORT too). */
+static int addr_port_ok(const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	char *end;
+	long port;
+
+	if (colon == NULL || colon == v || colon[1] == 0)
+		return 0;
+	port = strtol(colon + 1, &end, 10);
+	return *end == 0 && port >= 1 && port <= 65535;
+}
+
+/* Rules on one key's value alone, checked as it is set so that a mistake
+ * in a file names its line (rules across keys: config_validate()). */
+static int check_value(const char *key, const char *v, uint64_t n, char *err, size_t errlen)
+{
+	if (strcmp(key, "upstream") == 0 && strncmp(v, "nfs://", 6) != 0)
+		errf(err, errlen, "'%s' is not an nfs:// URL", v);
+	else if (strcmp(key, "export_path") == 0 && v[0] != '/')
+		errf(err, errlen, "'%s' must start with /", v);
+	else if (strcmp(key, "listen") == 0 && strrchr(v, ':') == NULL)
+		errf(err, errlen, "'%s' is not ADDR:PORT", v);
+	else if (strcmp(key, "control_socket") == 0 && v[0] != '/')
+		errf(err, errlen, "'%s' must be an absolute path", v);
+	else if (strcmp(key, "control_socket") == 0 && strlen(v) > 107)
+		errf(err, errlen, "'%s' is longer than 107 bytes", v);
+	else if (strcmp(key, "metrics_listen") == 0 && strcmp(v, "off") != 0 && !addr_port_ok(v))
+		errf(err, errlen, "'%s' is not ADDR:PORT (or off)", v);
+	else if (strcmp(key, "chunk_size") == 0 && (n & (n - 1)) != 0)
+		errf(err, errlen, "%llu is not a power of two", (unsigned long long)n);
+	else
+		return 0;
+	return -EINVAL;
+}
+
 static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v, char *err,
 		   size_t errlen)
 {
@@ -311,6 +347,8 @@ static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v,
 			errf(err, errlen, "empty value");
 			return -EINVAL;
 		}
+		if (check_value(k->name, v, 0, err, errlen) != 0)
+			return -EINVAL;
 		char *dup = strdup(v);
 		if (dup == NULL)
 			return -ENOMEM;
@@ -344,6 +382,8 @@ static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v,
 			errf(err, errlen, "%s is out of range %ld..%ld bytes", v, k->min, k->max);
 			return -EINVAL;
 		}
+		if (check_value(k->name, v, n, err, errlen) != 0)
+			return -EINVAL;
 		*(uint64_t *)field = n;
 		return 0;
 	}
@@ -497,21 +537,8 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 		errf(err, errlen, "key 'upstream': required (--upstream nfs://HOST/EXPORT)");
 		return -EINVAL;
 	}
-	if (strncmp(c->upstream, "nfs://", 6) != 0) {
-		errf(err, errlen, "key 'upstream': '%s' is not an nfs:// URL", c->upstream);
-		return -EINVAL;
-	}
 	if (c->cache_dir == NULL) {
 		errf(err, errlen, "key 'cache_dir': required (--cache-dir DIR)");
-		return -EINVAL;
-	}
-	if (c->export_path && c->export_path[0] != '/') {
-		errf(err, errlen, "key 'export_path': '%s' must start with /", c->export_path);
-		return -EINVAL;
-	}
-	if (c->chunk_size & (c->chunk_size - 1)) {
-		errf(err, errlen, "key 'chunk_size': %llu is not a power of two",
-		     (unsigned long long)c->chunk_size);
 		return -EINVAL;
 	}
 	if (c->inline_max > c->chunk_size) {
@@ -527,32 +554,6 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 		errf(err, errlen, "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d)", c->fstop,
 		     c->fcull, c->frun);
 		return -EINVAL;
-	}
-	if (strrchr(c->listen, ':') == NULL) {
-		errf(err, errlen, "key 'listen': '%s' is not ADDR:PORT", c->listen);
-		return -EINVAL;
-	}
-	if (c->control_socket && c->control_socket[0] != '/') {
-		errf(err, errlen, "key 'control_socket': '%s' must be an absolute path",
-		     c->control_socket);
-		return -EINVAL;
-	}
-	if (c->control_socket && strlen(c->control_socket) > 107) {
-		errf(err, errlen, "key 'control_socket': '%s' is longer than 107 bytes",
-		     c->control_socket);
-		return -EINVAL;
-	}
-	if (c->metrics_listen && strcmp(c->metrics_listen, "off") != 0) {
-		const char *colon = strrchr(c->metrics_listen, ':');
-		char *end;
-		long port = colon ? strtol(colon + 1, &end, 10) : 0;
-
-		if (colon == NULL || colon == c->metrics_listen || colon[1] == 0 || *end ||
-		    port < 1 || port > 65535) {
-			errf(err, errlen, "key 'metrics_listen': '%s' is not ADDR:PORT (or off)",
-			     c->metrics_listen);
-			return -EINVAL;
-		}
 	}
 	return 0;
 }

@@ -140,6 +140,15 @@ static void test_file_errors(void **state)
 		{"control_socket =\n", ":1: key 'control_socket': empty value"},
 		{"allow = 10.0.0.1, nonsense\n", ":1: key 'allow': 'nonsense' is not an address"},
 		{"[cachefsd]\n[cachefsd-extra]\n", ":2: unknown section [cachefsd-extra]"},
+		{"chunk_size = 100K\n", ":1: key 'chunk_size': 102400 is not a power of two"},
+		{"export_path = relative\n", ":1: key 'export_path': 'relative' must start with /"},
+		{"listen = 2049\n", ":1: key 'listen': '2049' is not ADDR:PORT"},
+		{"upstream = http://h/e\n", ":1: key 'upstream': 'http://h/e' is not an nfs:// URL"},
+		{"control_socket = run/ctl\n", ":1: key 'control_socket': 'run/ctl' must be an absolute"},
+		{"metrics_listen = 9469\n", ":1: key 'metrics_listen': '9469' is not ADDR:PORT (or off)"},
+		{"metrics_listen = 127.0.0.1:http\n", ":1: key 'metrics_listen': '127.0.0.1:http' is not"},
+		{"metrics_listen = 127.0.0.1:70000\n", ":1: key 'metrics_listen': '127.0.0.1:70000' is"},
+		{"metrics_listen = :9469\n", ":1: key 'metrics_listen': ':9469' is not ADDR:PORT"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -179,8 +188,8 @@ static void test_long_line(void **state)
 	free(text);
 }
 
-/* Rules across keys and on the whole configuration (config_validate),
- * reported for a file too. */
+/* Rules across keys and on the whole configuration (config_validate);
+ * they name the keys, not a line. */
 static void test_validate_errors(void **state)
 {
 	static const struct {
@@ -189,15 +198,8 @@ static void test_validate_errors(void **state)
 	} cases[] = {
 		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10)"},
 		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10)"},
-		{"chunk_size = 100K\n", "key 'chunk_size': 102400 is not a power of two"},
 		{"chunk_size = 64K\ninline_max = 128K\n", "key 'inline_max': must not exceed"},
-		{"export_path = relative\n", "key 'export_path': 'relative' must start with /"},
-		{"listen = 2049\n", "key 'listen': '2049' is not ADDR:PORT"},
-		{"control_socket = run/ctl\n", "key 'control_socket': 'run/ctl' must be an absolute"},
-		{"metrics_listen = 9469\n", "key 'metrics_listen': '9469' is not ADDR:PORT (or off)"},
-		{"metrics_listen = 127.0.0.1:http\n", "key 'metrics_listen': '127.0.0.1:http' is not"},
-		{"metrics_listen = 127.0.0.1:70000\n", "key 'metrics_listen': '127.0.0.1:70000' is not"},
-		{"upstream = http://h/e\n", "key 'upstream': 'http://h/e' is not an nfs:// URL"},
+		{"", "key 'cache_dir': required"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -205,8 +207,8 @@ static void test_validate_errors(void **state)
 		char err[512] = "", text[512];
 		const char *path;
 
-		snprintf(text, sizeof(text), "upstream = nfs://h/e\ncache_dir = /tmp/x\n%s",
-			 cases[i].text);
+		snprintf(text, sizeof(text), "upstream = nfs://h/e\n%s%s",
+			 cases[i].text[0] ? "cache_dir = /tmp/x\n" : "", cases[i].text);
 		path = write_conf(text);
 		char *argv[] = {"cachefsd", "--config", (char *)path};
 		if (parse(&c, err, 3, argv) == 0)
