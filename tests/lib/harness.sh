@@ -17,6 +17,7 @@ H_BUILD=${H_BUILD:-$H_ROOT/build}
 H_PIDS=()
 H_NAMES=()
 H_MOUNTS=()
+H_ATEXIT=()
 H_FAILED=0
 
 h_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -76,6 +77,9 @@ h_cleanup()
 	trap - EXIT
 	for ((i = ${#H_PIDS[@]} - 1; i >= 0; i--)); do
 		[ -n "${H_PIDS[i]}" ] && h_stop_pid "${H_PIDS[i]}" 10
+	done
+	for ((i = ${#H_ATEXIT[@]} - 1; i >= 0; i--)); do
+		eval "${H_ATEXIT[i]}" >/dev/null 2>&1
 	done
 	for m in "${H_MOUNTS[@]}"; do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
@@ -328,4 +332,33 @@ alive()
 	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
 	case "$st" in Z*) return 1 ;; esac
 	return 0
+}
+
+# h_atexit CMD: run CMD (eval) at cleanup, after our processes are stopped.
+h_atexit()
+{
+	H_ATEXIT+=("$1")
+}
+
+# h_netns NAME: a network namespace joined to the host by a veth pair.
+# Sets H_NS_<NAME> (the namespace), H_NSADDR_<NAME> (its address) and
+# H_HOSTADDR_<NAME> (the host's address on the pair, what it connects to).
+h_netns()
+{
+	local name=$1 ns="cfs$$$1" net a=
+	net=$((RANDOM % 200 + 20))
+	ip netns add "$ns" || h_fail "ip netns add $ns"
+	h_atexit "ip netns del $ns"
+	ip link add "h$$$name" type veth peer name "n$$$name" || h_fail "ip link add veth"
+	h_atexit "ip link del h$$$name"
+	ip link set "n$$$name" netns "$ns" || h_fail "veth into $ns"
+	ip addr add "10.199.$net.1/24" dev "h$$$name"
+	ip link set "h$$$name" up
+	ip netns exec "$ns" ip addr add "10.199.$net.2/24" dev "n$$$name"
+	ip netns exec "$ns" ip link set "n$$$name" up
+	ip netns exec "$ns" ip link set lo up
+	printf -v "H_NS_$name" '%s' "$ns"
+	printf -v "H_NSADDR_$name" '%s' "10.199.$net.2"
+	printf -v "H_HOSTADDR_$name" '%s' "10.199.$net.1"
+	: "$a" # a veth pair is up at once
 }
