@@ -902,12 +902,12 @@ static struct nfs_context *warm_mount(struct warm *w, char *err, size_t errlen)
 	nfs_set_gid(nfs, w->cfg.gid);
 	u = nfs_parse_url_dir(nfs, w->url);
 	if (u == NULL) {
-		snprintf(err, errlen, "%s: %s", w->url, nfs_get_error(nfs));
+		snprintf(err, errlen, "%.600s: %.400s", w->url, nfs_get_error(nfs));
 		nfs_destroy_context(nfs);
 		return NULL;
 	}
 	if (nfs_mount(nfs, u->server, u->path) != 0) {
-		snprintf(err, errlen, "cannot mount %s through the proxy: %s", w->url,
+		snprintf(err, errlen, "cannot mount %.600s through the proxy: %.400s", w->url,
 		         nfs_get_error(nfs));
 		nfs_destroy_url(u);
 		nfs_destroy_context(nfs);
