@@ -75,6 +75,7 @@ done
 ctl invalidate --all >/dev/null
 "$CTLBIN" --cache-dir "$C" warm --max-rate 2M --jobs 1 slow >"$H_TMP/w.out" 2>&1 &
 wpid=$!
+h_track warm-fg "$wpid"
 # its progress file names it once it handles SIGINT (a background job of a
 # script starts with SIGINT ignored); its state file is new by then
 for i in $(seq 1 100); do
@@ -107,13 +108,16 @@ ctl invalidate --all >/dev/null
 out=$(ctl warm --background --max-rate 2M --jobs 1 slow) || h_fail "warm --background: $out"
 grep -q "^warming in the background (pid [0-9]*)" <<<"$out" || h_fail "background said: $out"
 bpid=$(sed -n 's/^warming in the background (pid \([0-9]*\)).*/\1/p' <<<"$out")
+[ -n "$bpid" ] || h_fail "no pid in: $out"
+h_track warm-bg "$bpid" # stopped at cleanup if the test fails
 sleep 1
 ctl warm --status | grep -q "^running (pid $bpid)" || h_fail "status: $(ctl warm --status)"
 ctl warm tree >/dev/null 2>&1 && h_fail "a second warm started beside a running one"
 out=$(ctl warm --cancel) || h_fail "warm --cancel failed: $out"
 ! kill -0 "$bpid" 2>/dev/null || h_fail "warm --cancel left pid $bpid running"
 ctl warm --status | grep -qx interrupted || h_fail "status after --cancel"
-ctl warm --resume --background >/dev/null || h_fail "warm --resume --background"
+out=$(ctl warm --resume --background) || h_fail "warm --resume --background: $out"
+h_track warm-bg2 "$(sed -n 's/^warming in the background (pid \([0-9]*\)).*/\1/p' <<<"$out")"
 for i in $(seq 1 300); do
 	grep -qx "state done" "$C/warm.state.progress" && break
 	sleep 0.1
