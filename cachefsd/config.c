@@ -58,6 +58,15 @@ static const struct cfg_key keys[] = {
 	 "calls one client connection may have in flight before it is not read"},
 	{"allow", CFG_ALLOW, OFF(allow), "127.0.0.0/8, ::1", 0, 0, "CIDR,...",
 	 "client networks allowed to connect and mount"},
+	{"secure_ports", CFG_BOOL, OFF(secure_ports), "false", 0, 1, "BOOL",
+	 "refuse clients whose source port is 1024 or above (MNT: MNT3ERR_ACCES; NFS: "
+	 "AUTH_TOOWEAK)"},
+	{"root_squash", CFG_BOOL, OFF(root_squash), "false", 0, 1, "BOOL",
+	 "forward calls of uid 0 as anon_uid/anon_gid"},
+	{"anon_uid", CFG_INT, OFF(anon_uid), "65534", 0, 2147483647, "UID",
+	 "the identity root is squashed to"},
+	{"anon_gid", CFG_INT, OFF(anon_gid), "65534", 0, 2147483647, "GID",
+	 "the group root is squashed to"},
 	{"chunk_size", CFG_SIZE, OFF(chunk_size), "1M", 64 << 10, 1 << 20, "SIZE",
 	 "unit of caching and of upstream fills (power of two, 64K..1M)"},
 	{"inline_max", CFG_SIZE, OFF(inline_max), "64K", 0, 1 << 20, "SIZE",
@@ -491,6 +500,9 @@ int config_load_file(struct cfs_config *c, const char *path, char *err, size_t e
 		*eq = 0;
 		key = trim(p);
 		val = trim(eq + 1);
+		/* a value that is only a comment is no value */
+		if (*val == '#' || *val == ';')
+			*val = 0;
 		/* allow trailing comments after whitespace */
 		for (char *h = val; *h; h++) {
 			if ((*h == '#' || *h == ';') && h > val && isspace((unsigned char)h[-1])) {
@@ -711,7 +723,8 @@ static const char *const live_keys[] = {
 	"log_level",	"allow",     "client_max_inflight", "stats_file",   "cache_size",
 	"brun",		"bcull",     "bstop",		    "frun",	    "fcull",
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
-	"fresh_guard",	"soft",	     "upstream_timeout",
+	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
+	"anon_uid",	"anon_gid",
 };
 
 int config_key_live(const char *key)

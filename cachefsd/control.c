@@ -121,6 +121,7 @@ void ops_write_stats(const struct ops_env *env, FILE *out)
 	KV("drc_busy", proto_counters.drc_busy);
 	KV("rpc_conns_accepted", proto_counters.conns_accepted);
 	KV("rpc_conns_refused", proto_counters.conns_refused);
+	KV("rpc_mounts_insecure", proto_counters.mounts_insecure);
 	KV("rpc_bytes_in", proto_counters.bytes_in);
 	KV("rpc_bytes_out", proto_counters.bytes_out);
 	KV("control_requests", cc->requests);

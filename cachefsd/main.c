@@ -309,6 +309,22 @@ static void daemon_failed(const char *err)
 
 /* The daemon runs in / (and reloads there): --config's file is named by
  * its absolute path in the arguments kept for reloads. */
+/* A relative path made absolute against the start-up directory (the daemon
+ * runs in /). */
+static void make_absolute(char **path)
+{
+	char cwd[4096], *abs;
+
+	if (*path == NULL || (*path)[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL)
+		return;
+	abs = malloc(strlen(cwd) + strlen(*path) + 2);
+	if (abs == NULL)
+		return;
+	sprintf(abs, "%s/%s", cwd, *path);
+	free(*path);
+	*path = abs;
+}
+
 static int absolute_config_arg(struct daemon *d)
 {
 	char *abs, **copy;
@@ -407,6 +423,8 @@ int main(int argc, char **argv)
 			d.cfg.cache_dir = abs;
 		}
 	}
+	make_absolute(&d.cfg.pid_file);
+	make_absolute(&d.cfg.stats_file);
 	rc = absolute_config_arg(&d);
 	if (rc) {
 		snprintf(err, sizeof(err), "--config %s: %s", d.cfg.config_file, strerror(-rc));

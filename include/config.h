@@ -30,6 +30,9 @@ struct cfs_config {
 	char *stats_file; /* NULL: <cache_dir>/stats */
 	int client_max_inflight;
 	char *allow;
+	int secure_ports; /* clients must use a source port below 1024 */
+	int root_squash;  /* uid 0 is forwarded as anon_uid/anon_gid */
+	int anon_uid, anon_gid;
 	struct cfs_cidr allow_list[CFS_MAX_ALLOW];
 	int nallow;
 	/* the data cache */

@@ -35,6 +35,7 @@ struct proto_counters {
 	uint64_t bytes_out;	    /* reply bytes queued to clients (approximate) */
 	uint64_t drc_replays;	    /* retransmitted calls answered from the duplicate-request cache */
 	uint64_t drc_busy;	    /* retransmissions dropped: the call was still in progress */
+	uint64_t mounts_insecure;   /* MNT refused: source port >= 1024 with secure_ports */
 };
 extern struct proto_counters proto_counters;
 

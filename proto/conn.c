@@ -412,6 +412,20 @@ const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *c)
 	return &c->peer;
 }
 
+int proto_conn_privileged(const struct proto_conn *c)
+{
+	in_port_t port = c->peer.ss_family == AF_INET6
+				 ? ((const struct sockaddr_in6 *)&c->peer)->sin6_port
+				 : ((const struct sockaddr_in *)&c->peer)->sin_port;
+
+	return ntohs(port) < 1024;
+}
+
+const struct cfs_config *c_cfg(const struct proto_conn *c)
+{
+	return c->srv->cfg;
+}
+
 int proto_req_alive(const struct cfs_req *req)
 {
 	return req->conn && !req->conn->closed;

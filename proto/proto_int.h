@@ -11,8 +11,11 @@ int proto_conn_send(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t 
 /* Takes / drops one reference (one request) to the connection. */
 void proto_conn_hold(struct proto_conn *conn);
 void proto_conn_release(struct proto_conn *conn);
-/* The client's address. */
+/* The client's address; whether it came from a privileged port (< 1024);
+ * the configuration of its server. */
 const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *conn);
+int proto_conn_privileged(const struct proto_conn *conn);
+const struct cfs_config *c_cfg(const struct proto_conn *conn);
 /* Hands a decoded request to the submit function of conn's server. */
 void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
 

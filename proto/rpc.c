@@ -346,6 +346,25 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	default:
 		return reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
 	}
+	/* the proxy's own export options */
+	if (c_cfg(c)->secure_ports && !proto_conn_privileged(c) &&
+	    !(h.proc == 0 /* NULL of either program */)) {
+		if (h.prog == MOUNT_PROGRAM && h.proc == MOUNT3_MNT) {
+			mountres3 m;
+			memset(&m, 0, sizeof(m));
+			m.fhs_status = MNT3ERR_ACCES;
+			proto_counters.mounts_insecure++;
+			return proto_conn_send(c, h.xid, &m, (zdrproc_t)zdr_mountres3, 0);
+		}
+		if (h.prog == NFS_PROGRAM)
+			return reject(c, h.xid,
+				      (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
+	}
+	if (c_cfg(c)->root_squash && cred.uid == 0) {
+		cred.uid = (uint32_t)c_cfg(c)->anon_uid;
+		cred.gid = (uint32_t)c_cfg(c)->anon_gid;
+		cred.ngids = 0;
+	}
 	req = proto_req_decode(h.prog, h.proc, rec + h.args_off, len - h.args_off);
 	if (req == NULL) {
 		if (errno == ENOMEM)
