@@ -262,7 +262,7 @@ static void res_free(struct res *r)
 static const char *stat_str(const struct res *r, char *buf, size_t n)
 {
 	if (r->stat == -1) {
-		snprintf(buf, n, "rpc-error(%s)", r->err);
+		snprintf(buf, n, "rpc-error(%.200s)", r->err);
 	} else {
 		const char *s = nfsstat3_to_str(r->stat);
 
@@ -359,7 +359,7 @@ static void conn_kill(struct conn *cn, const char *why)
 {
 	if (cn->rpc == NULL)
 		return;
-	snprintf(cn->why, sizeof(cn->why), "%s", why);
+	snprintf(cn->why, sizeof(cn->why), "%.190s", why);
 	cn->dead = true;
 	rpc_disconnect(cn->rpc, cn->why);
 	rpc_destroy_context(cn->rpc);
