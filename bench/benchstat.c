@@ -190,5 +190,16 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 	}
+	for (size_t k = 0; k < ng; k++) {
+		for (int i = 0; i < nv; i++)
+			free(g[k].s[i].v);
+		free(g[k].s);
+		free(g[k].key);
+	}
+	free(g);
+	free(line);
+	free(hline);
+	if (file)
+		fclose(in);
 	return 0;
 }
