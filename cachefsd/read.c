@@ -339,12 +339,31 @@ static void load_done(void *arg)
 		chunk_ready(e->objs, c);
 		wake_waiters(c, 0);
 	} else {
+		struct store_obj rec;
+
 		free(j->buf);
+		if (j->rc != -ENOMEM &&
+		    (store_obj_get(e->store, j->fh, j->fhlen, &rec) != 0 || rec.data_id != j->data_id)) {
+			/* culled or replaced while the worker read it: the file
+			 * went with it (or is being recreated, sparse, by a late
+			 * write of the dropped data). A plain miss, not a failure. */
+			if (c->waiters && store_fill_allowed(e->store)) {
+				c->state = CH_FILLING;
+				fill_start(e, c, &c->waiters->op->req->cred, 0);
+			} else {
+				wake_waiters(c, 1);
+				chunk_remove(e->objs, c);
+			}
+			chunk_release(e->objs, c);
+			free(j);
+			return;
+		}
 		if (j->rc != -ENOMEM) {
 			e->ctr.checksum_failures++;
 			log_warn("cached chunk %u of a file failed verification (%s): dropped, "
-				 "fetching it again",
-				 c->idx, j->rc == -EBADMSG ? "checksum mismatch" : strerror(-j->rc));
+				 "fetching it again (data %016llx, %u bytes at %llu)",
+				 c->idx, j->rc == -EBADMSG ? "checksum mismatch" : strerror(-j->rc),
+				 (unsigned long long)j->data_id, j->len, (unsigned long long)j->off);
 			store_chunk_drop(e->store, j->fh, j->fhlen, c->idx);
 		}
 		if (c->waiters && store_fill_allowed(e->store)) {

@@ -58,6 +58,9 @@ int store_reserve(struct store *s, uint64_t bytes)
 	if (s->fs_total == 0)
 		return 0; /* no reading yet */
 	s->fs_reserved += bytes;
+	/* cache_size too is kept between the once-a-second cull steps */
+	if (s->cache_size && s->tot.bytes + bytes > s->cache_size)
+		s->cull_wanted = 1;
 	b = s->fs_avail > s->fs_reserved
 		    ? pct(s->fs_avail - s->fs_reserved + s->txq_bytes, s->fs_total)
 		    : 0.0;

@@ -129,6 +129,19 @@ else
 	verdict="< $RSS_LIMIT_MIB MiB"
 fi
 h_stop_cachefsd px
+
+# under cache pressure (a cap far below the data set, constant eviction and
+# refill): chunks culled while a worker reads them are misses, not checksum
+# failures, and the cap holds between cull steps
+H_CACHE_px=$H_TMP/px-cache-small
+h_start_cachefsd px up --cache-size 20M --memory-cache 8M --fresh-guard 0
+run pressure 8
+cf=$(h_stat px checksum_failures)
+[ "$cf" = 0 ] || h_fail "under cache pressure: $cf checksum failures"
+[ "$(h_stat px evictions)" -gt 0 ] || h_fail "under cache pressure: nothing was evicted"
+cb=$(h_stat px cache_bytes)
+[ "$cb" -le $((24 * 1048576)) ] || h_fail "under cache pressure: $cb bytes cached, cap 20 MiB"
+h_stop_cachefsd px
 h_pass "$CLIENTS clients, seed $SEED, 0 errors, 0 wrong bytes: cold ${half}s $cold_files files" \
 	"$cold_mbps MB/s $cold_fps files/s, warm $warm_files files $warm_mbps MB/s $warm_fps files/s," \
 	"$hits hits, $disk chunk disk reads, 0 checksum failures; cachefsd peak RSS $hwm_mib MiB ($verdict)"
