@@ -151,10 +151,12 @@ clean:
 -include $(DAEMON_OBJS:.o=.d) $(BUILD)/obj/cachefsd/cachefsctl.d $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
 
 # --- bench (bench/, docs/bench.md) ------------------------------------------
-#   make bench            full run (about an hour), release build, results in
-#                         bench/results/<date>/; BENCH_ARGS="..." adds options
+#   make bench            full run (about 1.5 h), release build, results in
+#                         bench/results/<date>/; BENCH_ARGS="..." replaces the
+#                         default options (n=20, 5 warm-ups, 600 s per cell)
 #   make bench QUICK=1    a few minutes: quick data set, n=3
 PKGS_BENCH  := nfs-ganesha-proxy-v4 gnuplot-nox
+BENCH_ARGS  ?= --budget 600
 BENCH_TOOLS := nfsbench benchgen benchstat relay relayprobe
 BENCH_BINS  := $(BENCH_TOOLS:%=$(BUILD)/bench/%)
 BENCH_OBJS  := $(BUILD)/obj/bench/dataset.o $(BUILD)/obj/bench/stats.o

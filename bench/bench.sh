@@ -10,8 +10,9 @@
 #   --n N                 measured runs per cell (default 20; quick 3)
 #   --warmup N            warm-up rounds, not recorded (default 5; quick 1)
 #   --budget S            per (profile, workload): start no new measured round
-#                         after S seconds once 3 rounds are in (0 = off;
-#                         the report shows the n actually measured)
+#                         after S seconds once 3 rounds are in, and no new
+#                         warm-up round after S/4 seconds once one is done
+#                         (0 = off; the report shows the n actually measured)
 #   --profiles LIST       loopback,lan,wan (default all)
 #   --workloads LIST      cat-big,cat-bigger,tar (default all)
 #   --scenarios LIST      direct,peer,cold,warm-disk,warm-page (default all)
@@ -433,20 +434,27 @@ for profile in ${profiles//,/ }; do
 	fi
 	for wl in ${workloads//,/ }; do
 		t_start=$(date +%s)
+		wu=$warmup
 		measured=0
-		for ((round = 1; round <= warmup + n; round++)); do
-			if [ "$round" -gt "$warmup" ] && [ "$budget" -gt 0 ] && [ "$measured" -ge 3 ] &&
+		for ((round = 1; round <= wu + n; round++)); do
+			if [ "$round" -gt "$wu" ] && [ "$budget" -gt 0 ] && [ "$measured" -ge 3 ] &&
 				[ $(($(date +%s) - t_start)) -ge "$budget" ]; then
 				b_log "budget of $budget s for $profile/$wl spent after $measured measured rounds"
 				break
 			fi
+			# warm-ups: at most a quarter of the budget (at least one)
+			if [ "$round" -gt 1 ] && [ "$round" -le "$wu" ] && [ "$budget" -gt 0 ] &&
+				[ $(($(date +%s) - t_start)) -ge $((budget / 4)) ]; then
+				b_log "warm-up for $profile/$wl cut to $((round - 1)) rounds (a quarter of the budget)"
+				wu=$((round - 1))
+			fi
 			r=0
-			[ "$round" -gt "$warmup" ] && r=$((round - warmup))
+			[ "$round" -gt "$wu" ] && r=$((round - wu))
 			for row in "${rows[@]}"; do
 				read -r label scen mode <<<"$row"
 				v=0
 				# the first round checks every byte once (not timed when there are warm-ups)
-				[ "$round" = 1 ] && { [ "$warmup" -gt 0 ] || [ "${BENCH_VERIFY:-0}" = 1 ]; } && v=1
+				[ "$round" = 1 ] && { [ "$wu" -gt 0 ] || [ "${BENCH_VERIFY:-0}" = 1 ]; } && v=1
 				run_one "$profile" "$wl" "$label" "$scen" "$mode" "$r" "$v"
 			done
 			[ "$r" -gt 0 ] && measured=$r

@@ -39,6 +39,7 @@ set title "$workload over $profile ($client client): mean and SEM of n runs, low
 set ylabel "seconds"
 set style fill solid 0.6 border -1
 set boxwidth 0.6
+set offsets 0.7, 0.7, 0, 0
 set yrange [0:*]
 set grid ytics
 set xtics rotate by -25
@@ -62,7 +63,7 @@ fi
 	echo "| machine | $(meta host), $(meta cpus) CPUs, $(meta mem) |"
 	echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace |"
 	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null); tar over wan walks $(meta tar_over_wan) |"
-	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × 1 MiB; $(meta warmup) warm-up round(s), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
+	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × 1 MiB; up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
 	echo "| links | lan $(meta lan_rate) (tbf), wan $(meta wan_rate) (tbf) + $(meta wan_delay_ms) ms each way (bench/relay) |"
 	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
 	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') |"
