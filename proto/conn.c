@@ -333,10 +333,11 @@ static int conn_read(struct proto_conn *c)
 
 	for (int round = 0; round < 16; round++) {
 		ssize_t n;
+		size_t space = c->incap - c->inlen;
 
-		if (c->inlen == c->incap)
+		if (space == 0)
 			break; /* a full buffer of unparsed, capped records */
-		n = recv(c->fd, c->inbuf + c->inlen, c->incap - c->inlen, MSG_DONTWAIT);
+		n = recv(c->fd, c->inbuf + c->inlen, space, MSG_DONTWAIT);
 		if (n == 0)
 			return -1; /* peer closed */
 		if (n < 0) {
@@ -349,6 +350,26 @@ static int conn_read(struct proto_conn *c)
 			return -1;
 		if (records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break;
+		if ((size_t)n < space)
+			break; /* drained: epoll says when more arrives */
+	}
+	return 0;
+}
+
+/* Writes queued replies now, as far as the socket takes them: a reply
+ * normally goes out in the pass that made it, without waiting for the
+ * next POLLOUT (which would cost an epoll_ctl and a wakeup per reply).
+ * Returns 0, or -1 when writing failed (close the connection). */
+static int conn_flush(struct proto_conn *c)
+{
+	for (int i = 0; i < WRITES_PER_WAKEUP; i++) {
+		int before = rpc_queue_length(c->rpc);
+		if (before == 0)
+			break;
+		if (rpc_service(c->rpc, POLLOUT) < 0)
+			return -1;
+		if (rpc_queue_length(c->rpc) >= before)
+			break; /* the socket is full: wait for POLLOUT */
 	}
 	return 0;
 }
@@ -369,14 +390,9 @@ static void conn_io(struct loop *l, int fd, int revents, void *arg)
 		if (parse_input(c, &records) != 0 || conn_read(c) != 0)
 			why = "closed or bad record";
 	}
-	if (why == NULL && (revents & POLLOUT)) {
-		for (int i = 0; i < WRITES_PER_WAKEUP && rpc_queue_length(c->rpc) > 0; i++) {
-			if (rpc_service(c->rpc, POLLOUT) < 0) {
-				why = "write failed";
-				break;
-			}
-		}
-	}
+	/* what the calls just read produced, and what POLLOUT allows */
+	if (why == NULL && !c->want_close && conn_flush(c) != 0)
+		why = "write failed";
 	c->busy = 0;
 	if (why || c->want_close)
 		conn_close(c, why ? why : "reply encoding failed");
@@ -402,8 +418,13 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	}
 	proto_counters.replies++;
 	proto_counters.bytes_out += (uint64_t)hint;
-	if (!c->busy)
+	if (!c->busy) {
+		if (conn_flush(c) != 0) {
+			conn_close(c, "write failed");
+			return -EIO;
+		}
 		conn_update(c);
+	}
 	return 0;
 }
 
