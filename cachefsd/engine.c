@@ -215,24 +215,15 @@ void engine_submit(struct cfs_req *req, void *arg)
 	assert(req->prog == NFS_PROGRAM && req->proc < ENGINE_NPROCS);
 	ctr_of(e)->nfs_calls[req->proc]++;
 	cobj_set_now(e->objs, loop_now(e->loop));
+	if (proto_proc_mutates(req->proc)) {
+		mutation(e, req);
+		return;
+	}
 	switch (req->proc) {
 	case NFS3_NULL:
 		/* answered here: a client pinging the proxy learns the proxy lives */
 		engine_count_reply(e, req, NFS3_OK);
 		proto_reply(req, NULL);
-		return;
-	case NFS3_WRITE:
-	case NFS3_COMMIT:
-	case NFS3_SETATTR:
-	case NFS3_CREATE:
-	case NFS3_MKDIR:
-	case NFS3_SYMLINK:
-	case NFS3_MKNOD:
-	case NFS3_REMOVE:
-	case NFS3_RMDIR:
-	case NFS3_RENAME:
-	case NFS3_LINK:
-		mutation(e, req);
 		return;
 	case NFS3_GETATTR:
 	case NFS3_ACCESS:

@@ -342,23 +342,12 @@ static void load_done(void *arg)
 		struct store_obj rec;
 
 		free(j->buf);
-		if (j->rc != -ENOMEM &&
-		    (store_obj_get(e->store, j->fh, j->fhlen, &rec) != 0 || rec.data_id != j->data_id)) {
-			/* culled or replaced while the worker read it: the file
-			 * went with it (or is being recreated, sparse, by a late
-			 * write of the dropped data). A plain miss, not a failure. */
-			if (c->waiters && store_fill_allowed(e->store)) {
-				c->state = CH_FILLING;
-				fill_start(e, c, &c->waiters->op->req->cred, 0);
-			} else {
-				wake_waiters(c, 1);
-				chunk_remove(e->objs, c);
-			}
-			chunk_release(e->objs, c);
-			free(j);
-			return;
-		}
-		if (j->rc != -ENOMEM) {
+		/* culled or replaced while the worker read it: the file went
+		 * with it (or is being recreated, sparse, by a late write of the
+		 * dropped data). A plain miss, not a failure. */
+		int gone = store_obj_get(e->store, j->fh, j->fhlen, &rec) != 0 ||
+			   rec.data_id != j->data_id;
+		if (j->rc != -ENOMEM && !gone) {
 			e->ctr.checksum_failures++;
 			log_warn("cached chunk %u of a file failed verification (%s): dropped, "
 				 "fetching it again (data %016llx, %u bytes at %llu)",
@@ -368,7 +357,7 @@ static void load_done(void *arg)
 		}
 		if (c->waiters && store_fill_allowed(e->store)) {
 			/* refetch under the credential of a waiter (it has READ
-			 * evidence: loads only happen for current data) */
+			 * evidence: loads only happen for data that was current) */
 			c->state = CH_FILLING;
 			fill_start(e, c, &c->waiters->op->req->cred, 0);
 		} else {

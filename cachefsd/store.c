@@ -728,13 +728,7 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 		goto nomem;
 	s->chunk_size = p->chunk_size;
 	s->inline_max = p->inline_max;
-	s->cache_size = p->cache_size;
-	s->brun = p->brun;
-	s->bcull = p->bcull;
-	s->bstop = p->bstop;
-	s->frun = p->frun;
-	s->fcull = p->fcull;
-	s->fstop = p->fstop;
+	store_set_limits(s, p);
 	s->free_blocks_pct = 100;
 	s->free_files_pct = 100;
 

@@ -69,6 +69,9 @@ const struct sockaddr_storage *proto_req_peer_addr(const struct cfs_req *req);
 
 /* Procedure names for logs and stats ("GETATTR", "MNT", ...). */
 const char *proto_proc_name(uint32_t prog, uint32_t proc);
+/* 1 for the NFSv3 procedures that change something on the server (WRITE,
+ * COMMIT, SETATTR and the namespace calls). */
+int proto_proc_mutates(uint32_t proc);
 
 /* --- pieces exposed for unit tests and the fuzz harness ----------------- */
 

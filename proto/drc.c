@@ -39,11 +39,11 @@ static struct {
 	int count;
 } drc;
 
-int drc_wanted(uint32_t prog, uint32_t proc)
+int proto_proc_mutates(uint32_t proc)
 {
-	if (prog != NFS_PROGRAM)
-		return 0;
 	switch (proc) {
+	case NFS3_WRITE:
+	case NFS3_COMMIT:
 	case NFS3_SETATTR:
 	case NFS3_CREATE:
 	case NFS3_MKDIR:
@@ -57,6 +57,13 @@ int drc_wanted(uint32_t prog, uint32_t proc)
 	default:
 		return 0;
 	}
+}
+
+/* WRITE and COMMIT are idempotent: applying them twice is harmless. */
+int drc_wanted(uint32_t prog, uint32_t proc)
+{
+	return prog == NFS_PROGRAM && proto_proc_mutates(proc) && proc != NFS3_WRITE &&
+	       proc != NFS3_COMMIT;
 }
 
 static void addr_of(const struct sockaddr_storage *ss, uint8_t out[16])
