@@ -65,6 +65,7 @@ echo
 echo "cachefsd is serving $UPSTREAM"
 echo "  cache dir : $H_CACHE_px"
 echo "  log       : $H_LOG_px"
+echo "  stats     : $H_BUILD/cachefsctl --cache-dir $H_CACHE_px stats"
 echo "  URL       : $url"
 echo "  mount     : mount -t nfs -o vers=3,proto=tcp,port=$port,mountport=$port,mountproto=tcp,nolock 127.0.0.1:$export_path /mnt"
 echo "              (other machines: restart with --allow <their network> and use this host's address)"
@@ -86,7 +87,7 @@ else
 	nfs-ls "$url" | head -n 20
 fi
 echo
-echo "Serving until Ctrl-C (kill -USR1 $H_PID_px prints statistics to the log)."
+echo "Serving until Ctrl-C."
 while kill -0 "$H_PID_px" 2>/dev/null; do
 	sleep 1
 done
