@@ -123,9 +123,9 @@ full)
 	tree_spec=files=20000,dirs=350,bytes=340000000
 	wan_spec=files=1000,dirs=40,bytes=17000000 ;;
 quick)
-	big=32M bigger=64M
-	tree_spec=files=2000,dirs=60,bytes=34000000
-	wan_spec=files=300,dirs=15,bytes=5100000 ;;
+	big=16M bigger=32M
+	tree_spec=files=1000,dirs=40,bytes=17000000
+	wan_spec=files=100,dirs=8,bytes=1700000 ;;
 tiny)
 	big=3M bigger=5M
 	tree_spec=files=40,dirs=6,bytes=400000

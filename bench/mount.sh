@@ -50,7 +50,7 @@ bin=$root/build/bench
 if [ $generate = 1 ]; then
 	case $scale in
 	full) g=(--big bigfile=100M --big biggerfile=200M --tree tree:files=20000,dirs=350,bytes=340000000) ;;
-	quick) g=(--big bigfile=32M --big biggerfile=64M --tree tree:files=2000,dirs=60,bytes=34000000) ;;
+	quick) g=(--big bigfile=16M --big biggerfile=32M --tree tree:files=1000,dirs=40,bytes=17000000) ;;
 	tiny) g=(--big bigfile=3M --big biggerfile=5M --tree tree:files=40,dirs=6,bytes=400000) ;;
 	*) echo "mount.sh: --scale full|quick|tiny" >&2; exit 2 ;;
 	esac
