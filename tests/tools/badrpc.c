@@ -14,6 +14,7 @@
  * Prints one line per check, then "badrpc: N passed, M failed"; exits 1 if a
  * check failed, 2 on a usage error.
  */
+#include "deadline.h"
 #include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,7 +84,7 @@ static int g_pass;
 static int g_fail;
 static int g_connect_failed; /* a connect() failed since this was last cleared */
 
-/* XDR encoding: xdrbuf.h */
+/* XDR encoding: xdrbuf.h; deadlines: deadline.h */
 
 static uint32_t rnd(void)
 {
@@ -101,53 +102,8 @@ static uint32_t next_xid(void)
 
 /* --- RPC message builders ------------------------------------------------ */
 
-/* xid, CALL, rpcvers, prog, vers, proc (cred and verf follow) */
-static void xb_call_hdr(struct xbuf *b, uint32_t xid, uint32_t rpcvers, uint32_t prog,
-                        uint32_t vers, uint32_t proc)
-{
-	xb_u32(b, xid);
-	xb_u32(b, RPC_CALL);
-	xb_u32(b, rpcvers);
-	xb_u32(b, prog);
-	xb_u32(b, vers);
-	xb_u32(b, proc);
-}
-
-/* an authsys_parms body: stamp, machinename, uid, gid, gids<16> */
-static void xb_authsys_body(struct xbuf *b, uint32_t ngids)
-{
-	static const char host[] = "badrpc";
-	xb_u32(b, 0x12345678);
-	xb_opaque(b, host, sizeof(host) - 1);
-	xb_u32(b, 0);
-	xb_u32(b, 0);
-	xb_u32(b, ngids);
-	for (uint32_t i = 0; i < ngids; i++)
-		xb_u32(b, i);
-}
-
-static void xb_cred_sys(struct xbuf *b)
-{
-	struct xbuf body = {0};
-	xb_authsys_body(&body, 1);
-	xb_u32(b, AUTHF_SYS);
-	xb_opaque(b, body.d, (uint32_t)body.len);
-	xb_free(&body);
-}
-
-static void xb_auth_none(struct xbuf *b)
-{
-	xb_u32(b, AUTHF_NONE);
-	xb_u32(b, 0);
-}
-
-/* a well-formed call header with AUTH_SYS cred and AUTH_NONE verifier */
-static void xb_call(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
-{
-	xb_call_hdr(b, xid, 2, prog, vers, proc);
-	xb_cred_sys(b);
-	xb_auth_none(b);
-}
+/* call headers: xdrbuf.h; every AUTH_SYS credential is this one */
+static const struct authsys g_auth = {0x12345678, "badrpc"};
 
 /* wrap a message as one record (single last fragment) */
 static void xb_record(struct xbuf *out, const struct xbuf *msg)
@@ -157,26 +113,6 @@ static void xb_record(struct xbuf *out, const struct xbuf *msg)
 }
 
 /* --- sockets with timeouts ----------------------------------------------- */
-
-static long ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long ms =
-	    (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms < 0 ? 0 : ms;
-}
-
-static void deadline_in(struct timespec *d, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, d);
-	d->tv_sec += ms / 1000;
-	d->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (d->tv_nsec >= 1000000000) {
-		d->tv_sec++;
-		d->tv_nsec -= 1000000000;
-	}
-}
 
 static int tcp_connect(int port, char *err, size_t errlen)
 {
@@ -635,7 +571,7 @@ static void simple_call(const char *label, int port, uint32_t prog, uint32_t ver
 {
 	struct xbuf m = {0};
 	uint32_t xid = next_xid();
-	xb_call(&m, xid, prog, vers, proc);
+	xb_call(&m, &g_auth, xid, prog, vers, proc);
 	call_check(label, port, &m, xid, e);
 	xb_free(&m);
 }
@@ -739,32 +675,32 @@ static void case_truncated(void)
 	uint32_t xid;
 
 	/* LOOKUP: fh length 32, only 8 bytes of it */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 	xb_u32(&m, 32);
 	xb_raw(&m, "\1\2\3\4\5\6\7\10", 8);
 	call_check("LOOKUP fh len 32, 8 bytes present", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
 	/* LOOKUP: full fh, then a filename length with no bytes */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 	fh32(&m);
 	xb_u32(&m, 8);
 	call_check("LOOKUP name len 8, no bytes", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
 	/* LOOKUP: full fh and nothing else */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 	fh32(&m);
 	call_check("LOOKUP fh only, no name", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
 	/* GETATTR without arguments */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
 	call_check("GETATTR no args", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
 	/* WRITE: data length 4096, 100 bytes present */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
 	fh32(&m);
 	xb_u64(&m, 0);
 	xb_u32(&m, 4096);
@@ -775,7 +711,7 @@ static void case_truncated(void)
 	xb_free(&m);
 
 	/* MNT: dirpath length 10, 4 bytes present */
-	xb_call(&m, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
 	xb_u32(&m, 10);
 	xb_raw(&m, "/exp", 4);
 	call_check("MNT dirpath len 10, 4 bytes present", g_mnt_port, &m, xid, e);
@@ -791,7 +727,7 @@ static void case_hostile_lengths(void)
 	char label[96];
 
 	for (size_t i = 0; i < sizeof(name_lens) / sizeof(name_lens[0]); i++) {
-		xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+		xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 		fh32(&m);
 		xb_u32(&m, name_lens[i]);
 		xb_raw(&m, "abcdefgh", 8);
@@ -801,26 +737,26 @@ static void case_hostile_lengths(void)
 	}
 
 	/* fh length 65 (> NFS3_FHSIZE) with all 65 bytes and a name present */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 	xb_opaque(&m, NULL, 65);
 	xb_opaque(&m, "x", 1);
 	call_check("LOOKUP fh len 65", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_LOOKUP);
 	xb_u32(&m, 0xFFFFFFFCu);
 	xb_raw(&m, NULL, 16);
 	call_check("LOOKUP fh len 0xFFFFFFFC", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_GETATTR);
 	xb_u32(&m, 0x80000000u);
 	xb_raw(&m, NULL, 16);
 	call_check("GETATTR fh len 0x80000000", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
 	/* WRITE with data length 0xFFFFFFFF */
-	xb_call(&m, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_NFS, 3, NFS3_WRITE);
 	fh32(&m);
 	xb_u64(&m, 0);
 	xb_u32(&m, 0xFFFFFFFFu);
@@ -830,7 +766,7 @@ static void case_hostile_lengths(void)
 	call_check("WRITE data len 0xFFFFFFFF", g_nfs_port, &m, xid, e);
 	xb_free(&m);
 
-	xb_call(&m, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
+	xb_call(&m, &g_auth, xid = next_xid(), PROG_MOUNT, 3, MOUNT3_MNT);
 	xb_u32(&m, 0xFFFFFFFFu);
 	xb_raw(&m, "/exp", 4);
 	call_check("MNT dirpath len 0xFFFFFFFF", g_mnt_port, &m, xid, e);
@@ -878,7 +814,7 @@ static void case_bad_auth(void)
 	xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, 0);
 	xb_u32(&m, AUTHF_SYS);
 	xb_u32(&m, 0xFFFFFFF0u);
-	xb_authsys_body(&m, 1);
+	xb_authsys_body(&m, &g_auth, 1);
 	xb_auth_none(&m);
 	call_check("NULL auth_sys body len 0xFFFFFFF0", g_nfs_port, &m, xid, bad);
 	xb_free(&m);
@@ -898,7 +834,7 @@ static void case_bad_auth(void)
 	/* AUTH_SYS with 17 gids (max 16) */
 	{
 		struct xbuf body = {0};
-		xb_authsys_body(&body, 17);
+		xb_authsys_body(&body, &g_auth, 17);
 		xb_call_hdr(&m, xid = next_xid(), 2, PROG_NFS, 3, NFS3_GETATTR);
 		xb_u32(&m, AUTHF_SYS);
 		xb_opaque(&m, body.d, (uint32_t)body.len);
@@ -945,7 +881,7 @@ static void case_rpc_version(void)
 	char label[64];
 	for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
 		xb_call_hdr(&m, xid = next_xid(), vers[i], PROG_NFS, 3, 0);
-		xb_cred_sys(&m);
+		xb_cred_sys(&m, &g_auth);
 		xb_auth_none(&m);
 		snprintf(label, sizeof(label), "nfs NULL rpcvers %u", vers[i]);
 		call_check(label, g_nfs_port, &m, xid,
@@ -960,7 +896,7 @@ static void huge_one(const char *label, uint32_t marker)
 	struct xbuf raw = {0};
 	struct result r;
 	xb_u32(&raw, marker);
-	xb_call(&raw, next_xid(), PROG_NFS, 3, 0);
+	xb_call(&raw, &g_auth, next_xid(), PROG_NFS, 3, 0);
 	memset(&r, 0, sizeof(r));
 	int fd = tcp_connect(g_nfs_port, r.err, sizeof(r.err));
 	if (fd < 0) {
@@ -1026,7 +962,7 @@ static void fragments_one(const char *label, size_t c1, size_t c2, size_t c3, in
 {
 	struct xbuf m = {0}, raw = {0};
 	uint32_t xid = next_xid();
-	xb_call(&m, xid, PROG_NFS, 3, 0);
+	xb_call(&m, &g_auth, xid, PROG_NFS, 3, 0);
 	size_t cut[5] = {0, c1, c2, c3, m.len};
 	for (int i = 0; i < 4; i++) {
 		uint32_t flen = (uint32_t)(cut[i + 1] - cut[i]);
@@ -1080,7 +1016,7 @@ static void case_pipelined(void)
 	uint32_t base = g_xid + 1;
 	for (int i = 0; i < NPIPE; i++) {
 		struct xbuf m = {0};
-		xb_call(&m, next_xid(), PROG_NFS, 3, 0);
+		xb_call(&m, &g_auth, next_xid(), PROG_NFS, 3, 0);
 		xb_record(&raw, &m);
 		xb_free(&m);
 	}

@@ -24,6 +24,7 @@
  * Every call is AUTH_SYS uid 0 gid 0. Prints one summary line; exits 0 on
  * success, 1 when a MOUNT or the final check failed, 2 on a usage error.
  */
+#include "deadline.h"
 #include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,33 +70,20 @@ struct fh {
 	uint32_t len;
 };
 
-/* XDR encoding: xdrbuf.h */
+/* XDR encoding: xdrbuf.h; deadlines: deadline.h */
+
+/* every call is AUTH_SYS uid 0 / gid 0 */
+static const struct authsys g_auth = {0x43484e31u, "churn"};
 
 /* Appends one record (a single last fragment) holding a call header with
- * AUTH_SYS uid 0 / gid 0 and an AUTH_NONE verifier. Returns the marker's
+ * g_auth's credential and an AUTH_NONE verifier. Returns the marker's
  * offset for call_end(). */
 static size_t call_begin(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t proc)
 {
-	static const char host[] = "churn";
 	size_t mark = b->len;
 
 	xb_u32(b, 0); /* record marker, filled in by call_end() */
-	xb_u32(b, xid);
-	xb_u32(b, 0); /* CALL */
-	xb_u32(b, 2); /* RPC version */
-	xb_u32(b, prog);
-	xb_u32(b, 3);
-	xb_u32(b, proc);
-	xb_u32(b, 1);                         /* AUTH_SYS */
-	xb_u32(b, 4 + 4 + 8 + 4 + 4 + 4 + 4); /* body length */
-	xb_u32(b, 0x43484e31u);               /* stamp */
-	xb_opaque(b, host, sizeof(host) - 1);
-	xb_u32(b, 0); /* uid */
-	xb_u32(b, 0); /* gid */
-	xb_u32(b, 1); /* gids<16> */
-	xb_u32(b, 0);
-	xb_u32(b, 0); /* verifier AUTH_NONE */
-	xb_u32(b, 0);
+	xb_call(b, &g_auth, xid, prog, 3, proc);
 	return mark;
 }
 
@@ -116,25 +104,6 @@ static void fail_msg(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(g_err, sizeof(g_err), fmt, ap);
 	va_end(ap);
-}
-
-static long ms_left(const struct timespec *dl)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long ms = (dl->tv_sec - now.tv_sec) * 1000 + (dl->tv_nsec - now.tv_nsec) / 1000000;
-	return ms < 0 ? 0 : ms;
-}
-
-static void deadline_in(struct timespec *d, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, d);
-	d->tv_sec += ms / 1000;
-	d->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (d->tv_nsec >= 1000000000) {
-		d->tv_sec++;
-		d->tv_nsec -= 1000000000;
-	}
 }
 
 static double now_s(void)

@@ -69,6 +69,8 @@
 #include <nfsc/libnfs-raw-nfs.h>
 #include <xxhash.h>
 
+#include "nfsnames.h"
+
 #define MAX_CLIENTS  1024
 #define MAX_DEPTH    16
 #define MAX_INFLIGHT (2u << 20) /* bytes of READ replies in flight per client */
@@ -209,32 +211,9 @@ static uint64_t rnd(uint64_t *s)
 
 static const char *nfsstat_name(int s)
 {
-	switch (s) {
-	case NFS3_OK:
-		return "NFS3_OK";
-	case NFS3ERR_PERM:
-		return "NFS3ERR_PERM";
-	case NFS3ERR_NOENT:
-		return "NFS3ERR_NOENT";
-	case NFS3ERR_IO:
-		return "NFS3ERR_IO";
-	case NFS3ERR_ACCES:
-		return "NFS3ERR_ACCES";
-	case NFS3ERR_ISDIR:
-		return "NFS3ERR_ISDIR";
-	case NFS3ERR_INVAL:
-		return "NFS3ERR_INVAL";
-	case NFS3ERR_STALE:
-		return "NFS3ERR_STALE";
-	case NFS3ERR_BADHANDLE:
-		return "NFS3ERR_BADHANDLE";
-	case NFS3ERR_SERVERFAULT:
-		return "NFS3ERR_SERVERFAULT";
-	case NFS3ERR_JUKEBOX:
-		return "NFS3ERR_JUKEBOX";
-	default:
-		return "NFS3ERR_other";
-	}
+	const char *n = nfsstat3_name(s);
+
+	return n ? n : "NFS3ERR_other";
 }
 
 static struct call *new_call(struct client *c, int slot)
@@ -282,6 +261,31 @@ static void rpc_failed(struct client *c, int status, void *data, const char *wha
 	c->st = S_RESET;
 }
 
+/* A call that could not be queued: taken back, and the client is reset. */
+static void queue_failed(struct client *c, struct call *k, const char *what)
+{
+	c->outstanding--;
+	free(k);
+	rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc), what);
+}
+
+/* The start of a callback: takes the call back and frees it. Returns its
+ * client when the reply is to be handled (the call still matters and got
+ * an answer), else NULL (an RPC failure is counted, see rpc_failed()). */
+static struct client *cb_client(struct call *k, int status, void *data, const char *what)
+{
+	struct client *c = end_call(k);
+
+	free(k);
+	if (c == NULL)
+		return NULL;
+	if (status != RPC_STATUS_SUCCESS) {
+		rpc_failed(c, status, data, what);
+		return NULL;
+	}
+	return c;
+}
+
 /* The current file is given up (error) or finished: back to idle. */
 static void file_end(struct client *c)
 {
@@ -316,28 +320,21 @@ static void nfs_error(struct client *c, const char *what, int status)
 /* ------------------------------------------------------------------ reads */
 
 static void issue_reads(struct client *c);
+static int queue_read(struct client *c, int i, uint64_t off, uint32_t count);
 
 static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	struct call *k = priv;
-	struct client *c = end_call(k);
+	int si = k->slot;
+	uint64_t off = k->off;
+	uint32_t asked = k->count;
+	struct client *c = cb_client(k, status, data, "READ");
 	READ3res *r = data;
 
 	(void)rpc;
-	if (c == NULL) {
-		free(k);
+	if (c == NULL)
 		return;
-	}
-	if (status != RPC_STATUS_SUCCESS) {
-		rpc_failed(c, status, data, "READ");
-		free(k);
-		return;
-	}
-	int si = k->slot;
 	struct slot *s = &c->slots[si];
-	uint64_t off = k->off;
-	uint32_t asked = k->count;
-	free(k);
 	if (r->status != NFS3_OK) {
 		char what[64];
 		snprintf(what, sizeof(what), "READ at %" PRIu64, off);
@@ -397,21 +394,7 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 	s->got += n;
 	if (s->got < s->want) {
 		/* a short READ: ask for the rest of the slot's range */
-		READ3args a;
-		struct call *nk = new_call(c, si);
-		memset(&a, 0, sizeof(a));
-		a.file.data.data_len = c->fhlen;
-		a.file.data.data_val = (char *)c->fh;
-		a.offset = s->off + s->got;
-		a.count = s->want - s->got;
-		nk->off = a.offset;
-		nk->count = a.count;
-		if (rpc_nfs3_read_async(c->rpc, read_cb, &a, nk) != 0) {
-			c->outstanding--;
-			free(nk);
-			rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc),
-			           "READ queue");
-		}
+		queue_read(c, si, s->off + s->got, s->want - s->got);
 		return;
 	}
 	s->complete = 1;
@@ -452,6 +435,27 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 	issue_reads(c);
 }
 
+/* Queues a READ of count bytes at off for slot i; 0 when it could not be
+ * sent (the client is reset). */
+static int queue_read(struct client *c, int i, uint64_t off, uint32_t count)
+{
+	READ3args a;
+	struct call *k = new_call(c, i);
+
+	memset(&a, 0, sizeof(a));
+	a.file.data.data_len = c->fhlen;
+	a.file.data.data_val = (char *)c->fh;
+	a.offset = off;
+	a.count = count;
+	k->off = off;
+	k->count = count;
+	if (rpc_nfs3_read_async(c->rpc, read_cb, &a, k) != 0) {
+		queue_failed(c, k, "READ queue");
+		return 0;
+	}
+	return 1;
+}
+
 static void issue_reads(struct client *c)
 {
 	uint64_t size = c->f->size;
@@ -466,27 +470,12 @@ static void issue_reads(struct client *c)
 		if (max_rate > 0 && c->next_off > 0 &&
 		    (double)c->next_off > max_rate * (now() - c->file_t0))
 			break;
-		READ3args a;
-
 		s->off = c->next_off;
 		s->want = left < c->rsize ? (uint32_t)left : c->rsize;
 		s->got = s->fed = 0;
 		s->complete = 0;
-		memset(&a, 0, sizeof(a));
-		a.file.data.data_len = c->fhlen;
-		a.file.data.data_val = (char *)c->fh;
-		a.offset = s->off;
-		a.count = s->want ? s->want : c->rsize;
-		struct call *k = new_call(c, i);
-		k->off = a.offset;
-		k->count = a.count;
-		if (rpc_nfs3_read_async(c->rpc, read_cb, &a, k) != 0) {
-			c->outstanding--;
-			free(k);
-			rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc),
-			           "READ queue");
+		if (!queue_read(c, i, s->off, s->want ? s->want : c->rsize))
 			return;
-		}
 		c->nslots++;
 		if (size == 0) {
 			c->next_off = 1; /* only the one READ */
@@ -528,18 +517,12 @@ static void lookup_next(struct client *c);
 
 static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
-	struct call *k = priv;
-	struct client *c = end_call(k);
+	struct client *c = cb_client(priv, status, data, "LOOKUP");
 	LOOKUP3res *r = data;
 
 	(void)rpc;
-	free(k);
 	if (c == NULL)
 		return;
-	if (status != RPC_STATUS_SUCCESS) {
-		rpc_failed(c, status, data, "LOOKUP");
-		return;
-	}
 	st.lookups++;
 	if (r->status != NFS3_OK) {
 		char what[64];
@@ -585,11 +568,8 @@ static void lookup_next(struct client *c)
 	a.what.dir.data.data_val = (char *)dir;
 	a.what.name = c->f->comp[c->ci];
 	struct call *k = new_call(c, -1);
-	if (rpc_nfs3_lookup_async(c->rpc, lookup_cb, &a, k) != 0) {
-		c->outstanding--;
-		free(k);
-		rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc), "LOOKUP queue");
-	}
+	if (rpc_nfs3_lookup_async(c->rpc, lookup_cb, &a, k) != 0)
+		queue_failed(c, k, "LOOKUP queue");
 }
 
 static struct file *pick(struct client *c)
@@ -642,18 +622,12 @@ static void start_file(struct client *c)
 
 static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
-	struct call *k = priv;
-	struct client *c = end_call(k);
+	struct client *c = cb_client(priv, status, data, "MNT");
 	mountres3 *r = data;
 
 	(void)rpc;
-	free(k);
 	if (c == NULL)
 		return;
-	if (status != RPC_STATUS_SUCCESS) {
-		rpc_failed(c, status, data, "MNT");
-		return;
-	}
 	if (r->fhs_status != MNT3_OK) {
 		st.nfs_errors++;
 		report(c, "MNT %s: mountstat3 %d", export_path, r->fhs_status);
@@ -679,16 +653,11 @@ static void connect_cb(struct rpc_context *rpc, int status, void *data, void *pr
 
 	if (k->c->connect_call == k)
 		k->c->connect_call = NULL;
-	struct client *c = end_call(k);
+	struct client *c = cb_client(k, status, data, "connect");
 
 	(void)rpc;
-	free(k);
 	if (c == NULL)
 		return;
-	if (status != RPC_STATUS_SUCCESS) {
-		rpc_failed(c, status, data, "connect");
-		return;
-	}
 	st.connects++;
 	if (use_fh_in || (c->rootlen && !c->on_mount_ctx)) {
 		c->st = S_IDLE; /* a reconnect keeps the root handle */
@@ -696,11 +665,8 @@ static void connect_cb(struct rpc_context *rpc, int status, void *data, void *pr
 	}
 	c->st = S_MNT;
 	k = new_call(c, -1);
-	if (rpc_mount3_mnt_async(c->rpc, mnt_cb, (char *)export_path, k) != 0) {
-		c->outstanding--;
-		free(k);
-		rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc), "MNT queue");
-	}
+	if (rpc_mount3_mnt_async(c->rpc, mnt_cb, (char *)export_path, k) != 0)
+		queue_failed(c, k, "MNT queue");
 }
 
 /* Destroys the client's context. libnfs completes what is queued with
@@ -735,10 +701,8 @@ static void connect_client(struct client *c, int to_mount)
 	struct call *k = new_call(c, -1);
 	c->connect_call = k;
 	if (rpc_connect_async(c->rpc, host, to_mount ? mount_port : port, connect_cb, k) != 0) {
-		c->outstanding--;
 		c->connect_call = NULL;
-		free(k);
-		rpc_failed(c, RPC_STATUS_ERROR, (void *)rpc_get_error(c->rpc), "connect");
+		queue_failed(c, k, "connect");
 	}
 }
 

@@ -19,7 +19,7 @@
  *   NAME-proxy/     scratch dir used only through the proxy path
  *
  * Uses the raw libnfs 4.0 RPC API with a local poll loop and a synchronous
- * "call and wait" wrapper; every call carries AUTH_SYS uid/gid (default 0/0).
+ * "call and wait" wrapper (nfs3call.h); every call carries AUTH_SYS uid/gid (default 0/0).
  *
  * Output: one "ok   PROC what" or "FAIL PROC what: ..." line per check
  * (--verbose adds the status / entry counts seen to ok lines), then a summary.
@@ -45,13 +45,15 @@
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
+#include "nfs3call.h"
+#include "nfsnames.h"
+
 #define MIB         (1024u * 1024u)
 #define XFER_CLAMP  MIB /* what the proxy may clamp rtmax/wtmax/... to */
 #define SMALL_SIZE  5000u
 #define BIG_SIZE    (3u * MIB)
 #define MANY_COUNT  300
 #define NPROC       22
-#define FH_MAX      128
 #define END         (-1000) /* terminates a list of expected nfsstat3 values */
 #define FSSTAT_SLOP (64ull * MIB)
 
@@ -62,11 +64,6 @@ static const char *const proc_names[NPROC] = {
     "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
     "CREATE",  "MKDIR",       "SYMLINK", "MKNOD",  "REMOVE",   "RMDIR",    "RENAME", "LINK",
     "READDIR", "READDIRPLUS", "FSSTAT",  "FSINFO", "PATHCONF", "COMMIT",
-};
-
-struct fh {
-	uint32_t len;
-	unsigned char data[FH_MAX];
 };
 
 struct url {
@@ -80,49 +77,6 @@ struct conn {
 	struct rpc_context *rpc;
 	bool dead;
 	char why[200];
-};
-
-struct dent {
-	char *name;
-	uint64_t fileid;
-	uint64_t cookie;
-	bool has_attr;
-	fattr3 attr;
-	bool has_fh;
-	struct fh fh;
-};
-
-/* Everything any procedure returns that we compare, deep-copied out of the
- * libnfs reply (which is freed when the callback returns). */
-struct res {
-	int stat; /* nfsstat3 / mountstat3, or -1 for an RPC-level failure */
-	char err[320];
-	bool has_fh;
-	struct fh fh;
-	bool has_attr;
-	fattr3 attr;
-	uint32_t count;
-	bool eof;
-	unsigned char *data; /* READ data, READLINK target (NUL terminated) */
-	size_t len;
-	uint32_t access;
-	int committed;
-	unsigned char verf[8];
-	unsigned char cookieverf[8];
-	struct dent *ents;
-	size_t nents;
-	FSSTAT3resok fsstat;
-	FSINFO3resok fsinfo;
-	PATHCONF3resok pathconf;
-};
-
-typedef void (*extract_fn)(void *data, struct res *r);
-
-struct call {
-	int done;
-	struct res *r;
-	extract_fn x;
-	unsigned long *answered; /* counts calls the server answered */
 };
 
 /* handles of the shared fixture as seen through one path */
@@ -149,7 +103,7 @@ struct listing {
 	unsigned calls;
 	int stat;
 	char err[320];
-	char anomaly[256];
+	char anomaly[300]; /* room for a whole name (255 bytes) */
 };
 
 struct chk {
@@ -194,14 +148,6 @@ static void *xcalloc(size_t n, size_t sz)
 	return p;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* deterministic test data: byte at offset off of stream seed (seed 0: zeros) */
 static void pat_fill(unsigned char *buf, uint64_t off, size_t len, uint32_t seed)
 {
@@ -220,25 +166,6 @@ static void pat_fill(unsigned char *buf, uint64_t off, size_t len, uint32_t seed
 	}
 }
 
-static void fh_set(struct fh *dst, const char *val, u_int len)
-{
-	dst->len = len;
-	memcpy(dst->data, val, len < FH_MAX ? len : FH_MAX);
-	if (len > FH_MAX)
-		dst->len = FH_MAX;
-}
-
-static void fh_arg(nfs_fh3 *dst, const struct fh *fh)
-{
-	dst->data.data_len = fh->len;
-	dst->data.data_val = (char *)fh->data;
-}
-
-static bool fh_eq(const struct fh *a, const struct fh *b)
-{
-	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
-}
-
 static void hexstr(char *out, size_t outsz, const unsigned char *p, size_t len)
 {
 	size_t o = 0;
@@ -250,23 +177,14 @@ static void hexstr(char *out, size_t outsz, const unsigned char *p, size_t len)
 		strcpy(out + outsz - 4, "...");
 }
 
-static void res_free(struct res *r)
-{
-	free(r->data);
-	for (size_t i = 0; i < r->nents; i++)
-		free(r->ents[i].name);
-	free(r->ents);
-	memset(r, 0, sizeof(*r));
-}
-
 static const char *stat_str(const struct res *r, char *buf, size_t n)
 {
-	if (r->stat == -1) {
+	if (r->stat == RES_RPCERR) {
 		snprintf(buf, n, "rpc-error(%.200s)", r->err);
 	} else {
-		const char *s = nfsstat3_to_str(r->stat);
+		const char *s = nfsstat3_name(r->stat);
 
-		if (s == NULL || strncmp(s, "NFS3", 4) != 0)
+		if (s == NULL)
 			snprintf(buf, n, "nfsstat3=%d", r->stat);
 		else
 			snprintf(buf, n, "%s", s);
@@ -330,29 +248,6 @@ static void parse_url(const char *text, struct url *u)
 /* ------------------------------------------------------------------------ */
 /* synchronous calls over the async API */
 
-static void call_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	struct call *c = priv;
-
-	(void)rpc;
-	c->done = 1;
-	if (status == RPC_STATUS_SUCCESS) {
-		c->r->stat = NFS3_OK;
-		if (c->x)
-			c->x(data, c->r);
-		return;
-	}
-	c->r->stat = -1;
-	if (status == RPC_STATUS_ERROR && data)
-		snprintf(c->r->err, sizeof(c->r->err), "%s", (const char *)data);
-	else if (status == RPC_STATUS_CANCEL)
-		snprintf(c->r->err, sizeof(c->r->err), "cancelled");
-	else if (status == RPC_STATUS_TIMEOUT)
-		snprintf(c->r->err, sizeof(c->r->err), "timeout");
-	else
-		snprintf(c->r->err, sizeof(c->r->err), "rpc status %d", status);
-}
-
 /* Stop using a connection: queued calls complete (with an error) right away,
  * so no callback can fire later into a finished call. */
 static void conn_kill(struct conn *cn, const char *why)
@@ -366,76 +261,67 @@ static void conn_kill(struct conn *cn, const char *why)
 	cn->rpc = NULL;
 }
 
+/* A call that gets no reply within --timeout kills its connection. */
 static void conn_wait(struct conn *cn, struct call *c)
 {
-	long long deadline = now_ms() + g_timeout_ms;
+	char why[256];
 
-	while (!c->done && cn->rpc) {
-		struct pollfd pfd;
-		long long left = deadline - now_ms();
-		int n;
-
-		if (left <= 0) {
-			char why[64];
-
-			snprintf(why, sizeof(why), "no reply within %d s", g_timeout_ms / 1000);
-			conn_kill(cn, why);
-			break;
-		}
-		pfd.fd = rpc_get_fd(cn->rpc);
-		pfd.events = (short)rpc_which_events(cn->rpc);
-		pfd.revents = 0;
-		n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			conn_kill(cn, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			continue;
-		if (rpc_service(cn->rpc, pfd.revents) < 0) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s", rpc_get_error(cn->rpc));
-			conn_kill(cn, why);
-			break;
-		}
+	switch (call_wait(cn->rpc, c, g_timeout_ms)) {
+	case WAIT_DONE:
+		return;
+	case WAIT_NOREPLY:
+		snprintf(why, sizeof(why), "no reply within %d s", g_timeout_ms / 1000);
+		break;
+	case WAIT_POLL:
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		break;
+	case WAIT_SERVICE:
+		snprintf(why, sizeof(why), "%s", rpc_get_error(cn->rpc));
+		break;
 	}
-	if (!c->done) {
-		c->done = 1;
-		c->r->stat = -1;
-	}
-	if (c->r->stat == -1 && cn->dead)
-		snprintf(c->r->err, sizeof(c->r->err), "connection lost: %s", cn->why);
+	conn_kill(cn, why);
 }
 
-static bool call_begin(struct conn *cn, struct call *c, struct res *r, extract_fn x)
+static bool call_begin(struct conn *cn, struct call *c, struct res *r)
 {
 	res_free(r);
-	c->done = 0;
-	c->r = r;
-	c->x = x;
-	c->answered = NULL;
+	call_prep(c, r);
 	if (cn->dead || cn->rpc == NULL) {
-		r->stat = -1;
+		r->stat = RES_RPCERR;
 		snprintf(r->err, sizeof(r->err), "connection lost: %s", cn->why);
 		return false;
 	}
 	return true;
 }
 
+/* Waits for the call queued (queued: what the send_*() helper returned);
+ * returns the status in c->r (RES_RPCERR with the reason in r->err). */
 static int call_finish(struct conn *cn, struct call *c, int queued)
 {
+	struct res *r = c->r;
+
 	if (queued != 0) {
-		c->r->stat = -1;
-		snprintf(c->r->err, sizeof(c->r->err), "cannot send: %s", rpc_get_error(cn->rpc));
+		r->stat = RES_RPCERR;
+		snprintf(r->err, sizeof(r->err), "cannot send: %s", rpc_get_error(cn->rpc));
 		return -1;
 	}
 	conn_wait(cn, c);
-	if (c->r->stat != -1 && c->answered)
-		(*c->answered)++;
-	return c->r->stat;
+	if (c->status != RPC_STATUS_SUCCESS) {
+		r->stat = RES_RPCERR;
+		if (cn->dead)
+			snprintf(r->err, sizeof(r->err), "connection lost: %s", cn->why);
+		else if (c->status == RPC_STATUS_ERROR && c->err[0])
+			snprintf(r->err, sizeof(r->err), "%s", c->err);
+		else if (c->status == RPC_STATUS_CANCEL)
+			snprintf(r->err, sizeof(r->err), "cancelled");
+		else if (c->status == RPC_STATUS_TIMEOUT)
+			snprintf(r->err, sizeof(r->err), "timeout");
+		else
+			snprintf(r->err, sizeof(r->err), "rpc status %d", c->status);
+	} else if (r->stat == RES_NOMEM) {
+		die("out of memory");
+	}
+	return r->stat;
 }
 
 static int conn_open(struct conn *cn, const struct url *u, int port, int prog, int vers)
@@ -443,7 +329,6 @@ static int conn_open(struct conn *cn, const struct url *u, int port, int prog, i
 	static uint32_t groups[1];
 	struct res r = {0};
 	struct call c;
-	int rc;
 
 	memset(cn, 0, sizeof(*cn));
 	cn->rpc = rpc_init_context();
@@ -451,614 +336,176 @@ static int conn_open(struct conn *cn, const struct url *u, int port, int prog, i
 		die("rpc_init_context failed");
 	groups[0] = g_gid;
 	rpc_set_auth(cn->rpc, libnfs_authunix_create("nfs3cmp", g_uid, g_gid, 1, groups));
-	call_begin(cn, &c, &r, NULL);
-	if (port > 0)
-		rc = rpc_connect_async(cn->rpc, u->host, port, call_cb, &c);
-	else
-		rc = rpc_connect_program_async(cn->rpc, u->host, prog, vers, call_cb, &c);
-	if (call_finish(cn, &c, rc) != 0)
+	call_begin(cn, &c, &r);
+	if (call_finish(cn, &c,
+	                port > 0 ? send_connect(cn->rpc, &c, u->host, port)
+	                         : send_connect_program(cn->rpc, &c, u->host, prog, vers)) != 0)
 		die("cannot connect to %s port %d: %s", u->host, port, r.err);
 	return 0;
 }
 
-/* ---- extractors: copy what we need out of the decoded reply ---- */
+/* ---- one wrapper per procedure (on the side's NFS connection) ---- */
 
-static void get_pattr(const post_op_attr *pa, struct res *r)
-{
-	r->has_attr = pa->attributes_follow != 0;
-	if (r->has_attr)
-		r->attr = pa->post_op_attr_u.attributes;
-}
-
-static void get_pfh(const post_op_fh3 *pf, struct res *r)
-{
-	r->has_fh = pf->handle_follows != 0;
-	if (r->has_fh)
-		fh_set(&r->fh, pf->post_op_fh3_u.handle.data.data_val,
-		       pf->post_op_fh3_u.handle.data.data_len);
-}
-
-static void x_mnt(void *d, struct res *r)
-{
-	mountres3 *m = d;
-
-	r->stat = m->fhs_status;
-	if (m->fhs_status == MNT3_OK) {
-		r->has_fh = true;
-		fh_set(&r->fh, m->mountres3_u.mountinfo.fhandle.fhandle3_val,
-		       m->mountres3_u.mountinfo.fhandle.fhandle3_len);
-	}
-}
-
-static void x_getattr(void *d, struct res *r)
-{
-	GETATTR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->has_attr = true;
-		r->attr = x->GETATTR3res_u.resok.obj_attributes;
-	}
-}
-
-static void x_setattr(void *d, struct res *r)
-{
-	SETATTR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		get_pattr(&x->SETATTR3res_u.resok.obj_wcc.after, r);
-}
-
-static void x_lookup(void *d, struct res *r)
-{
-	LOOKUP3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->has_fh = true;
-		fh_set(&r->fh, x->LOOKUP3res_u.resok.object.data.data_val,
-		       x->LOOKUP3res_u.resok.object.data.data_len);
-		get_pattr(&x->LOOKUP3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_access(void *d, struct res *r)
-{
-	ACCESS3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->access = x->ACCESS3res_u.resok.access;
-		get_pattr(&x->ACCESS3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_readlink(void *d, struct res *r)
-{
-	READLINK3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		const char *t = x->READLINK3res_u.resok.data ? x->READLINK3res_u.resok.data : "";
-
-		r->len = strlen(t);
-		r->data = xcalloc(r->len + 1, 1);
-		memcpy(r->data, t, r->len);
-		get_pattr(&x->READLINK3res_u.resok.symlink_attributes, r);
-	}
-}
-
-static void x_read(void *d, struct res *r)
-{
-	READ3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		READ3resok *ok = &x->READ3res_u.resok;
-
-		r->count = ok->count;
-		r->eof = ok->eof != 0;
-		r->len = ok->data.data_len;
-		r->data = xcalloc(r->len, 1);
-		if (r->len)
-			memcpy(r->data, ok->data.data_val, r->len);
-		get_pattr(&ok->file_attributes, r);
-	}
-}
-
-static void x_write(void *d, struct res *r)
-{
-	WRITE3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->count = x->WRITE3res_u.resok.count;
-		r->committed = x->WRITE3res_u.resok.committed;
-		memcpy(r->verf, x->WRITE3res_u.resok.verf, 8);
-		get_pattr(&x->WRITE3res_u.resok.file_wcc.after, r);
-	}
-}
-
-static void x_create(void *d, struct res *r)
-{
-	CREATE3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->CREATE3res_u.resok.obj, r);
-		get_pattr(&x->CREATE3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_mkdir(void *d, struct res *r)
-{
-	MKDIR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->MKDIR3res_u.resok.obj, r);
-		get_pattr(&x->MKDIR3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_symlink(void *d, struct res *r)
-{
-	SYMLINK3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->SYMLINK3res_u.resok.obj, r);
-		get_pattr(&x->SYMLINK3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_mknod(void *d, struct res *r)
-{
-	MKNOD3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->MKNOD3res_u.resok.obj, r);
-		get_pattr(&x->MKNOD3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_remove(void *d, struct res *r)
-{
-	r->stat = ((REMOVE3res *)d)->status;
-}
-
-static void x_rmdir(void *d, struct res *r)
-{
-	r->stat = ((RMDIR3res *)d)->status;
-}
-
-static void x_rename(void *d, struct res *r)
-{
-	r->stat = ((RENAME3res *)d)->status;
-}
-
-static void x_link(void *d, struct res *r)
-{
-	LINK3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		get_pattr(&x->LINK3res_u.resok.file_attributes, r);
-}
-
-/* libnfs 4.0 allocates decoded list entries at 4-byte aligned addresses
- * (zdr_malloc), so entry3/entryplus3 are copied out with memcpy instead of
- * being dereferenced in place (keeps -fsanitize=alignment quiet). */
-static void x_readdir(void *d, struct res *r)
-{
-	READDIR3res *x = d;
-	size_t n = 0;
-	entry3 e;
-
-	r->stat = x->status;
-	if (x->status != NFS3_OK)
-		return;
-	memcpy(r->cookieverf, x->READDIR3res_u.resok.cookieverf, 8);
-	r->eof = x->READDIR3res_u.resok.reply.eof != 0;
-	for (const void *p = x->READDIR3res_u.resok.reply.entries; p; p = e.nextentry) {
-		memcpy(&e, p, sizeof(e));
-		n++;
-	}
-	r->ents = xcalloc(n, sizeof(*r->ents));
-	for (const void *p = x->READDIR3res_u.resok.reply.entries; p; p = e.nextentry) {
-		struct dent *de = &r->ents[r->nents++];
-
-		memcpy(&e, p, sizeof(e));
-		de->name = strdup(e.name ? e.name : "");
-		de->fileid = e.fileid;
-		de->cookie = e.cookie;
-	}
-}
-
-static void x_readdirplus(void *d, struct res *r)
-{
-	READDIRPLUS3res *x = d;
-	size_t n = 0;
-	entryplus3 e;
-
-	r->stat = x->status;
-	if (x->status != NFS3_OK)
-		return;
-	memcpy(r->cookieverf, x->READDIRPLUS3res_u.resok.cookieverf, 8);
-	r->eof = x->READDIRPLUS3res_u.resok.reply.eof != 0;
-	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
-		memcpy(&e, p, sizeof(e));
-		n++;
-	}
-	r->ents = xcalloc(n, sizeof(*r->ents));
-	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
-		struct dent *de = &r->ents[r->nents++];
-
-		memcpy(&e, p, sizeof(e));
-		de->name = strdup(e.name ? e.name : "");
-		de->fileid = e.fileid;
-		de->cookie = e.cookie;
-		de->has_attr = e.name_attributes.attributes_follow != 0;
-		if (de->has_attr)
-			de->attr = e.name_attributes.post_op_attr_u.attributes;
-		de->has_fh = e.name_handle.handle_follows != 0;
-		if (de->has_fh)
-			fh_set(&de->fh, e.name_handle.post_op_fh3_u.handle.data.data_val,
-			       e.name_handle.post_op_fh3_u.handle.data.data_len);
-	}
-}
-
-static void x_fsstat(void *d, struct res *r)
-{
-	FSSTAT3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		r->fsstat = x->FSSTAT3res_u.resok;
-}
-
-static void x_fsinfo(void *d, struct res *r)
-{
-	FSINFO3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		r->fsinfo = x->FSINFO3res_u.resok;
-}
-
-static void x_pathconf(void *d, struct res *r)
-{
-	PATHCONF3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		r->pathconf = x->PATHCONF3res_u.resok;
-}
-
-static void x_commit(void *d, struct res *r)
-{
-	COMMIT3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		memcpy(r->verf, x->COMMIT3res_u.resok.verf, 8);
-}
-
-/* ---- one wrapper per procedure ---- */
-
-#define BEGIN(s, proc, x)                                                                          \
+#define BEGIN(s, proc)                                                                             \
 	struct call c;                                                                             \
-	if (!call_begin(&(s)->nfs, &c, r, x))                                                      \
+	if (!call_begin(&(s)->nfs, &c, r))                                                         \
 		return -1;                                                                         \
 	c.answered = &(s)->ncalls[proc];
 
 static int op_null(struct side *s, struct res *r)
 {
-	BEGIN(s, NFS3_NULL, NULL);
-	return call_finish(&s->nfs, &c, rpc_nfs3_null_async(s->nfs.rpc, call_cb, &c));
+	BEGIN(s, NFS3_NULL);
+	return call_finish(&s->nfs, &c, send_null(s->nfs.rpc, &c));
 }
 
 static int op_getattr(struct side *s, const struct fh *fh, struct res *r)
 {
-	GETATTR3args a;
-
-	BEGIN(s, NFS3_GETATTR, x_getattr);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	return call_finish(&s->nfs, &c, rpc_nfs3_getattr_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_GETATTR);
+	return call_finish(&s->nfs, &c, send_getattr(s->nfs.rpc, &c, fh));
 }
 
 static int op_setattr(struct side *s, const struct fh *fh, const sattr3 *sa, const nfstime3 *guard,
                       struct res *r)
 {
-	SETATTR3args a;
-
-	BEGIN(s, NFS3_SETATTR, x_setattr);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	a.new_attributes = *sa;
-	if (guard) {
-		a.guard.check = 1;
-		a.guard.sattrguard3_u.obj_ctime = *guard;
-	}
-	return call_finish(&s->nfs, &c, rpc_nfs3_setattr_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_SETATTR);
+	return call_finish(&s->nfs, &c, send_setattr(s->nfs.rpc, &c, fh, sa, guard));
 }
 
 static int op_lookup(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	LOOKUP3args a;
-
-	BEGIN(s, NFS3_LOOKUP, x_lookup);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.what.dir, dir);
-	a.what.name = (char *)name;
-	return call_finish(&s->nfs, &c, rpc_nfs3_lookup_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_LOOKUP);
+	return call_finish(&s->nfs, &c, send_lookup(s->nfs.rpc, &c, dir, name));
 }
 
 static int op_access(struct side *s, const struct fh *fh, uint32_t bits, struct res *r)
 {
-	ACCESS3args a;
-
-	BEGIN(s, NFS3_ACCESS, x_access);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	a.access = bits;
-	return call_finish(&s->nfs, &c, rpc_nfs3_access_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_ACCESS);
+	return call_finish(&s->nfs, &c, send_access(s->nfs.rpc, &c, fh, bits));
 }
 
 static int op_readlink(struct side *s, const struct fh *fh, struct res *r)
 {
-	READLINK3args a;
-
-	BEGIN(s, NFS3_READLINK, x_readlink);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.symlink, fh);
-	return call_finish(&s->nfs, &c, rpc_nfs3_readlink_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_READLINK);
+	return call_finish(&s->nfs, &c, send_readlink(s->nfs.rpc, &c, fh));
 }
 
 static int op_read(struct side *s, const struct fh *fh, uint64_t off, uint32_t count, struct res *r)
 {
-	READ3args a;
-
-	BEGIN(s, NFS3_READ, x_read);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = count;
-	return call_finish(&s->nfs, &c, rpc_nfs3_read_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_READ);
+	return call_finish(&s->nfs, &c, send_read(s->nfs.rpc, &c, fh, off, count));
 }
 
 static int op_write(struct side *s, const struct fh *fh, uint64_t off, const void *buf,
                     uint32_t len, stable_how how, struct res *r)
 {
-	WRITE3args a;
-
-	BEGIN(s, NFS3_WRITE, x_write);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = len;
-	a.stable = how;
-	a.data.data_len = len;
-	a.data.data_val = (char *)buf;
-	return call_finish(&s->nfs, &c, rpc_nfs3_write_async(s->nfs.rpc, call_cb, &a, &c));
-}
-
-static void sattr_mode(sattr3 *sa, uint32_t mode)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->mode.set_it = 1;
-	sa->mode.set_mode3_u.mode = mode;
+	BEGIN(s, NFS3_WRITE);
+	return call_finish(&s->nfs, &c, send_write(s->nfs.rpc, &c, fh, off, buf, len, how));
 }
 
 static int op_create(struct side *s, const struct fh *dir, const char *name, createmode3 how,
                      uint32_t mode, struct res *r)
 {
-	CREATE3args a;
+	sattr3 sa;
 
-	BEGIN(s, NFS3_CREATE, x_create);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	a.how.mode = how;
-	if (how == EXCLUSIVE)
-		memcpy(a.how.createhow3_u.verf, "nfs3cmp!", 8);
-	else
-		sattr_mode(&a.how.createhow3_u.obj_attributes, mode);
-	return call_finish(&s->nfs, &c, rpc_nfs3_create_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_CREATE);
+	sattr_mode(&sa, mode);
+	return call_finish(&s->nfs, &c,
+	                   send_create(s->nfs.rpc, &c, dir, name, how, &sa, "nfs3cmp!"));
 }
 
 static int op_mkdir(struct side *s, const struct fh *dir, const char *name, uint32_t mode,
                     struct res *r)
 {
-	MKDIR3args a;
-
-	BEGIN(s, NFS3_MKDIR, x_mkdir);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	sattr_mode(&a.attributes, mode);
-	return call_finish(&s->nfs, &c, rpc_nfs3_mkdir_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_MKDIR);
+	return call_finish(&s->nfs, &c, send_mkdir(s->nfs.rpc, &c, dir, name, mode));
 }
 
 static int op_symlink(struct side *s, const struct fh *dir, const char *name, const char *target,
                       struct res *r)
 {
-	SYMLINK3args a;
-
-	BEGIN(s, NFS3_SYMLINK, x_symlink);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	sattr_mode(&a.symlink.symlink_attributes, 0777);
-	a.symlink.symlink_data = (char *)target;
-	return call_finish(&s->nfs, &c, rpc_nfs3_symlink_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_SYMLINK);
+	return call_finish(&s->nfs, &c, send_symlink(s->nfs.rpc, &c, dir, name, target));
 }
 
 static int op_mknod(struct side *s, const struct fh *dir, const char *name, ftype3 type,
                     uint32_t mode, uint32_t major, uint32_t minor, struct res *r)
 {
-	MKNOD3args a;
-
-	BEGIN(s, NFS3_MKNOD, x_mknod);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	a.what.type = type;
-	switch (type) {
-	case NF3CHR:
-	case NF3BLK:
-		sattr_mode(&a.what.mknoddata3_u.chr_device.dev_attributes, mode);
-		a.what.mknoddata3_u.chr_device.spec.specdata1 = major;
-		a.what.mknoddata3_u.chr_device.spec.specdata2 = minor;
-		break;
-	case NF3SOCK:
-		sattr_mode(&a.what.mknoddata3_u.sock_attributes, mode);
-		break;
-	case NF3FIFO:
-		sattr_mode(&a.what.mknoddata3_u.pipe_attributes, mode);
-		break;
-	default:
-		break;
-	}
-	return call_finish(&s->nfs, &c, rpc_nfs3_mknod_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_MKNOD);
+	return call_finish(&s->nfs, &c,
+	                   send_mknod(s->nfs.rpc, &c, dir, name, type, mode, major, minor));
 }
 
 static int op_remove(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	REMOVE3args a;
-
-	BEGIN(s, NFS3_REMOVE, x_remove);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object.dir, dir);
-	a.object.name = (char *)name;
-	return call_finish(&s->nfs, &c, rpc_nfs3_remove_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_REMOVE);
+	return call_finish(&s->nfs, &c, send_remove(s->nfs.rpc, &c, dir, name));
 }
 
 static int op_rmdir(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	RMDIR3args a;
-
-	BEGIN(s, NFS3_RMDIR, x_rmdir);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object.dir, dir);
-	a.object.name = (char *)name;
-	return call_finish(&s->nfs, &c, rpc_nfs3_rmdir_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_RMDIR);
+	return call_finish(&s->nfs, &c, send_rmdir(s->nfs.rpc, &c, dir, name));
 }
 
 static int op_rename(struct side *s, const struct fh *fdir, const char *fname,
                      const struct fh *tdir, const char *tname, struct res *r)
 {
-	RENAME3args a;
-
-	BEGIN(s, NFS3_RENAME, x_rename);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.from.dir, fdir);
-	a.from.name = (char *)fname;
-	fh_arg(&a.to.dir, tdir);
-	a.to.name = (char *)tname;
-	return call_finish(&s->nfs, &c, rpc_nfs3_rename_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_RENAME);
+	return call_finish(&s->nfs, &c, send_rename(s->nfs.rpc, &c, fdir, fname, tdir, tname));
 }
 
 static int op_link(struct side *s, const struct fh *file, const struct fh *dir, const char *name,
                    struct res *r)
 {
-	LINK3args a;
-
-	BEGIN(s, NFS3_LINK, x_link);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, file);
-	fh_arg(&a.link.dir, dir);
-	a.link.name = (char *)name;
-	return call_finish(&s->nfs, &c, rpc_nfs3_link_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_LINK);
+	return call_finish(&s->nfs, &c, send_link(s->nfs.rpc, &c, file, dir, name));
 }
 
 static int op_readdir(struct side *s, const struct fh *dir, uint64_t cookie,
                       const unsigned char *verf, uint32_t count, struct res *r)
 {
-	READDIR3args a;
-
-	BEGIN(s, NFS3_READDIR, x_readdir);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.dir, dir);
-	a.cookie = cookie;
-	memcpy(a.cookieverf, verf, 8);
-	a.count = count;
-	return call_finish(&s->nfs, &c, rpc_nfs3_readdir_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_READDIR);
+	return call_finish(&s->nfs, &c, send_readdir(s->nfs.rpc, &c, dir, cookie, verf, count));
 }
 
 static int op_readdirplus(struct side *s, const struct fh *dir, uint64_t cookie,
                           const unsigned char *verf, uint32_t dircount, uint32_t maxcount,
                           struct res *r)
 {
-	READDIRPLUS3args a;
-
-	BEGIN(s, NFS3_READDIRPLUS, x_readdirplus);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.dir, dir);
-	a.cookie = cookie;
-	memcpy(a.cookieverf, verf, 8);
-	a.dircount = dircount;
-	a.maxcount = maxcount;
-	return call_finish(&s->nfs, &c, rpc_nfs3_readdirplus_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_READDIRPLUS);
+	return call_finish(&s->nfs, &c,
+	                   send_readdirplus(s->nfs.rpc, &c, dir, cookie, verf, dircount, maxcount));
 }
 
 static int op_fsstat(struct side *s, const struct fh *fh, struct res *r)
 {
-	FSSTAT3args a;
-
-	BEGIN(s, NFS3_FSSTAT, x_fsstat);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.fsroot, fh);
-	return call_finish(&s->nfs, &c, rpc_nfs3_fsstat_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_FSSTAT);
+	return call_finish(&s->nfs, &c, send_fsstat(s->nfs.rpc, &c, fh));
 }
 
 static int op_fsinfo(struct side *s, const struct fh *fh, struct res *r)
 {
-	FSINFO3args a;
-
-	BEGIN(s, NFS3_FSINFO, x_fsinfo);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.fsroot, fh);
-	return call_finish(&s->nfs, &c, rpc_nfs3_fsinfo_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_FSINFO);
+	return call_finish(&s->nfs, &c, send_fsinfo(s->nfs.rpc, &c, fh));
 }
 
 static int op_pathconf(struct side *s, const struct fh *fh, struct res *r)
 {
-	PATHCONF3args a;
-
-	BEGIN(s, NFS3_PATHCONF, x_pathconf);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	return call_finish(&s->nfs, &c, rpc_nfs3_pathconf_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_PATHCONF);
+	return call_finish(&s->nfs, &c, send_pathconf(s->nfs.rpc, &c, fh));
 }
 
 static int op_commit(struct side *s, const struct fh *fh, uint64_t off, uint32_t count,
                      struct res *r)
 {
-	COMMIT3args a;
-
-	BEGIN(s, NFS3_COMMIT, x_commit);
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = count;
-	return call_finish(&s->nfs, &c, rpc_nfs3_commit_async(s->nfs.rpc, call_cb, &a, &c));
+	BEGIN(s, NFS3_COMMIT);
+	return call_finish(&s->nfs, &c, send_commit(s->nfs.rpc, &c, fh, off, count));
 }
 
 /* ---- whole-directory listing (READDIR / READDIRPLUS with cookies) ---- */
 
-static int dent_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
-}
-
 static void listing_free(struct listing *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->e[i].name);
 	free(l->e);
 	memset(l, 0, sizeof(*l));
 }
@@ -1185,7 +632,7 @@ static bool chk_status(struct chk *c, const struct res *r, const int *want)
 	char a[300], b[300];
 	bool okay = want == NULL;
 
-	if (r[0].stat != r[1].stat || r[0].stat == -1) {
+	if (r[0].stat != r[1].stat || r[0].stat == RES_RPCERR) {
 		chk_add(c, "status direct=%s proxy=%s", stat_str(&r[0], a, sizeof(a)),
 		        stat_str(&r[1], b, sizeof(b)));
 		return false;
@@ -1415,11 +862,11 @@ static void side_connect(struct side *s)
 	char b[300];
 
 	conn_open(&s->mnt, &s->url, s->url.mountport, MOUNT_PROGRAM, MOUNT_V3);
-	call_begin(&s->mnt, &c, &r, x_mnt);
-	if (call_finish(&s->mnt, &c, rpc_mount3_mnt_async(s->mnt.rpc, call_cb, s->url.path, &c)) !=
-	    MNT3_OK)
+	call_begin(&s->mnt, &c, &r);
+	if (call_finish(&s->mnt, &c, send_mnt(s->mnt.rpc, &c, s->url.path)) != MNT3_OK)
 		die("%s: MOUNT %s on %s failed: %s", s->label, s->url.path, s->url.host,
-		    r.stat == -1 ? r.err : (snprintf(b, sizeof(b), "mountstat3=%d", r.stat), b));
+		    r.stat == RES_RPCERR ? r.err
+		                         : (snprintf(b, sizeof(b), "mountstat3=%d", r.stat), b));
 	s->root = r.fh;
 	res_free(&r);
 	conn_open(&s->nfs, &s->url, s->url.nfsport, NFS_PROGRAM, NFS_V3);
@@ -1430,9 +877,8 @@ static void side_disconnect(struct side *s)
 	struct res r = {0};
 	struct call c;
 
-	if (call_begin(&s->mnt, &c, &r, NULL))
-		call_finish(&s->mnt, &c,
-		            rpc_mount3_umnt_async(s->mnt.rpc, call_cb, s->url.path, &c));
+	if (call_begin(&s->mnt, &c, &r))
+		call_finish(&s->mnt, &c, send_umnt(s->mnt.rpc, &c, s->url.path));
 	res_free(&r);
 	if (s->mnt.rpc)
 		rpc_destroy_context(s->mnt.rpc);
@@ -2382,7 +1828,9 @@ static void listing_pair(const char *proc, const char *what, size_t off, bool pl
 				chk_add(&c, "%s: only %u call(s), cookies not exercised",
 				        S[k].label, l[k].calls);
 		for (const char *const *m = must_have; m && *m; m++) {
-			struct dent key = {.name = (char *)*m};
+			struct dent key;
+
+			snprintf(key.name, sizeof(key.name), "%s", *m);
 
 			if (l[0].n == 0 || !bsearch(&key, l[0].e, l[0].n, sizeof(key), dent_cmp))
 				chk_add(&c, "%s missing on both", *m);

@@ -77,6 +77,9 @@
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
+#include "nfs3call.h"
+#include "nfsnames.h"
+
 #define KiB       1024u
 #define MiB       (1024u * 1024u)
 #define MAX_FILE  (5u * MiB) /* files never grow beyond this */
@@ -303,19 +306,26 @@ static void report_tail(void)
 
 static int g_fail_slot = -1;
 
+/* Prints what went wrong (kind: MISMATCH or ERROR), the history and how
+ * to rerun, then exits with code. */
+__attribute__((format(printf, 3, 0), noreturn)) static void stop(int code, const char *kind,
+                                                                 const char *fmt, va_list ap)
+{
+	fprintf(stderr, "\nnfsmodel: %s (seed %" PRIu64 ", op %ld): ", kind, g_seed, g_opno);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	print_history(g_fail_slot);
+	report_tail();
+	exit(code);
+}
+
 /* A coherence mismatch: exit 1. */
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "\nnfsmodel: MISMATCH (seed %" PRIu64 ", op %ld): ", g_seed, g_opno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	print_history(g_fail_slot);
-	report_tail();
-	exit(1);
+	stop(1, "MISMATCH", fmt, ap);
 }
 
 /* Anything else that should not happen (transport, timeouts, unexpected
@@ -324,48 +334,11 @@ __attribute__((format(printf, 1, 2), noreturn)) static void fatal(const char *fm
 {
 	va_list ap;
 
-	fprintf(stderr, "\nnfsmodel: ERROR (seed %" PRIu64 ", op %ld): ", g_seed, g_opno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	print_history(g_fail_slot);
-	report_tail();
-	exit(3);
+	stop(3, "ERROR", fmt, ap);
 }
 
-/* ---- NFS calls ---- */
-
-struct fh {
-	uint32_t len;
-	unsigned char d[NFS3_FHSIZE];
-};
-
-struct dent {
-	char name[256];
-	uint64_t cookie;
-	bool has_attr;
-	fattr3 attr;
-	bool has_fh;
-	struct fh fh;
-};
-
-struct res {
-	int stat; /* nfsstat3 */
-	bool has_fh;
-	struct fh fh;
-	bool has_attr; /* GETATTR, LOOKUP, READ, WRITE, SETATTR, CREATE */
-	fattr3 attr;
-	unsigned char *dst; /* READ: where the bytes go (set by the caller) */
-	size_t dstcap;
-	uint32_t len;
-	bool eof;
-	uint32_t count; /* WRITE */
-	int committed;
-	unsigned char verf[8]; /* READDIRPLUS */
-	struct dent *ents;
-	size_t nents;
-};
+/* ---- NFS calls (nfs3call.h) ---- */
 
 struct side {
 	const char *label;
@@ -377,471 +350,172 @@ struct side {
 
 static struct side g_proxy = {.label = "proxy"}, g_direct = {.label = "direct"};
 
-typedef void (*xfn)(void *data, struct res *r);
-
-struct call {
-	int done;
-	int status;
-	xfn x;
-	struct res *r;
-	char err[256];
-};
-
 static const char *nfsstat_name(int s)
 {
-	switch (s) {
-	case NFS3_OK:
-		return "NFS3_OK";
-	case NFS3ERR_PERM:
-		return "NFS3ERR_PERM";
-	case NFS3ERR_NOENT:
-		return "NFS3ERR_NOENT";
-	case NFS3ERR_IO:
-		return "NFS3ERR_IO";
-	case NFS3ERR_ACCES:
-		return "NFS3ERR_ACCES";
-	case NFS3ERR_EXIST:
-		return "NFS3ERR_EXIST";
-	case NFS3ERR_NOTDIR:
-		return "NFS3ERR_NOTDIR";
-	case NFS3ERR_ISDIR:
-		return "NFS3ERR_ISDIR";
-	case NFS3ERR_INVAL:
-		return "NFS3ERR_INVAL";
-	case NFS3ERR_FBIG:
-		return "NFS3ERR_FBIG";
-	case NFS3ERR_NOSPC:
-		return "NFS3ERR_NOSPC";
-	case NFS3ERR_NOTEMPTY:
-		return "NFS3ERR_NOTEMPTY";
-	case NFS3ERR_STALE:
-		return "NFS3ERR_STALE";
-	case NFS3ERR_BADHANDLE:
-		return "NFS3ERR_BADHANDLE";
-	case NFS3ERR_BAD_COOKIE:
-		return "NFS3ERR_BAD_COOKIE";
-	case NFS3ERR_TOOSMALL:
-		return "NFS3ERR_TOOSMALL";
-	case NFS3ERR_SERVERFAULT:
-		return "NFS3ERR_SERVERFAULT";
-	case NFS3ERR_JUKEBOX:
-		return "NFS3ERR_JUKEBOX";
-	default:
-		return "NFS3ERR_(other)";
-	}
+	const char *n = nfsstat3_name(s);
+
+	return n ? n : "NFS3ERR_(other)";
 }
 
-static void call_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	struct call *c = priv;
-
-	(void)rpc;
-	c->done = 1;
-	c->status = status;
-	if (status != RPC_STATUS_SUCCESS) {
-		const char *why = status == RPC_STATUS_CANCEL    ? "cancelled"
-		                  : status == RPC_STATUS_TIMEOUT ? "timed out"
-		                  : data                         ? (const char *)data
-		                                                 : "error";
-		snprintf(c->err, sizeof(c->err), "%s", why);
-		return;
-	}
-	if (c->x)
-		c->x(data, c->r);
-}
-
+/* Frees what r holds; r keeps its READ buffer (dst, dstcap). */
 static void res_clear(struct res *r)
 {
 	unsigned char *dst = r->dst;
 	size_t cap = r->dstcap;
 
-	free(r->ents);
-	memset(r, 0, sizeof(*r));
+	res_free(r);
 	r->stat = -1;
 	r->dst = dst;
 	r->dstcap = cap;
 }
 
-static void call_prep(struct call *c, xfn x, struct res *r)
+/* Before each call on s; r (NULL: no result) is cleared. */
+static void call_start(struct side *s, struct call *c, struct res *r)
 {
-	memset(c, 0, sizeof(*c));
-	c->x = x;
-	c->r = r;
 	if (r)
 		res_clear(r);
+	call_prep(c, r);
+	c->answered = &s->calls;
 }
 
-static void call_wait(struct side *s, struct call *c, const char *what)
-{
-	double end = now_s() + g_timeout_s;
-
-	while (!c->done) {
-		struct pollfd p = {rpc_get_fd(s->rpc), (short)rpc_which_events(s->rpc), 0};
-
-		if (now_s() > end)
-			fatal("%s %s: no answer within %d s", s->label, what, g_timeout_s);
-		if (poll(&p, 1, 100) < 0 && errno != EINTR)
-			fatal("%s %s: poll: %s", s->label, what, strerror(errno));
-		if (rpc_service(s->rpc, p.revents) < 0)
-			fatal("%s %s: %s", s->label, what, rpc_get_error(s->rpc));
-	}
-	if (c->status != RPC_STATUS_SUCCESS)
-		fatal("%s %s: RPC failed: %s", s->label, what, c->err);
-}
-
+/* Waits for the call queued (queued: what the send_*() helper returned);
+ * anything but an answer is fatal. Returns the status in c->r. */
 static int call_run(struct side *s, struct call *c, const char *what, int queued)
 {
 	if (queued != 0)
 		fatal("%s %s: cannot send: %s", s->label, what, rpc_get_error(s->rpc));
-	call_wait(s, c, what);
-	s->calls++;
+	switch (call_wait(s->rpc, c, (long long)g_timeout_s * 1000)) {
+	case WAIT_DONE:
+		break;
+	case WAIT_NOREPLY:
+		fatal("%s %s: no answer within %d s", s->label, what, g_timeout_s);
+	case WAIT_POLL:
+		fatal("%s %s: poll: %s", s->label, what, strerror(errno));
+	case WAIT_SERVICE:
+		fatal("%s %s: %s", s->label, what, rpc_get_error(s->rpc));
+	}
+	if (c->status != RPC_STATUS_SUCCESS)
+		fatal("%s %s: RPC failed: %s", s->label, what,
+		      c->status == RPC_STATUS_CANCEL    ? "cancelled"
+		      : c->status == RPC_STATUS_TIMEOUT ? "timed out"
+		      : c->err[0]                       ? c->err
+		                                        : "error");
 	return c->r ? c->r->stat : 0;
-}
-
-static void fh_arg(nfs_fh3 *a, const struct fh *f)
-{
-	a->data.data_len = f->len;
-	a->data.data_val = (char *)f->d;
-}
-
-static void fh_set(struct fh *f, const void *p, uint32_t len)
-{
-	if (len > NFS3_FHSIZE)
-		len = NFS3_FHSIZE;
-	f->len = len;
-	memcpy(f->d, p, len);
-}
-
-static void get_pattr(const post_op_attr *pa, struct res *r)
-{
-	r->has_attr = pa->attributes_follow != 0;
-	if (r->has_attr)
-		r->attr = pa->post_op_attr_u.attributes;
-}
-
-static void x_mnt(void *d, struct res *r)
-{
-	mountres3 *m = d;
-
-	r->stat = m->fhs_status;
-	if (m->fhs_status == MNT3_OK) {
-		r->has_fh = true;
-		fh_set(&r->fh, m->mountres3_u.mountinfo.fhandle.fhandle3_val,
-		       m->mountres3_u.mountinfo.fhandle.fhandle3_len);
-	}
-}
-
-static void x_getattr(void *d, struct res *r)
-{
-	GETATTR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->has_attr = true;
-		r->attr = x->GETATTR3res_u.resok.obj_attributes;
-	}
-}
-
-static void x_setattr(void *d, struct res *r)
-{
-	SETATTR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK)
-		get_pattr(&x->SETATTR3res_u.resok.obj_wcc.after, r);
-}
-
-static void x_lookup(void *d, struct res *r)
-{
-	LOOKUP3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->has_fh = true;
-		fh_set(&r->fh, x->LOOKUP3res_u.resok.object.data.data_val,
-		       x->LOOKUP3res_u.resok.object.data.data_len);
-		get_pattr(&x->LOOKUP3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_read(void *d, struct res *r)
-{
-	READ3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		READ3resok *ok = &x->READ3res_u.resok;
-
-		r->eof = ok->eof != 0;
-		r->len = ok->data.data_len;
-		r->count = ok->count;
-		if (r->len > r->dstcap) {
-			r->stat = -2; /* more than asked for */
-			return;
-		}
-		if (r->len)
-			memcpy(r->dst, ok->data.data_val, r->len);
-		get_pattr(&ok->file_attributes, r);
-	}
-}
-
-static void x_write(void *d, struct res *r)
-{
-	WRITE3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->count = x->WRITE3res_u.resok.count;
-		r->committed = x->WRITE3res_u.resok.committed;
-		get_pattr(&x->WRITE3res_u.resok.file_wcc.after, r);
-	}
-}
-
-static void x_commit(void *d, struct res *r)
-{
-	r->stat = ((COMMIT3res *)d)->status;
-}
-
-static void x_create(void *d, struct res *r)
-{
-	CREATE3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		r->has_fh = x->CREATE3res_u.resok.obj.handle_follows != 0;
-		if (r->has_fh)
-			fh_set(&r->fh, x->CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_val,
-			       x->CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_len);
-		get_pattr(&x->CREATE3res_u.resok.obj_attributes, r);
-	}
-}
-
-static void x_mkdir(void *d, struct res *r)
-{
-	r->stat = ((MKDIR3res *)d)->status;
-}
-
-static void x_remove(void *d, struct res *r)
-{
-	r->stat = ((REMOVE3res *)d)->status;
-}
-
-static void x_rmdir(void *d, struct res *r)
-{
-	r->stat = ((RMDIR3res *)d)->status;
-}
-
-static void x_rename(void *d, struct res *r)
-{
-	r->stat = ((RENAME3res *)d)->status;
-}
-
-/* libnfs 4.0 allocates decoded list entries at 4-byte aligned addresses:
- * entries are copied out with memcpy, not dereferenced in place. */
-static void x_readdirplus(void *d, struct res *r)
-{
-	READDIRPLUS3res *x = d;
-	size_t n = 0;
-	entryplus3 e;
-
-	r->stat = x->status;
-	if (x->status != NFS3_OK)
-		return;
-	memcpy(r->verf, x->READDIRPLUS3res_u.resok.cookieverf, 8);
-	r->eof = x->READDIRPLUS3res_u.resok.reply.eof != 0;
-	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
-		memcpy(&e, p, sizeof(e));
-		n++;
-	}
-	r->ents = calloc(n ? n : 1, sizeof(*r->ents));
-	if (!r->ents) {
-		r->stat = -3;
-		return;
-	}
-	for (const void *p = x->READDIRPLUS3res_u.resok.reply.entries; p; p = e.nextentry) {
-		struct dent *de = &r->ents[r->nents++];
-
-		memcpy(&e, p, sizeof(e));
-		snprintf(de->name, sizeof(de->name), "%s", e.name ? e.name : "");
-		de->cookie = e.cookie;
-		de->has_attr = e.name_attributes.attributes_follow != 0;
-		if (de->has_attr)
-			de->attr = e.name_attributes.post_op_attr_u.attributes;
-		de->has_fh = e.name_handle.handle_follows != 0;
-		if (de->has_fh)
-			fh_set(&de->fh, e.name_handle.post_op_fh3_u.handle.data.data_val,
-			       e.name_handle.post_op_fh3_u.handle.data.data_len);
-	}
 }
 
 static int c3_getattr(struct side *s, const struct fh *fh, struct res *r)
 {
-	GETATTR3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	call_prep(&c, x_getattr, r);
-	return call_run(s, &c, "GETATTR", rpc_nfs3_getattr_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "GETATTR", send_getattr(s->rpc, &c, fh));
 }
 
 static int c3_lookup(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	LOOKUP3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.what.dir, dir);
-	a.what.name = (char *)name;
-	call_prep(&c, x_lookup, r);
-	return call_run(s, &c, "LOOKUP", rpc_nfs3_lookup_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "LOOKUP", send_lookup(s->rpc, &c, dir, name));
 }
 
+/* the data goes to r->dst (at most r->dstcap bytes, else RES_TOOBIG) */
 static int c3_read(struct side *s, const struct fh *fh, uint64_t off, uint32_t count, struct res *r)
 {
-	READ3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = count;
-	call_prep(&c, x_read, r);
-	return call_run(s, &c, "READ", rpc_nfs3_read_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "READ", send_read(s->rpc, &c, fh, off, count));
 }
 
 static int c3_write(struct side *s, const struct fh *fh, uint64_t off, const void *buf,
                     uint32_t len, stable_how how, struct res *r)
 {
-	WRITE3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = len;
-	a.stable = how;
-	a.data.data_len = len;
-	a.data.data_val = (char *)buf;
-	call_prep(&c, x_write, r);
-	return call_run(s, &c, "WRITE", rpc_nfs3_write_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "WRITE", send_write(s->rpc, &c, fh, off, buf, len, how));
 }
 
 static int c3_commit(struct side *s, const struct fh *fh, uint64_t off, uint32_t count,
                      struct res *r)
 {
-	COMMIT3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.file, fh);
-	a.offset = off;
-	a.count = count;
-	call_prep(&c, x_commit, r);
-	return call_run(s, &c, "COMMIT", rpc_nfs3_commit_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "COMMIT", send_commit(s->rpc, &c, fh, off, count));
 }
 
 static int c3_setsize(struct side *s, const struct fh *fh, uint64_t size, struct res *r)
 {
-	SETATTR3args a;
+	sattr3 sa;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object, fh);
-	a.new_attributes.size.set_it = 1;
-	a.new_attributes.size.set_size3_u.size = size;
-	call_prep(&c, x_setattr, r);
-	return call_run(s, &c, "SETATTR", rpc_nfs3_setattr_async(s->rpc, call_cb, &a, &c));
+	memset(&sa, 0, sizeof(sa));
+	sa.size.set_it = 1;
+	sa.size.set_size3_u.size = size;
+	call_start(s, &c, r);
+	return call_run(s, &c, "SETATTR", send_setattr(s->rpc, &c, fh, &sa, NULL));
 }
 
+/* UNCHECKED, mode 0644; size0: and size 0 */
 static int c3_create(struct side *s, const struct fh *dir, const char *name, bool size0,
                      struct res *r)
 {
-	CREATE3args a;
+	sattr3 sa;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	a.how.mode = UNCHECKED;
-	a.how.createhow3_u.obj_attributes.mode.set_it = 1;
-	a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0644;
+	sattr_mode(&sa, 0644);
 	if (size0) {
-		a.how.createhow3_u.obj_attributes.size.set_it = 1;
-		a.how.createhow3_u.obj_attributes.size.set_size3_u.size = 0;
+		sa.size.set_it = 1;
+		sa.size.set_size3_u.size = 0;
 	}
-	call_prep(&c, x_create, r);
-	return call_run(s, &c, "CREATE", rpc_nfs3_create_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "CREATE", send_create(s->rpc, &c, dir, name, UNCHECKED, &sa, NULL));
 }
 
 static int c3_mkdir(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	MKDIR3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.where.dir, dir);
-	a.where.name = (char *)name;
-	a.attributes.mode.set_it = 1;
-	a.attributes.mode.set_mode3_u.mode = 0755;
-	call_prep(&c, x_mkdir, r);
-	return call_run(s, &c, "MKDIR", rpc_nfs3_mkdir_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "MKDIR", send_mkdir(s->rpc, &c, dir, name, 0755));
 }
 
 static int c3_remove(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	REMOVE3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object.dir, dir);
-	a.object.name = (char *)name;
-	call_prep(&c, x_remove, r);
-	return call_run(s, &c, "REMOVE", rpc_nfs3_remove_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "REMOVE", send_remove(s->rpc, &c, dir, name));
 }
 
 static int c3_rmdir(struct side *s, const struct fh *dir, const char *name, struct res *r)
 {
-	RMDIR3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.object.dir, dir);
-	a.object.name = (char *)name;
-	call_prep(&c, x_rmdir, r);
-	return call_run(s, &c, "RMDIR", rpc_nfs3_rmdir_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "RMDIR", send_rmdir(s->rpc, &c, dir, name));
 }
 
 static int c3_rename(struct side *s, const struct fh *fdir, const char *fname,
                      const struct fh *tdir, const char *tname, struct res *r)
 {
-	RENAME3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.from.dir, fdir);
-	a.from.name = (char *)fname;
-	fh_arg(&a.to.dir, tdir);
-	a.to.name = (char *)tname;
-	call_prep(&c, x_rename, r);
-	return call_run(s, &c, "RENAME", rpc_nfs3_rename_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "RENAME", send_rename(s->rpc, &c, fdir, fname, tdir, tname));
 }
 
 static int c3_readdirplus(struct side *s, const struct fh *dir, uint64_t cookie,
                           const unsigned char *verf, uint32_t dircount, uint32_t maxcount,
                           struct res *r)
 {
-	READDIRPLUS3args a;
 	struct call c;
 
-	memset(&a, 0, sizeof(a));
-	fh_arg(&a.dir, dir);
-	a.cookie = cookie;
-	memcpy(a.cookieverf, verf, 8);
-	a.dircount = dircount;
-	a.maxcount = maxcount;
-	call_prep(&c, x_readdirplus, r);
-	return call_run(s, &c, "READDIRPLUS", rpc_nfs3_readdirplus_async(s->rpc, call_cb, &a, &c));
+	call_start(s, &c, r);
+	return call_run(s, &c, "READDIRPLUS",
+	                send_readdirplus(s->rpc, &c, dir, cookie, verf, dircount, maxcount));
 }
 
 /* ---- connecting ---- */
@@ -853,8 +527,8 @@ static void side_connect(struct side *s, int port)
 	s->rpc = rpc_init_context();
 	if (!s->rpc)
 		fatal("rpc_init_context failed");
-	call_prep(&c, NULL, NULL);
-	call_run(s, &c, "connect", rpc_connect_async(s->rpc, g_host, port, call_cb, &c));
+	call_start(s, &c, NULL);
+	call_run(s, &c, "connect", send_connect(s->rpc, &c, g_host, port));
 }
 
 /* MNT on its own connection to mnt_port (or on the NFS connection when
@@ -870,8 +544,8 @@ static void side_mount(struct side *s, int mnt_port)
 		side_connect(&m, mnt_port);
 		ms = &m;
 	}
-	call_prep(&c, x_mnt, &r);
-	call_run(ms, &c, "MNT", rpc_mount3_mnt_async(ms->rpc, call_cb, (char *)g_export, &c));
+	call_start(ms, &c, &r);
+	call_run(ms, &c, "MNT", send_mnt(ms->rpc, &c, g_export));
 	if (r.stat != MNT3_OK)
 		fatal("%s: MNT %s: mountstat3 %d", s->label, g_export, r.stat);
 	s->root = r.fh;
@@ -969,14 +643,15 @@ static size_t read_range(struct side *s, const struct fh *fh, uint64_t off, uint
 		r.dst = buf + got;
 		r.dstcap = (size_t)want;
 		st = c3_read(s, fh, off + got, (uint32_t)want, &r);
-		if (st == -2)
-			fail("%s READ %s at %" PRIu64 ": %u bytes returned for a count of %" PRIu64,
+		if (st == RES_TOOBIG)
+			fail("%s READ %s at %" PRIu64
+			     ": %zu bytes returned for a count of %" PRIu64,
 			     s->label, what, off + got, r.len, want);
 		if (st != NFS3_OK)
 			fatal("%s READ %s at %" PRIu64 " count %" PRIu64 ": %s", s->label, what,
 			      off + got, want, nfsstat_name(st));
 		if (r.count != r.len)
-			fail("%s READ %s: count %u but %u data bytes", s->label, what, r.count,
+			fail("%s READ %s: count %u but %zu data bytes", s->label, what, r.count,
 			     r.len);
 		if (r.has_attr && last_attr) {
 			*last_attr = r.attr;
@@ -986,7 +661,7 @@ static size_t read_range(struct side *s, const struct fh *fh, uint64_t off, uint
 			uint64_t end = off + got + r.len;
 			if (r.eof && end < size_known)
 				fail("%s READ %s at %" PRIu64 " count %" PRIu64
-				     ": eof after %u bytes "
+				     ": eof after %zu bytes "
 				     "at %" PRIu64 " but the file has %" PRIu64 " bytes",
 				     s->label, what, off + got, want, r.len, end, size_known);
 			if (end > size_known)
@@ -1225,11 +900,6 @@ static void check_read(int i, bool partial, const char *why)
 	          g_dbuf, dn, "model", sl->data + off, (size_t)mlen);
 }
 
-static int dent_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
-}
-
 /* All entries of a directory (without . and ..), sorted by name. */
 static struct dent *list_dir(struct side *s, int d, bool random_pages, size_t *n)
 {
@@ -1263,7 +933,7 @@ static struct dent *list_dir(struct side *s, int d, bool random_pages, size_t *n
 				continue;
 			all[nall++] = r.ents[k];
 		}
-		memcpy(verf, r.verf, 8);
+		memcpy(verf, r.cookieverf, 8);
 		if (r.eof)
 			break;
 	}

@@ -25,6 +25,8 @@
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
+#include "nfsnames.h"
+
 struct waiter {
 	int done;
 	int status;
@@ -64,14 +66,23 @@ static int wait_for(struct rpc_context *rpc, struct waiter *w)
 	return 0;
 }
 
+/* What every callback does first: the call is done, with this status; false
+ * when it failed (data: libnfs's error text, for wait_for()). */
+static int answered(struct waiter *w, int status, void *data)
+{
+	w->status = status;
+	w->done = 1;
+	if (status != RPC_STATUS_SUCCESS) {
+		w->data = data;
+		return 0;
+	}
+	return 1;
+}
+
 static void connect_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
-	struct waiter *w = priv;
-
 	(void)rpc;
-	w->status = status;
-	w->data = data;
-	w->done = 1;
+	answered(priv, status, data);
 }
 
 static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
@@ -80,12 +91,8 @@ static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 	mountres3 *r = data;
 
 	(void)rpc;
-	w->status = status;
-	w->done = 1;
-	if (status != RPC_STATUS_SUCCESS) {
-		w->data = data;
+	if (!answered(w, status, data))
 		return;
-	}
 	w->mnt = r->fhs_status;
 	if (r->fhs_status == MNT3_OK) {
 		w->fhlen = r->mountres3_u.mountinfo.fhandle.fhandle3_len;
@@ -99,12 +106,8 @@ static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *pri
 	LOOKUP3res *r = data;
 
 	(void)rpc;
-	w->status = status;
-	w->done = 1;
-	if (status != RPC_STATUS_SUCCESS) {
-		w->data = data;
+	if (!answered(w, status, data))
 		return;
-	}
 	w->nst = r->status;
 	if (r->status == NFS3_OK) {
 		w->fhlen = r->LOOKUP3res_u.resok.object.data.data_len;
@@ -118,12 +121,8 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 	READ3res *r = data;
 
 	(void)rpc;
-	w->status = status;
-	w->done = 1;
-	if (status != RPC_STATUS_SUCCESS) {
-		w->data = data;
+	if (!answered(w, status, data))
 		return;
-	}
 	w->nst = r->status;
 	if (r->status == NFS3_OK) {
 		w->len = r->READ3res_u.resok.data.data_len;
@@ -134,30 +133,11 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 	}
 }
 
-static const char *nfsstat_name(nfsstat3 s)
+static const char *nfsstat_name(int s)
 {
-	switch (s) {
-	case NFS3_OK:
-		return "NFS3_OK";
-	case NFS3ERR_PERM:
-		return "NFS3ERR_PERM";
-	case NFS3ERR_NOENT:
-		return "NFS3ERR_NOENT";
-	case NFS3ERR_IO:
-		return "NFS3ERR_IO";
-	case NFS3ERR_ACCES:
-		return "NFS3ERR_ACCES";
-	case NFS3ERR_ISDIR:
-		return "NFS3ERR_ISDIR";
-	case NFS3ERR_INVAL:
-		return "NFS3ERR_INVAL";
-	case NFS3ERR_STALE:
-		return "NFS3ERR_STALE";
-	case NFS3ERR_BADHANDLE:
-		return "NFS3ERR_BADHANDLE";
-	default:
-		return "NFS3ERR_other";
-	}
+	const char *n = nfsstat3_name(s);
+
+	return n ? n : "NFS3ERR_other";
 }
 
 static int hexval(int c)
@@ -174,8 +154,8 @@ static int hexval(int c)
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfsread --port P [--host H] (--export PATH --path REL | --fh HEX)\n"
-			"               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
-			"               [--gids a,b,..] [--out FILE] [--print-fh] [--timeout S]\n");
+	                "               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
+	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--timeout S]\n");
 	exit(2);
 }
 
@@ -276,7 +256,7 @@ int main(int argc, char **argv)
 				return 1;
 			if (w.nst != NFS3_OK) {
 				fprintf(stderr, "nfsread: LOOKUP %s: status %s\n", name,
-					nfsstat_name(w.nst));
+				        nfsstat_name(w.nst));
 				printf("status %s\n", nfsstat_name(w.nst));
 				return 3;
 			}
@@ -312,7 +292,7 @@ int main(int argc, char **argv)
 			return 1;
 		if (w.nst != NFS3_OK) {
 			fprintf(stderr, "nfsread: READ at %llu: status %s\n", offset,
-				nfsstat_name(w.nst));
+			        nfsstat_name(w.nst));
 			fprintf(ofd == 1 ? stderr : stdout, "status %s\n", nfsstat_name(w.nst));
 			return 3;
 		}

@@ -1,5 +1,6 @@
 /* A growing buffer with XDR (big-endian) encoding, for the hand-made RPC
- * records of the raw test clients (badrpc, churn). */
+ * records of the raw test clients (badrpc, churn), and the ONC RPC call
+ * header (RFC 5531) they build. */
 #ifndef CFS_TEST_XDRBUF_H
 #define CFS_TEST_XDRBUF_H
 
@@ -61,6 +62,66 @@ static inline void xb_free(struct xbuf *b)
 	free(b->d);
 	b->d = NULL;
 	b->len = b->cap = 0;
+}
+
+/* --- ONC RPC calls ---------------------------------------------------------- */
+
+/* xid, CALL, rpcvers, prog, vers, proc (cred and verf follow) */
+static inline void xb_call_hdr(struct xbuf *b, uint32_t xid, uint32_t rpcvers, uint32_t prog,
+                               uint32_t vers, uint32_t proc)
+{
+	xb_u32(b, xid);
+	xb_u32(b, 0); /* CALL */
+	xb_u32(b, rpcvers);
+	xb_u32(b, prog);
+	xb_u32(b, vers);
+	xb_u32(b, proc);
+}
+
+/* Who the AUTH_SYS credentials of a tool's calls name: uid 0, gid 0, on
+ * machine host, with the tool's own stamp. */
+struct authsys {
+	uint32_t stamp;
+	const char *host;
+};
+
+/* an authsys_parms body: stamp, machinename, uid 0, gid 0, gids 0..ngids-1 */
+static inline void xb_authsys_body(struct xbuf *b, const struct authsys *a, uint32_t ngids)
+{
+	xb_u32(b, a->stamp);
+	xb_opaque(b, a->host, (uint32_t)strlen(a->host));
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, ngids);
+	for (uint32_t i = 0; i < ngids; i++)
+		xb_u32(b, i);
+}
+
+/* an AUTH_SYS credential with one group (gid 0) */
+static inline void xb_cred_sys(struct xbuf *b, const struct authsys *a)
+{
+	struct xbuf body = {0};
+
+	xb_authsys_body(&body, a, 1);
+	xb_u32(b, 1); /* AUTH_SYS */
+	xb_opaque(b, body.d, (uint32_t)body.len);
+	xb_free(&body);
+}
+
+static inline void xb_auth_none(struct xbuf *b)
+{
+	xb_u32(b, 0); /* AUTH_NONE */
+	xb_u32(b, 0);
+}
+
+/* a well-formed call header: RPC version 2, AUTH_SYS credential, AUTH_NONE
+ * verifier */
+static inline void xb_call(struct xbuf *b, const struct authsys *a, uint32_t xid, uint32_t prog,
+                           uint32_t vers, uint32_t proc)
+{
+	xb_call_hdr(b, xid, 2, prog, vers, proc);
+	xb_cred_sys(b, a);
+	xb_auth_none(b);
 }
 
 static inline uint32_t get_u32(const uint8_t *p)
