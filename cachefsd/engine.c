@@ -436,6 +436,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("fills", c->fills);
 	KV("fill_bytes", c->fill_bytes);
 	KV("readahead_fills", c->readahead_fills);
+	KV("readahead_loads", c->readahead_loads);
 	KV("chunk_disk_reads", c->chunk_disk_reads);
 	KV("chunk_mem_hits", c->chunk_mem_hits);
 	KV("checksum_failures", c->checksum_failures);

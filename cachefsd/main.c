@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +377,12 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int rc;
 
+	/* Replies and chunks are buffers of up to 1 MiB, allocated and freed
+	 * for every READ: keep them on the heap and keep the freed top of the
+	 * heap mapped, or each one costs 256 page faults of zeroed memory
+	 * (measured: a third of the CPU time of a warm read). */
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	memset(&d, 0, sizeof(d));
 	d.argc = argc;
 	d.argv = argv;

@@ -67,9 +67,12 @@ struct disk_job {
 	uint64_t csum;
 	uint8_t *buf;
 	int rc;
+	int readahead; /* a load ahead of a sequential reader */
 };
 
 static void op_gather(struct read_op *op);
+static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint64_t csum,
+		      uint32_t len, uint32_t cs, int ra);
 static void op_finish(struct read_op *op);
 static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra);
 
@@ -137,16 +140,17 @@ static int add_waiter(struct chunk *c, struct read_op *op)
 	return 0;
 }
 
-/* The sequential-reader window: fills chunks ahead of end that are neither
- * cached nor coming. */
+/* The sequential-reader window: chunks ahead of end that are neither in
+ * memory nor coming are filled from the upstream or, when the store holds
+ * them under data_id (the version being read; 0: none), loaded from disk, so
+ * a warm sequential read keeps the disk busy ahead of the client. */
 static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *cred, uint64_t end,
-		      uint64_t size, uint32_t cs)
+		      uint64_t size, uint32_t cs, uint64_t data_id)
 {
 	uint64_t ra = e->cfg->readahead;
 	uint32_t first, last, idx;
 
-	if (ra == 0 || o->seq < 1 || size <= e->cfg->inline_max || end >= size ||
-	    !store_fill_allowed(e->store))
+	if (ra == 0 || o->seq < 1 || size <= e->cfg->inline_max || end >= size)
 		return;
 	first = (uint32_t)(end / cs);
 	if (o->ra_next > first)
@@ -157,13 +161,27 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 	for (idx = first; idx <= last; idx++) {
 		uint64_t csum;
 		uint32_t len;
+		struct chunk *c;
 
 		if (e->ra_inflight >= MAX_READAHEAD_FILLS)
 			break;
-		if (chunk_find(o, idx) ||
-		    store_chunk_get(e->store, o->fh, o->fhlen, idx, &csum, &len) == 0)
+		if (chunk_find(o, idx))
 			continue;
-		struct chunk *c = chunk_new(e->objs, o, idx, CH_FILLING);
+		if (store_chunk_get(e->store, o->fh, o->fhlen, idx, &csum, &len) == 0) {
+			if (data_id == 0)
+				continue; /* another version's bytes: the reader decides */
+			c = chunk_new(e->objs, o, idx, CH_LOADING);
+			if (c == NULL)
+				break;
+			if (load_start(e, c, data_id, csum, len, cs, 1) != 0) {
+				chunk_remove(e->objs, c);
+				break;
+			}
+			continue;
+		}
+		if (!store_fill_allowed(e->store))
+			continue;
+		c = chunk_new(e->objs, o, idx, CH_FILLING);
 		if (c == NULL)
 			break;
 		fill_start(e, c, cred, 1);
@@ -249,13 +267,14 @@ static void op_finish(struct read_op *op)
 			struct cfs_cred cred = op->req->cred;
 			struct cobj *o = op->obj;
 			uint32_t cs = op->cs;
+			uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
 
 			if (c->idx != UINT32_MAX)
 				chunk_touch(e->objs, c);
 			reply_data(op, attrs, c->buf + (op->off - cstart), n, end >= size);
 			o->refs++;
 			op_free(op);
-			readahead(e, o, &cred, end, size, cs);
+			readahead(e, o, &cred, end, size, cs, data_id);
 			cobj_put(e->objs, o);
 			return;
 		}
@@ -297,12 +316,13 @@ static void op_finish(struct read_op *op)
 		struct cfs_cred cred = op->req->cred;
 		struct cobj *o = op->obj;
 		uint32_t cs = op->cs;
+		uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
 
 		reply_data(op, attrs, buf, n, end >= size);
 		free(buf);
 		o->refs++; /* keep o across op_free */
 		op_free(op);
-		readahead(e, o, &cred, end, size, cs);
+		readahead(e, o, &cred, end, size, cs, data_id);
 		cobj_put(e->objs, o);
 	}
 }
@@ -329,6 +349,10 @@ static void load_done(void *arg)
 	struct engine *e = j->e;
 	struct chunk *c = j->c;
 
+	if (j->readahead) {
+		e->ra_inflight--;
+		e->ctr.readahead_loads++;
+	}
 	if (c->idx == UINT32_MAX) {
 		/* removed meanwhile */
 		free(j->buf);
@@ -370,7 +394,7 @@ static void load_done(void *arg)
 }
 
 static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint64_t csum,
-		      uint32_t len, uint32_t cs)
+		      uint32_t len, uint32_t cs, int ra)
 {
 	struct disk_job *j;
 
@@ -387,6 +411,7 @@ static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint6
 	j->off = (uint64_t)c->idx * cs;
 	j->len = len;
 	j->csum = csum;
+	j->readahead = ra;
 	chunk_hold(c);
 	c->data_id = data_id;
 	if (workers_submit(e->workers, load_work, load_done, j) != 0) {
@@ -394,6 +419,8 @@ static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint6
 		free(j);
 		return -ENOMEM;
 	}
+	if (ra)
+		e->ra_inflight++;
 	return 0;
 }
 
@@ -606,7 +633,7 @@ static void op_gather(struct read_op *op)
 			if (op->have_rec &&
 			    store_chunk_get(e->store, o->fh, o->fhlen, idx, &csum, &len) == 0) {
 				c = chunk_new(e->objs, o, idx, CH_LOADING);
-				if (c && load_start(e, c, op->rec.data_id, csum, len, op->cs) != 0) {
+				if (c && load_start(e, c, op->rec.data_id, csum, len, op->cs, 0) != 0) {
 					chunk_remove(e->objs, c);
 					c = NULL;
 				}
