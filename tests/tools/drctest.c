@@ -265,23 +265,42 @@ int main(int argc, char **argv)
 	triple("RMDIR sub", s_rmdir, &rd, NFS3ERR_NOENT);
 
 	/* the same call twice back to back on one connection: the second
-	 * arrives while the first is in progress and is dropped; one answer */
-	cr.where.name = "twice";
-	rpc = conn();
-	memset(&w, 0, sizeof(w));
-	uint32_t xid = xid_base++ * 7919 + 777;
-	rpc_set_next_xid(rpc, xid);
-	s_create(rpc, &cr, &w);
-	rpc_set_next_xid(rpc, xid);
-	s_create(rpc, &cr, &w);
-	wait_n(rpc, &w, 2, 2000);
-	check("CREATE sent twice at once: answers", w.done, 1);
-	check("CREATE sent twice at once: status", (int)w.nst, NFS3_OK);
-	rpc_destroy_context(rpc);
+	 * arrives while the first is in progress and is dropped; one answer.
+	 * On a loaded machine the first can complete before the proxy reads
+	 * the second, which is then a replay (a second answer, also OK): try up
+	 * to five times for the in-progress case. EXIST from any attempt means
+	 * the call was applied twice. */
+	int once = 0, tries = 0;
+	char names[5][16];
+	for (; tries < 5 && !once; tries++) {
+		snprintf(names[tries], sizeof(names[tries]), "twice%d", tries);
+		cr.where.name = names[tries];
+		rpc = conn();
+		memset(&w, 0, sizeof(w));
+		uint32_t xid = xid_base++ * 7919 + 777;
+		rpc_set_next_xid(rpc, xid);
+		s_create(rpc, &cr, &w);
+		rpc_set_next_xid(rpc, xid);
+		s_create(rpc, &cr, &w);
+		wait_n(rpc, &w, 2, 2000);
+		int answers = w.done; /* before destroying: it cancels the rest */
+		rpc_destroy_context(rpc);
+		check("CREATE sent twice at once: status", (int)w.nst, NFS3_OK);
+		if (answers == 1)
+			once = 1;
+		else if (answers != 2)
+			check("CREATE sent twice at once: answers", answers, 1);
+		else
+			printf("note CREATE sent twice at once: attempt %d answered twice (replay)\n",
+			       tries + 1);
+	}
+	check("CREATE sent twice at once: one answer within 5 attempts", once, 1);
 
 	/* clean up */
-	rm.object.name = "twice";
-	call(s_remove, &rm, xid_base++ * 31 + 5);
+	for (int i = 0; i < tries; i++) {
+		rm.object.name = names[i];
+		call(s_remove, &rm, xid_base++ * 31 + 5);
+	}
 	rd.object.dir.data.data_len = rootlen;
 	rd.object.dir.data.data_val = (char *)root;
 	rd.object.name = scratch;
