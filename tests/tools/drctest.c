@@ -271,7 +271,7 @@ int main(int argc, char **argv)
 	 * to five times for the in-progress case. EXIST from any attempt means
 	 * the call was applied twice. */
 	int once = 0, tries = 0;
-	char names[5][16];
+	char names[5][24];
 	for (; tries < 5 && !once; tries++) {
 		snprintf(names[tries], sizeof(names[tries]), "twice%d", tries);
 		cr.where.name = names[tries];
