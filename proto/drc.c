@@ -15,20 +15,18 @@
 #include <sys/socket.h>
 #include <xxhash.h>
 
-#define DRC_MAX	    4096
-#define DRC_LIFE_MS (120 * 1000)
-
 struct drc_entry {
 	uint8_t addr[16];
 	uint32_t xid, prog, proc;
 	uint64_t args_hash;
 	uint64_t hash;
-	int done;
+	int done;   /* the reply is kept: in the age list */
+	int orphan; /* forgotten by drc_clear while in progress */
 	uint8_t *reply;
 	uint32_t len;
 	uint64_t when_ms;
 	struct drc_entry *hnext;
-	struct drc_entry *prev, *next; /* age order, head: newest */
+	struct drc_entry *prev, *next; /* finished entries by age, head: newest */
 };
 
 #define NBUCKETS 1024
@@ -79,38 +77,42 @@ static void addr_of(const struct sockaddr_storage *ss, uint8_t out[16])
 	}
 }
 
-static void unlink_entry(struct drc_entry *e)
+static void unhash(struct drc_entry *e)
 {
 	struct drc_entry **pp = &drc.buckets[e->hash % NBUCKETS];
 
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		drc.head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		drc.tail = e->prev;
 	drc.count--;
+}
+
+/* Only finished entries are in the age list: in-progress ones cannot be
+ * forgotten (their replies are coming), and keeping them out keeps expiry
+ * O(1) per call however many are outstanding. */
+static void unlink_entry(struct drc_entry *e)
+{
+	if (!e->orphan)
+		unhash(e);
+	if (e->done) {
+		if (e->prev)
+			e->prev->next = e->next;
+		else
+			drc.head = e->next;
+		if (e->next)
+			e->next->prev = e->prev;
+		else
+			drc.tail = e->prev;
+	}
 	free(e->reply);
 	free(e);
 }
 
-/* Forgets finished entries past their life, and the oldest beyond the cap
- * (entries still in progress stay: their replies are coming). */
+/* Forgets finished entries past their life, and the oldest beyond the cap. */
 static void expire(uint64_t now)
 {
-	struct drc_entry *e = drc.tail;
-
-	while (e) {
-		struct drc_entry *prev = e->prev;
-		if (e->done && (now - e->when_ms > DRC_LIFE_MS || drc.count > DRC_MAX))
-			unlink_entry(e);
-		e = prev;
-	}
+	while (drc.tail && (now >= drc.tail->when_ms + DRC_LIFE_MS || drc.count > DRC_MAX))
+		unlink_entry(drc.tail);
 }
 
 enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint32_t prog,
@@ -130,8 +132,7 @@ enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint
 			return e->done ? DRC_REPLAY : DRC_BUSY;
 		}
 	}
-	if (drc.count >= DRC_MAX)
-		expire(now);
+	expire(now);
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
 		*out = NULL;
@@ -146,12 +147,6 @@ enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint
 	e->when_ms = now;
 	e->hnext = drc.buckets[h % NBUCKETS];
 	drc.buckets[h % NBUCKETS] = e;
-	e->next = drc.head;
-	if (drc.head)
-		drc.head->prev = e;
-	drc.head = e;
-	if (drc.tail == NULL)
-		drc.tail = e;
 	drc.count++;
 	*out = e;
 	return DRC_NEW;
@@ -159,6 +154,10 @@ enum drc_state drc_begin(const struct sockaddr_storage *peer, uint32_t xid, uint
 
 void drc_done(struct drc_entry *e, const void *reply, uint32_t len, uint64_t now)
 {
+	if (e->orphan) {
+		unlink_entry(e);
+		return;
+	}
 	e->reply = malloc(len ? len : 1);
 	if (e->reply == NULL) {
 		unlink_entry(e);
@@ -168,8 +167,14 @@ void drc_done(struct drc_entry *e, const void *reply, uint32_t len, uint64_t now
 	e->len = len;
 	e->done = 1;
 	e->when_ms = now;
-	if (drc.count > DRC_MAX || (drc.tail && now - drc.tail->when_ms > DRC_LIFE_MS))
-		expire(now);
+	e->prev = NULL;
+	e->next = drc.head;
+	if (drc.head)
+		drc.head->prev = e;
+	drc.head = e;
+	if (drc.tail == NULL)
+		drc.tail = e;
+	expire(now);
 }
 
 void drc_abort(struct drc_entry *e)
@@ -183,8 +188,17 @@ const void *drc_reply(const struct drc_entry *e, uint32_t *len)
 	return e->reply;
 }
 
+/* Forgets everything; calls still in progress keep their entries until
+ * they finish or are dropped, which then frees them. */
 void drc_clear(void)
 {
 	while (drc.head)
 		unlink_entry(drc.head);
+	for (int b = 0; b < NBUCKETS; b++) {
+		while (drc.buckets[b]) {
+			struct drc_entry *e = drc.buckets[b];
+			unhash(e);
+			e->orphan = 1;
+		}
+	}
 }

@@ -24,7 +24,10 @@ void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
  * must be closed (not a CALL, or too short to reply to). */
 int proto_handle_record(struct proto_conn *conn, const uint8_t *rec, size_t len);
 
-/* The duplicate-request cache (drc.c). */
+/* The duplicate-request cache (drc.c): finished calls' replies are kept
+ * DRC_LIFE_MS, at most DRC_MAX entries (the oldest finished go first). */
+#define DRC_MAX	    4096
+#define DRC_LIFE_MS (120 * 1000)
 struct drc_entry;
 enum drc_state { DRC_NEW, DRC_BUSY, DRC_REPLAY };
 int drc_wanted(uint32_t prog, uint32_t proc);
