@@ -10,6 +10,8 @@
 #include "proto.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +284,39 @@ static void cull_tick(struct loop *l, void *arg)
 	meta_sweep(e);
 }
 
+/* Half of MemAvailable: the index read ahead must not push out the rest. */
+static uint64_t prefetch_limit(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kib = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib ? (uint64_t)kib * 1024 / 2 : 256ull << 20;
+}
+
+static void prefetch_work(void *arg)
+{
+	struct engine *e = arg;
+
+	e->prefetch_bytes =
+	    store_index_prefetch(e->cfg->cache_dir, prefetch_limit(), &e->prefetch_stop);
+}
+
+static void prefetch_done(void *arg)
+{
+	struct engine *e = arg;
+
+	if (e->prefetch_bytes >= (1u << 20))
+		log_info("cache index: %" PRIu64 " MiB being read into the page cache (asked in %" PRIu64
+			 " ms)",
+			 e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
+}
+
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
 	       struct engine **out, char *err, size_t errlen)
 {
@@ -327,6 +362,8 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 			 strerror(-rc));
 		goto fail;
 	}
+	e->prefetch_t0_ms = loop_clock_ms();
+	workers_submit(e->workers, prefetch_work, prefetch_done, e); /* best effort */
 	e->objs = cobj_table_new(cfg->memory_cache, 200000);
 	if (e->objs == NULL) {
 		rc = -ENOMEM;
@@ -353,6 +390,7 @@ void engine_stop(struct engine *e)
 		loop_timer_cancel(e->loop, e->cull_timer);
 	e->cull_timer = NULL;
 	/* finish disk jobs (their completions touch the store), then commit */
+	__atomic_store_n(&e->prefetch_stop, 1, __ATOMIC_RELAXED);
 	workers_stop(e->workers);
 	e->workers = NULL;
 	loop_before_sleep_del(e->loop, commit_hook, e);

@@ -27,6 +27,9 @@ struct engine {
 	int fills_inflight; /* upstream fills, readahead included */
 	int ra_inflight;    /* readahead fills */
 	int stopping;
+	int prefetch_stop;	  /* read by the index prefetch job's worker */
+	uint64_t prefetch_bytes;  /* what it asked the kernel to read */
+	uint64_t prefetch_t0_ms;
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all

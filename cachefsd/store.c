@@ -467,6 +467,32 @@ static int index_corrupt(int rc)
 }
 
 /* Rebuilds the totals from the records (the meta record was bad). */
+uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
+{
+	const off_t step = 128 * 1024;
+	char mdb[PATH_MAX];
+	struct stat st;
+	uint64_t done = 0;
+	int fd;
+
+	snprintf(mdb, sizeof(mdb), "%s/index/data.mdb", dir);
+	fd = open(mdb, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0) {
+		uint64_t end = (uint64_t)st.st_size < limit ? (uint64_t)st.st_size : limit;
+		for (off_t off = 0; (uint64_t)off < end; off += step) {
+			if (__atomic_load_n(stop, __ATOMIC_RELAXED))
+				break;
+			if (posix_fadvise(fd, off, step, POSIX_FADV_WILLNEED) != 0)
+				break;
+			done = (uint64_t)off + (uint64_t)step < end ? (uint64_t)(off + step) : end;
+		}
+	}
+	close(fd);
+	return done;
+}
+
 static int recount(struct store *s, MDB_txn *txn)
 {
 	struct store_obj o;
@@ -525,20 +551,8 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh)
 		rc = mdb_env_open(s->env, path, MDB_NOSYNC | MDB_NORDAHEAD, 0600);
 	if (rc)
 		goto fail;
-	{
-		/* Lookups run on the event loop: after a reboot of the proxy
-		 * host each one would fault its pages in from the disk (the
-		 * FS-Cache lesson). Ask the kernel to read the index into the
-		 * page cache in the background, at disk speed, right away. */
-		char mdb[4200];
-		int fd;
-		snprintf(mdb, sizeof(mdb), "%s/data.mdb", path);
-		fd = open(mdb, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-			close(fd);
-		}
-	}
+	/* the index is read into the page cache in the background by
+	 * store_index_prefetch(), started by the engine */
 	mdb_reader_check(s->env, &dead);
 	rc = mdb_txn_begin(s->env, NULL, 0, &txn);
 	if (rc)

@@ -31,6 +31,8 @@
 # The pass line reports both throughputs (MB = 10^6 bytes) and the peak.
 #
 #   LOAD_SECONDS [20]  LOAD_SEED [1]  LOAD_CLIENTS [64]  RSS_LIMIT_MIB [256]
+#   LOAD_DIRECT=1: first the same load straight against nfs-ganesha
+#   (LOAD_SECONDS/2), for the side-by-side figure in docs/bench.md
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -102,6 +104,14 @@ run()
 }
 
 half=$((SECONDS_TOTAL / 2))
+direct=""
+if [ "${LOAD_DIRECT:-0}" = 1 ]; then
+	LINE=$("$LG" --port "$H_NFSPORT_up" --mount-port "$H_MNTPORT_up" --export "$E" \
+		--manifest "$H_TMP/manifest" --clients "$CLIENTS" --seconds "$half" --seed "$SEED" \
+		2>"$H_TMP/loadgen-direct.err") || h_fail "direct run: $LINE $(head -n 20 "$H_TMP/loadgen-direct.err")"
+	h_log "direct: $LINE"
+	direct="direct $(field MBps) MB/s $(field files_per_s) files/s, "
+fi
 run cold "$half"
 cold_mbps=$(field MBps) cold_fps=$(field files_per_s) cold_files=$(field files)
 run warm "$((SECONDS_TOTAL - half))"
@@ -142,6 +152,6 @@ cf=$(h_stat px checksum_failures)
 cb=$(h_stat px cache_bytes)
 [ "$cb" -le $((24 * 1048576)) ] || h_fail "under cache pressure: $cb bytes cached, cap 20 MiB"
 h_stop_cachefsd px
-h_pass "$CLIENTS clients, seed $SEED, 0 errors, 0 wrong bytes: cold ${half}s $cold_files files" \
+h_pass "$CLIENTS clients, seed $SEED, 0 errors, 0 wrong bytes: ${direct}cold ${half}s $cold_files files" \
 	"$cold_mbps MB/s $cold_fps files/s, warm $warm_files files $warm_mbps MB/s $warm_fps files/s," \
 	"$hits hits, $disk chunk disk reads, 0 checksum failures; cachefsd peak RSS $hwm_mib MiB ($verdict)"

@@ -12,6 +12,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <lmdb.h>
@@ -1127,6 +1129,62 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The index is read into the page cache 128 KiB at a time, up to the
+ * limit, and stops when asked: after a restart every page of it is
+ * resident again (one WILLNEED for the whole file would read ~8 MiB). */
+static void test_index_prefetch(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	uint8_t data[5000];
+	char path[PATH_MAX + 32], fh[16];
+	struct stat st;
+	int stop = 0, fd;
+
+	memset(data, 0x5a, sizeof(data));
+	for (int i = 0; i < 1500; i++) {
+		fattr3 a = attrs(sizeof(data), (uint32_t)i + 1);
+		snprintf(fh, sizeof(fh), "fh%05d", i);
+		data[0] = (uint8_t)i;
+		assert_int_equal(store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, sizeof(data)),
+				 0);
+	}
+	assert_int_equal(store_commit(s), 0);
+	store_close(s); /* its map would keep the pages resident */
+	c->s = NULL;
+	snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(st.st_size >= 10 << 20); /* more than one request would read */
+
+	stop = 1;
+	assert_int_equal(store_index_prefetch(c->dir, UINT64_MAX, &stop), 0);
+	stop = 0;
+	assert_int_equal(store_index_prefetch(c->dir, 128 * 1024, &stop), 128 * 1024);
+
+	/* push the file out of the page cache, then read it ahead */
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	assert_int_equal(store_index_prefetch(c->dir, UINT64_MAX, &stop), (uint64_t)st.st_size);
+	size_t pages = ((size_t)st.st_size + 4095) / 4096, resident = 0;
+	unsigned char *vec = calloc(pages, 1);
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(vec != NULL && m != MAP_FAILED);
+	for (int tries = 0; tries < 200 && resident < pages; tries++) {
+		usleep(10000); /* the reads are asynchronous */
+		assert_int_equal(mincore(m, (size_t)st.st_size, vec), 0);
+		resident = 0;
+		for (size_t i = 0; i < pages; i++)
+			resident += vec[i] & 1;
+	}
+	assert_int_equal(resident, pages);
+	munmap(m, (size_t)st.st_size);
+	free(vec);
+	close(fd);
+	open_ok(c);
+}
+
 static void test_costs(void **state)
 {
 	struct ctx *c = *state;
@@ -1228,6 +1286,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fill_stopped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_index, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_index_prefetch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stale_writer, setup, teardown),
