@@ -466,7 +466,6 @@ static int index_corrupt(int rc)
 	       rc == MDB_INCOMPATIBLE || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC;
 }
 
-/* Rebuilds the totals from the records (the meta record was bad). */
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 {
 	const off_t step = 128 * 1024;
@@ -493,6 +492,7 @@ uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 	return done;
 }
 
+/* Rebuilds the totals from the records (the meta record was bad). */
 static int recount(struct store *s, MDB_txn *txn)
 {
 	struct store_obj o;

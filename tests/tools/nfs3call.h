@@ -248,49 +248,27 @@ static inline void x_write(void *d, struct res *r)
 	}
 }
 
-static inline void x_create(void *d, struct res *r)
+/* CREATE, MKDIR, SYMLINK and MKNOD results share one shape: the new
+ * object's handle and attributes (read only when status is NFS3_OK). */
+static inline void x_newobj(nfsstat3 st, post_op_fh3 *obj, post_op_attr *attrs, struct res *r)
 {
-	CREATE3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->CREATE3res_u.resok.obj, r);
-		get_pattr(&x->CREATE3res_u.resok.obj_attributes, r);
+	r->stat = st;
+	if (st == NFS3_OK) {
+		get_pfh(obj, r);
+		get_pattr(attrs, r);
 	}
 }
 
-static inline void x_mkdir(void *d, struct res *r)
-{
-	MKDIR3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->MKDIR3res_u.resok.obj, r);
-		get_pattr(&x->MKDIR3res_u.resok.obj_attributes, r);
+#define X_NEWOBJ(name, T)                                                                    \
+	static inline void name(void *d, struct res *r)                                     \
+	{                                                                                    \
+		T *x = d;                                                                    \
+		x_newobj(x->status, &x->T##_u.resok.obj, &x->T##_u.resok.obj_attributes, r); \
 	}
-}
-
-static inline void x_symlink(void *d, struct res *r)
-{
-	SYMLINK3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->SYMLINK3res_u.resok.obj, r);
-		get_pattr(&x->SYMLINK3res_u.resok.obj_attributes, r);
-	}
-}
-
-static inline void x_mknod(void *d, struct res *r)
-{
-	MKNOD3res *x = d;
-
-	r->stat = x->status;
-	if (x->status == NFS3_OK) {
-		get_pfh(&x->MKNOD3res_u.resok.obj, r);
-		get_pattr(&x->MKNOD3res_u.resok.obj_attributes, r);
-	}
-}
+X_NEWOBJ(x_create, CREATE3res)
+X_NEWOBJ(x_mkdir, MKDIR3res)
+X_NEWOBJ(x_symlink, SYMLINK3res)
+X_NEWOBJ(x_mknod, MKNOD3res)
 
 static inline void x_remove(void *d, struct res *r)
 {
