@@ -23,6 +23,8 @@
 #   --wan-full-tree       tar over wan walks the full tree, not tree-wan
 #   --lan-rate R / --wan-rate R / --wan-delay-ms D   (1gbit / 100mbit / 5)
 #   --window N            READs in flight for one file (default 4)
+#   --cachefsd-args "A"   extra cachefsd flags for every cachefsd started
+#                         (e.g. "--busy-poll 0"), recorded in meta.txt
 #   --guest               also run the kernel client in the qemu guest (wan)
 #   --guest-only          only the guest part (no libnfs runs)
 #   --guest-n N           runs per guest scenario (default 3)
@@ -68,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--wan-rate) wan_rate=${2:?}; shift 2 ;;
 	--wan-delay-ms) wan_delay=${2:?}; shift 2 ;;
 	--window) window=${2:?}; shift 2 ;;
+	--cachefsd-args) B_CFS_ARGS=$2; shift 2 ;;
 	--guest) guest=1; shift ;;
 	--guest-only) guest=1; profiles=''; shift ;;
 	--guest-n) guest_n=${2:?}; shift 2 ;;
@@ -216,6 +219,7 @@ fi
 	echo "warmup=$warmup"
 	echo "budget=$budget"
 	echo "window=$window"
+	echo "cachefsd_args=${B_CFS_ARGS:-}"
 	echo "profiles=$profiles"
 	echo "workloads=$workloads"
 	echo "scenarios=$scenarios"
@@ -411,6 +415,27 @@ relay_probe()
 	cat "$out/relay.txt"
 }
 
+# --- per-call floor ------------------------------------------------------------------------
+# NFS NULL calls one at a time from the bench client: the round trip and
+# RPC handling every call of a walk pays, with no file system work. To the
+# upstream over this profile's link, and to each running cachefsd (which
+# answers NULL itself). A warm ttl walk cannot beat direct by more than
+# about direct's time per call over this floor.
+ping_floor()
+{
+	local profile=$1 m pv portv line
+	line="$profile: direct $("$B_BIN/nfsbench" ping --host "$T_HOST" --port "$T_NFSPORT" --count 5000 |
+		sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p') us"
+	for m in ${modes//,/ }; do
+		pv="CFS_PID_$m" portv="CFS_PORT_$m"
+		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
+		line+=", cachefsd $m $("$B_BIN/nfsbench" ping --port "${!portv}" --count 5000 |
+			sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p') us"
+	done
+	echo "$line" >>"$out/floor.txt"
+	b_log "NULL call floor, $line"
+}
+
 # --- the profiles ---------------------------------------------------------------------------
 for profile in ${profiles//,/ }; do
 	case $profile in
@@ -460,6 +485,7 @@ for profile in ${profiles//,/ }; do
 			[ "$r" -gt 0 ] && measured=$r
 		done
 	done
+	ping_floor "$profile"
 	for m in ${modes//,/ }; do
 		b_stop_cachefsd "$m"
 	done

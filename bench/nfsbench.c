@@ -20,6 +20,8 @@
  * what a kernel client's readahead does for a sequential reader. --window 1
  * gives a strictly synchronous client. A file of size 0 gets no READ (the
  * kernel knows the size from GETATTR). Short READs are continued.
+ * ping --count N (default 10000) NFS NULL calls, each waiting for its
+ *      reply: this client's per-call floor against that server (no MOUNT).
  *
  * The clock runs from the first LOOKUP to the last reply; connecting and
  * MNT are not timed (they are the mount). stdout gets one line:
@@ -562,14 +564,40 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: nfsbench cat|tar --port P [--host H] [--mountport M] --export PATH\n"
 	        "                --path REL [--window N] [--rsize N] [--dirsize N]\n"
-	        "                [--verify FILE] [--timeout S] [--uid U --gid G]\n");
+	        "                [--verify FILE] [--timeout S] [--uid U --gid G]\n"
+	        "       nfsbench ping --port P [--host H] [--count N]\n");
 	exit(2);
+}
+
+/* ping: NFS NULL calls one at a time, each waiting for its reply: the
+ * per-call floor of this client against that server (no file system work,
+ * only the round trip and both ends' RPC handling). */
+static int ping(struct bench *b, const char *host, int port, int count)
+{
+	struct call c;
+	double t0, dt;
+
+	b->rpc = rpc_init_context();
+	rpc_set_auth(b->rpc, libnfs_authunix_create("nfsbench", 0, 0, 0, NULL));
+	connect_ctx(b, b->rpc, host, port);
+	t0 = now_s();
+	for (int i = 0; i < count; i++) {
+		memset(&c, 0, sizeof(c));
+		if (rpc_nfs3_null_async(b->rpc, generic_cb, &c) != 0)
+			die("NULL: %s%s", rpc_get_error(b->rpc), "");
+		wait1(b, &c);
+	}
+	dt = now_s() - t0;
+	printf("workload=ping seconds=%.6f calls=%d us_per_call=%.1f\n", dt, count,
+	       dt * 1e6 / count);
+	rpc_destroy_context(b->rpc);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *verify = NULL;
-	int port = 0, mountport = 0, tar;
+	int port = 0, mountport = 0, tar, count = 10000;
 	uint32_t uid = 0, gid = 0;
 	static struct bench b;
 
@@ -579,6 +607,8 @@ int main(int argc, char **argv)
 		tar = 0;
 	else if (strcmp(argv[1], "tar") == 0)
 		tar = 1;
+	else if (strcmp(argv[1], "ping") == 0)
+		tar = -1;
 	else
 		usage();
 	b.window = 4;
@@ -614,8 +644,16 @@ int main(int argc, char **argv)
 			uid = (uint32_t)strtoul(v, NULL, 0);
 		else if (strcmp(a, "--gid") == 0)
 			gid = (uint32_t)strtoul(v, NULL, 0);
+		else if (strcmp(a, "--count") == 0)
+			count = atoi(v);
 		else
 			usage();
+	}
+	b.timeout_s = b.timeout_s < 1 ? 1 : b.timeout_s;
+	if (tar < 0) {
+		if (port <= 0 || count < 1)
+			usage();
+		return ping(&b, host, port, count);
 	}
 	if (port <= 0 || !export || !path || b.window < 1 || b.window > MAX_WINDOW ||
 	    b.rsize < 4096 || b.rsize > (1 << 20) || b.dirsize < 1024 || b.timeout_s < 1)

@@ -248,6 +248,17 @@ END {
 		sed 's/^/    /' "$dir/machine.txt"
 		echo
 	fi
+	if [ -s "$dir/floor.txt" ]; then
+		echo "## Per-call floor (NFS NULL, one call at a time, µs per call)"
+		echo
+		echo "The bench client's round trip with no file system work, to the upstream"
+		echo "over each profile's link and to cachefsd (which answers NULL itself)."
+		echo "A warm ttl walk cannot beat direct by much more than direct's time per"
+		echo "call over cachefsd's floor."
+		echo
+		sed 's/^/    /' "$dir/floor.txt"
+		echo
+	fi
 	if [ -s "$dir/relay.txt" ]; then
 		echo "## Relay accuracy (wan profile, measured in this run)"
 		echo

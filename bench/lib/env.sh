@@ -252,13 +252,14 @@ b_start_cachefsd()
 {
 	local name=$1 cache=$2 host=$3 nport=$4 mport=$5 export=$6
 	shift 6
-	local port v log=$B_TMP/$name-cachefsd.log i
+	local port v log=$B_TMP/$name-cachefsd.log i more=()
+	read -ra more <<<"${B_CFS_ARGS:-}"
 	v="CFS_PORT_$name"
 	port=${!v:-}
 	[ -n "$port" ] || port=$(b_free_port)
 	"$B_CACHEFSD" --foreground --upstream "nfs://$host$export?nfsport=$nport&mountport=$mport" \
 		--listen "127.0.0.1:$port" --cache-dir "$cache" \
-		--stats-file "$B_TMP/$name.stats" "$@" >>"$log" 2>&1 &
+		--stats-file "$B_TMP/$name.stats" "$@" "${more[@]}" >>"$log" 2>&1 &
 	local pid=$!
 	b_track "cachefsd-$name" "$pid"
 	printf -v "CFS_PORT_$name" '%s' "$port"

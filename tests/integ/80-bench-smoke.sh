@@ -37,6 +37,10 @@ for f in raw.csv summary.csv report.md meta.txt machine.txt; do
 done
 grep -q 'verified: tar via direct (loopback): every file' "$H_TMP/bench.out" ||
 	h_fail "the bench did not verify the tar bytes"
+# the per-call floor: NULL calls to the upstream and to each cachefsd
+grep -qE '^loopback: direct [0-9.]+ us, cachefsd strict [0-9.]+ us' "$res/floor.txt" ||
+	h_fail "no per-call floor: $(cat "$res/floor.txt" 2>&1)"
+grep -q 'Per-call floor' "$res/report.md" || h_fail "the report has no per-call floor"
 
 data=$(sed -n 's/^data=//p' "$res/meta.txt")
 [ -f "$data/MANIFEST" ] || h_fail "no data-set manifest in $data"
