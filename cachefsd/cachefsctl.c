@@ -427,10 +427,11 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)misses, (unsigned long long)pass,
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "bytes_from_cache")),
 	       human_bytes(b2, sizeof(b2), (double)kv_num(s, "bytes_read")));
-	printf("fills        %llu (%llu readahead), %s fetched, %llu stored, %llu not stored "
-	       "(fresh)\n",
+	printf("fills        %llu (%llu readahead, %llu at lookup), %s fetched, %llu stored, %llu "
+	       "not stored (fresh)\n",
 	       (unsigned long long)kv_num(s, "fills"),
 	       (unsigned long long)kv_num(s, "readahead_fills"),
+	       (unsigned long long)kv_num(s, "lookup_prefetches"),
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "fill_bytes")),
 	       (unsigned long long)kv_num(s, "stores"),
 	       (unsigned long long)kv_num(s, "fresh_skips"));

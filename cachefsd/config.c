@@ -86,6 +86,12 @@ static const struct cfg_key keys[] = {
 	 "prefetch window ahead of a sequential reader; 0: off"},
 	{"io_threads", CFG_INT, OFF(io_threads), "4", 1, 64, "N",
 	 "threads doing cache-disk reads and writes"},
+	{"busy_poll", CFG_INT, OFF(busy_poll), "200", 0, 100000, "MICROSECONDS",
+	 "after handling calls, poll this long before sleeping: lower latency for clients "
+	 "that wait for each reply, at the cost of CPU while busy; 0: off"},
+	{"lookup_prefetch", CFG_BOOL, OFF(lookup_prefetch), "true", 0, 1, "BOOL",
+	 "fetch a file of at most inline_max bytes when a client looks it up, so its READ is "
+	 "answered from the cache (costs upstream reads of files looked up but never read)"},
 	{"memory_cache", CFG_SIZE, OFF(memory_cache), "64M", 0, 1L << 40, "SIZE",
 	 "recently verified chunks kept in memory"},
 	{"meta_ttl", CFG_INT, OFF(meta_ttl), "0", 0, 86400 * 30, "SECONDS",
@@ -724,7 +730,7 @@ static const char *const live_keys[] = {
 	"brun",		"bcull",     "bstop",		    "frun",	    "fcull",
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
-	"anon_uid",	"anon_gid",
+	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch",
 };
 
 int config_key_live(const char *key)

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* index changes wait at most this long for their commit (commit_hook) */
+#define COMMIT_BATCH_MS 20
+
 static struct engine_counters *ctr_of(struct engine *e)
 {
 	return &e->ctr;
@@ -265,14 +268,46 @@ void engine_submit(struct cfs_req *req, void *arg)
 	}
 }
 
-static void commit_hook(struct loop *l, void *arg)
+static void commit_now(struct engine *e)
+{
+	e->txn_since_ms = 0;
+	store_commit(e->store);
+}
+
+static void commit_tick(struct loop *l, void *arg)
 {
 	struct engine *e = arg;
 
 	(void)l;
+	e->commit_timer = NULL; /* a one-shot timer is gone once it fired */
+	commit_now(e);
+}
+
+/* End of every loop pass. Index changes are committed in batches of up to
+ * COMMIT_BATCH_MS: a commit writes every B-tree page the batch touched
+ * (LMDB without WRITEMAP: a pwrite each), so committing after every call
+ * of a cold walk cost about nine writes per file. A batch that removes
+ * data or metadata is committed at once, and an idle loop commits when
+ * the timer fires; a crash loses at most the last batch of new entries,
+ * which leaves "no entry" (the crash contract). */
+static void commit_hook(struct loop *l, void *arg)
+{
+	struct engine *e = arg;
+	uint64_t now = loop_now(l);
+
 	if (store_cull_wanted(e->store))
 		store_cull_step(e->store, 256);
-	store_commit(e->store);
+	if (store_commit_deferrable(e->store)) {
+		if (e->txn_since_ms == 0)
+			e->txn_since_ms = now;
+		if (now - e->txn_since_ms < COMMIT_BATCH_MS) {
+			store_pass_end(e->store);
+			if (e->commit_timer == NULL)
+				e->commit_timer = loop_timer_add(l, COMMIT_BATCH_MS, 0, commit_tick, e);
+			return;
+		}
+	}
+	commit_now(e);
 }
 
 static void cull_tick(struct loop *l, void *arg)
@@ -330,6 +365,7 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 		return -ENOMEM;
 	e->loop = l;
 	e->cfg = cfg;
+	loop_set_busy_poll(l, (unsigned)cfg->busy_poll);
 	e->up = up;
 	e->export_path = strdup(cfg->export_path ? cfg->export_path : ui->url.path);
 	if (e->export_path == NULL) {
@@ -389,6 +425,9 @@ void engine_stop(struct engine *e)
 	if (e->cull_timer)
 		loop_timer_cancel(e->loop, e->cull_timer);
 	e->cull_timer = NULL;
+	if (e->commit_timer)
+		loop_timer_cancel(e->loop, e->commit_timer);
+	e->commit_timer = NULL;
 	/* finish disk jobs (their completions touch the store), then commit */
 	__atomic_store_n(&e->prefetch_stop, 1, __ATOMIC_RELAXED);
 	workers_stop(e->workers);
@@ -474,6 +513,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("fills", c->fills);
 	KV("fill_bytes", c->fill_bytes);
 	KV("readahead_fills", c->readahead_fills);
+	KV("lookup_prefetches", c->lookup_prefetches);
 	KV("readahead_loads", c->readahead_loads);
 	KV("chunk_disk_reads", c->chunk_disk_reads);
 	KV("chunk_mem_hits", c->chunk_mem_hits);
@@ -620,6 +660,7 @@ void engine_reconfigure(struct engine *e)
 	sp.fcull = e->cfg->fcull;
 	sp.fstop = e->cfg->fstop;
 	store_set_limits(e->store, &sp);
+	loop_set_busy_poll(e->loop, (unsigned)e->cfg->busy_poll);
 	if (!meta_enabled(e) && store_meta_count(e->store) > 0) {
 		engine_invalidate_meta(e);
 		log_info("strict mode: dropped the metadata cache");

@@ -24,6 +24,8 @@ struct engine {
 	struct mount_entry *mounts;
 	struct engine_counters ctr;
 	struct loop_timer *cull_timer;
+	struct loop_timer *commit_timer; /* commits a deferred batch */
+	uint64_t txn_since_ms;           /* when the open batch was first deferred */
 	int fills_inflight; /* upstream fills, readahead included */
 	int ra_inflight;    /* readahead fills */
 	int stopping;
@@ -70,6 +72,10 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa);
 /* Drops the cached data of o (store and memory). */
 void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
+/* A client looked up fh (attrs from the same reply): fetch a small file's
+ * bytes now (lookup_prefetch). */
+void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
+			    const struct cfs_cred *cred);
 /* READ (read.c). */
 void engine_read(struct engine *e, struct cfs_req *req);
 /* Counts and times a reply about to be sent. */

@@ -511,6 +511,9 @@ static int answer_lookup(struct engine *e, struct cfs_req *req)
 		attrs_post(e, &req->args.lookup.what.dir, &res.LOOKUP3res_u.resfail.dir_attributes);
 	}
 	res.status = st;
+	if (st == NFS3_OK)
+		engine_lookup_prefetch(e, &res.LOOKUP3res_u.resok.object,
+				       &res.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 	engine_count_reply(e, req, st);
 	proto_reply(req, &res);
 	return 0;

@@ -267,6 +267,9 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_fill_bytes_total", "Bytes fetched by fills.", c->fill_bytes);
 	counter(f, "cachefsd_readahead_fills_total", "Fills started by sequential readahead.",
 	        c->readahead_fills);
+	counter(f, "cachefsd_lookup_prefetches_total",
+	        "Small files fetched when a client looked them up (lookup_prefetch).",
+	        c->lookup_prefetches);
 	counter(f, "cachefsd_readahead_loads_total",
 	        "Cached chunks loaded from disk ahead of a sequential reader.", c->readahead_loads);
 	counter(f, "cachefsd_stores_total", "Chunks and small files written to the cache.",

@@ -224,6 +224,8 @@ void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
 					    &r->lookup.LOOKUP3res_u.resok.obj_attributes);
 			engine_observe_post(e, &a->lookup.what.dir,
 					    &r->lookup.LOOKUP3res_u.resok.dir_attributes);
+			engine_lookup_prefetch(e, &r->lookup.LOOKUP3res_u.resok.object,
+					       &r->lookup.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 		} else {
 			engine_observe_post(e, &a->lookup.what.dir,
 					    &r->lookup.LOOKUP3res_u.resfail.dir_attributes);

@@ -610,6 +610,47 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
 		e->ra_inflight++;
 }
 
+/* --- lookup prefetch ----------------------------------------------------------- */
+
+/* A client that looks a file up usually opens it next (GETATTR, ACCESS)
+ * and reads it: `tar`, `cp -r`, a compiler reading headers. A small file's
+ * bytes are fetched at once, during those round trips, so its READ is
+ * answered here instead of waiting on the upstream. Files of at most
+ * inline_max bytes (one upstream READ each), within the readahead budget;
+ * the fill runs with the caller's credential, and the READ still needs
+ * its own caller's READ evidence (engine_read). */
+void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
+			    const struct cfs_cred *cred)
+{
+	const fattr3 *a = &pa->post_op_attr_u.attributes;
+	struct store_obj rec;
+	struct store_snap snap;
+	struct cobj *o;
+	struct chunk *c;
+
+	if (!e->cfg->lookup_prefetch || !pa->attributes_follow || a->type != NF3REG ||
+	    a->size == 0 || a->size > e->cfg->inline_max || e->workers == NULL ||
+	    e->ra_inflight >= MAX_READAHEAD_FILLS || !store_fill_allowed(e->store))
+		return;
+	/* too fresh to be stored: the READ would fetch it again */
+	if ((int64_t)(wall_ms() / 1000) - (int64_t)a->ctime.seconds < e->cfg->fresh_guard)
+		return;
+	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	if (o == NULL)
+		return;
+	store_snap_of(a, &snap);
+	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
+	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
+	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE))) {
+		c = chunk_new(e->objs, o, 0, CH_FILLING);
+		if (c) {
+			e->ctr.lookup_prefetches++;
+			fill_start(e, c, cred, 1);
+		}
+	}
+	cobj_put(e->objs, o);
+}
+
 /* --- gathering ---------------------------------------------------------------- */
 
 /* Collects the chunks [lo, hi] for op: each ready, loading or filling. */
@@ -780,16 +821,20 @@ void engine_read(struct engine *e, struct cfs_req *req)
 	if (!op->have_rec)
 		cobj_drop_chunks(e->objs, o); /* bytes of data the store no longer has */
 	if (op->have_rec || o->chunks) {
-		/* cached or shared bytes: the caller needs READ evidence */
-		known = o->have_attrs ? &o->attrs : &op->rec.attrs;
-		switch (op->have_rec ? access_state(e, o, &req->cred, known) : ACC_UNKNOWN) {
+		/* cached bytes, or others' fills of this file in flight (a
+		 * lookup prefetch, another reader): the caller needs READ
+		 * evidence of its own, and then shares them */
+		known = o->have_attrs ? &o->attrs : op->have_rec ? &op->rec.attrs : NULL;
+		switch (known ? access_state(e, o, &req->cred, known) : ACC_UNKNOWN) {
 		case ACC_DENY:
 			e->ctr.access_denied++;
 			op_forward(op);
 			return;
 		case ACC_UNKNOWN:
-			if (!op->have_rec)
-				break; /* only fills of its own below */
+			if (known == NULL) {
+				op_forward(op);
+				return;
+			}
 			e->ctr.access_checks++;
 			op->aargs.object = a->file;
 			op->aargs.access = ACCESS3_READ;
@@ -800,12 +845,6 @@ void engine_read(struct engine *e, struct cfs_req *req)
 		case ACC_OK:
 			break;
 		}
-	}
-	if (!op->have_rec && o->chunks) {
-		/* others' fills of this file are in flight and the caller has
-		 * no evidence of its own: let the server answer it */
-		op_forward(op);
-		return;
 	}
 
 	store_touch(e->store, o->fh, o->fhlen);

@@ -115,6 +115,7 @@ static void rollback(struct store *s)
 	s->txq_len = 0;
 	s->txq_bytes = 0;
 	s->txn_bytes = 0;
+	s->txn_drops = 0;
 }
 
 int store_txn_fail(struct store *s, int rc, const char *what)
@@ -213,9 +214,23 @@ int store_txn_commit(struct store *s)
 		s->txq_bytes = 0;
 	}
 	s->txn_bytes = 0;
+	s->txn_drops = 0;
 	store_bg_committed(s);
 	s->oldest_access = store_lru_oldest(s);
 	return 0;
+}
+
+int store_commit_deferrable(const struct store *s)
+{
+	return s && s->wtxn && !s->txn_drops && !s->broken;
+}
+
+void store_pass_end(struct store *s)
+{
+	if (s && s->rtxn_live) {
+		mdb_txn_reset(s->rtxn);
+		s->rtxn_live = 0;
+	}
 }
 
 int store_commit(struct store *s)

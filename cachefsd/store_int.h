@@ -187,6 +187,7 @@ struct store {
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;
 	uint64_t txn_bytes; /* written by wtxn, roughly */
+	int txn_drops;      /* wtxn removes data or metadata: commit it now */
 	int broken;         /* sticky: the index failed at run time */
 
 	struct store_totals tot, tot_committed;

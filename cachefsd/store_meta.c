@@ -68,6 +68,7 @@ int store_meta_del(struct store *s, const void *key, size_t klen)
 		return 0;
 	if (rc)
 		return store_txn_fail(s, rc, "metadata delete");
+	s->txn_drops = 1;
 	return 0;
 }
 
@@ -107,6 +108,8 @@ static int keylist_delete(struct store *s, struct keylist *l)
 		int rc = mdb_del(s->wtxn, s->db_mcache, &k, NULL);
 		if (rc && rc != MDB_NOTFOUND)
 			return store_txn_fail(s, rc, "metadata delete");
+		if (rc == 0)
+			s->txn_drops = 1;
 		off += n + 2;
 	}
 	return 0;

@@ -276,6 +276,7 @@ static int remove_data(struct store *s, const void *fh, uint32_t fhlen, struct s
 	if (rc)
 		return rc;
 	*existed = 1;
+	s->txn_drops = 1; /* dropped data is committed at the end of the pass */
 	if (!(old->flags & STORE_OBJ_INLINE)) {
 		rc = chunks_delete(s, fh, fhlen, &n, &bytes);
 		if (rc)

@@ -43,6 +43,8 @@ struct cfs_config {
 	int frun, fcull, fstop;
 	uint64_t readahead; /* bytes ahead of a sequential reader; 0: off */
 	int io_threads;
+	int busy_poll;
+	int lookup_prefetch;
 	uint64_t memory_cache; /* recently verified chunks kept in memory */
 	/* coherence */
 	int meta_ttl;	   /* seconds; 0: strict mode */

@@ -54,6 +54,7 @@ struct engine_counters {
 	uint64_t fills;		    /* chunk fills from the upstream */
 	uint64_t fill_bytes;	    /* bytes fetched by fills */
 	uint64_t readahead_fills;
+	uint64_t lookup_prefetches; /* small files fetched when looked up */
 	uint64_t readahead_loads; /* chunks loaded from disk ahead of a sequential reader */
 	uint64_t chunk_disk_reads;  /* chunks read (and verified) from the cache disk */
 	uint64_t chunk_mem_hits;    /* chunk reads served from memory */

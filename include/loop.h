@@ -38,6 +38,10 @@ void loop_before_sleep_del(struct loop *l, loop_fn fn, void *arg);
 /* Work is pending: the next pass does not sleep. */
 void loop_pending(struct loop *l);
 
+/* After a pass that handled events, poll without sleeping for up to us
+ * microseconds before blocking (0: never). */
+void loop_set_busy_poll(struct loop *l, unsigned us);
+
 /* Run until loop_stop(); returns 0. */
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);

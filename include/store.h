@@ -106,6 +106,16 @@ uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
  * nothing changed. Returns 0 or -errno (the batch is lost, logged). */
 int store_commit(struct store *s);
 
+/* Whether a write transaction is open and may wait for a later commit:
+ * 0 when there is none, or when it removes data or metadata (a crash must
+ * not bring back what was dropped as stale or changed through the proxy).
+ * Reads in this thread see the open transaction. */
+int store_commit_deferrable(const struct store *s);
+
+/* End of a loop pass without a commit: releases the read snapshot so the
+ * next pass reads what is current. */
+void store_pass_end(struct store *s);
+
 /* --- objects ------------------------------------------------------------ */
 
 /* Fills *out with the object record; -ENOENT when there is none. */

@@ -9,6 +9,7 @@
 #  5. small files (<= inline_max) make no data files;
 #  6. EOF and odd sizes: empty file, sizes around the chunk size, sparse file;
 #  7. kill -9 in the middle of filling: after restart every read is correct.
+#  8. kill -9 300 ms after a small file was cached: it is still cached.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
@@ -101,9 +102,20 @@ h_log "ok: a partial read caches only its chunk"
 # --- 5. small files live in the index ---
 nd0=$(find "$H_CACHE_px/data" -type f | wc -l)
 o0=$(h_stat px cache_objects)
+lp0=$(h_stat px lookup_prefetches)
+ur0=$(h_stat px upstream_calls_READ)
+h0=$(h_stat px read_hits)
 for i in $(seq 1 120); do
 	[ "$(rd "small/s$i")" = "$(want "small/s$i")" ] || h_fail "small/s$i: wrong bytes"
 done
+# lookup_prefetch: each file was fetched when it was looked up, once, and
+# its first READ shared those bytes instead of asking the upstream again
+lp=$(($(h_stat px lookup_prefetches) - lp0))
+[ "$lp" = 120 ] || h_fail "120 small files looked up made $lp prefetches"
+ur=$(($(h_stat px upstream_calls_READ) - ur0))
+[ "$ur" = 120 ] || h_fail "120 small files cost $ur upstream READs"
+hits=$(($(h_stat px read_hits) - h0))
+[ "$hits" -ge 60 ] || h_fail "first reads of prefetched small files: only $hits hits"
 nd1=$(find "$H_CACHE_px/data" -type f | wc -l)
 [ "$nd1" = "$nd0" ] || h_fail "small files created $((nd1 - nd0)) data files"
 o1=$(h_stat px cache_objects)
@@ -113,7 +125,7 @@ for i in $(seq 1 120); do
 	[ "$(rd "small/s$i")" = "$(want "small/s$i")" ] || h_fail "small/s$i (warm): wrong bytes"
 done
 [ "$(h_stat px read_hits)" -ge $((h0 + 120)) ] || h_fail "warm small files were not hits"
-h_log "ok: 120 small files inline, no data files, warm reads are hits"
+h_log "ok: 120 small files inline, no data files, warm reads are hits; prefetched at lookup ($hits of 120 first reads were hits)"
 
 # --- 6. EOF handling exactly like the server ---
 for f in empty sparse $(cd "$E" && echo odd-*); do
@@ -140,5 +152,16 @@ for round in 1 2 3; do
 	[ "$cf" = 0 ] || h_fail "after kill -9 (round $round): $cf chunks failed verification"
 done
 h_log "ok: kill -9 during fills leaves usable entries or none"
+
+# --- 8. an idle proxy commits what it cached: kill -9 soon after keeps it ---
+head -c 5000 "$E/big" >"$E/late"
+[ "$(rd late)" = "$(want late)" ] || h_fail "late: wrong bytes"
+sleep 0.3 # index changes wait up to 20 ms for their batch's commit
+h_stop_cachefsd px KILL
+h_start_cachefsd px up --memory-cache 0 --readahead 0 --fresh-guard 0
+[ "$(rd late)" = "$(want late)" ] || h_fail "late after kill -9: wrong bytes"
+[ "$(h_stat px upstream_calls_READ)" = 0 ] && [ "$(h_stat px read_hits)" = 1 ] ||
+	h_fail "a file cached 0.3 s before kill -9 was lost: $(h_stats px | grep -E '^(read_hits|upstream_calls_READ) ' | tr '\n' ' ')"
+h_log "ok: cached entries are committed by an idle proxy (kill -9 300 ms later keeps them)"
 
 h_pass "data cache: upstream-stopped read, warm restart, checksum refetch, partial, inline, EOF, kill -9"

@@ -27,7 +27,9 @@ h_mkdata "$E/other/unlisted" 700 51
 for i in $(seq 1 40); do h_mkdata "$E/slow/s$i" 256 "$((i + 100))"; done # 10 MiB
 
 # --fresh-guard 0: the files were just written (the guard is 71-writers')
-h_start_cachefsd px up --fresh-guard 0
+# no lookup prefetch: the LOOKUPs below that collect handles must not cache
+# the small files before the warm does
+h_start_cachefsd px up --fresh-guard 0 --lookup-prefetch false
 P=$H_PORT_px
 C=$H_CACHE_px
 ctl() { "$CTLBIN" --cache-dir "$C" "$@"; }

@@ -51,6 +51,7 @@ static void test_defaults_and_flags(void **state)
 	assert_int_equal(c.foreground, 1);
 	assert_int_equal(c.log_level, 3);
 	assert_int_equal(c.soft, 0);
+	assert_int_equal(c.busy_poll, 200);
 	config_free(&c);
 }
 
@@ -134,6 +135,7 @@ static void test_file_errors(void **state)
 		{"brun = 101\n", ":1: key 'brun': 101 is out of range 0..100"},
 		{"upstream_connections = -2\n", ":1: key 'upstream_connections': -2 is out of range"},
 		{"io_threads = 4x\n", ":1: key 'io_threads': '4x' is not a whole number"},
+		{"busy_poll = 2000000\n", ":1: key 'busy_poll': 2000000 is out of range 0..100000"},
 		{"meta_ttl = 99999999999999999999\n", ":1: key 'meta_ttl': '99999999999999999999' is not"},
 		{"foreground = 2\n", ":1: key 'foreground': '2' is not a boolean"},
 		{"# ok\n = 5\n", ":2: key '': unknown key"},
@@ -283,6 +285,7 @@ static void test_apply_live(void **state)
 	assert_string_equal(changed, "");
 	assert_string_equal(restart, "");
 	assert_true(config_key_live("fresh_guard"));
+	assert_true(config_key_live("busy_poll"));
 	assert_false(config_key_live("chunk_size"));
 	config_free(&cur);
 	config_free(&next);
