@@ -421,16 +421,20 @@ relay_probe()
 # upstream over this profile's link, and to each running cachefsd (which
 # answers NULL itself). A warm ttl walk cannot beat direct by more than
 # about direct's time per call over this floor.
+ping_us() # ping_us HOST PORT: µs per NULL call
+{
+	"$B_BIN/nfsbench" ping --host "$1" --port "$2" --count 5000 |
+		sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p'
+}
+
 ping_floor()
 {
 	local profile=$1 m pv portv line
-	line="$profile: direct $("$B_BIN/nfsbench" ping --host "$T_HOST" --port "$T_NFSPORT" --count 5000 |
-		sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p') us"
+	line="$profile: direct $(ping_us "$T_HOST" "$T_NFSPORT") us"
 	for m in ${modes//,/ }; do
 		pv="CFS_PID_$m" portv="CFS_PORT_$m"
 		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
-		line+=", cachefsd $m $("$B_BIN/nfsbench" ping --port "${!portv}" --count 5000 |
-			sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p') us"
+		line+=", cachefsd $m $(ping_us 127.0.0.1 "${!portv}") us"
 	done
 	echo "$line" >>"$out/floor.txt"
 	b_log "NULL call floor, $line"

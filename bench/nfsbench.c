@@ -649,7 +649,6 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	b.timeout_s = b.timeout_s < 1 ? 1 : b.timeout_s;
 	if (tar < 0) {
 		if (port <= 0 || count < 1)
 			usage();

@@ -268,46 +268,36 @@ void engine_submit(struct cfs_req *req, void *arg)
 	}
 }
 
-static void commit_now(struct engine *e)
-{
-	e->txn_since_ms = 0;
-	store_commit(e->store);
-}
-
 static void commit_tick(struct loop *l, void *arg)
 {
 	struct engine *e = arg;
 
 	(void)l;
 	e->commit_timer = NULL; /* a one-shot timer is gone once it fired */
-	commit_now(e);
+	store_commit(e->store);
 }
 
-/* End of every loop pass. Index changes are committed in batches of up to
- * COMMIT_BATCH_MS: a commit writes every B-tree page the batch touched
- * (LMDB without WRITEMAP: a pwrite each), so committing after every call
- * of a cold walk cost about nine writes per file. A batch that removes
- * data or metadata is committed at once, and an idle loop commits when
- * the timer fires; a crash loses at most the last batch of new entries,
- * which leaves "no entry" (the crash contract). */
+/* End of every loop pass. Index changes are committed in batches: a batch
+ * that only adds waits for a one-shot timer armed when it was first left
+ * open, so it is committed at most COMMIT_BATCH_MS later, busy or idle. A
+ * commit writes every B-tree page the batch touched (LMDB without
+ * WRITEMAP: a pwrite each), so committing after every call of a cold walk
+ * cost about nine writes per file. A batch that removes data or metadata
+ * is committed at once; a crash loses at most the last batch of new
+ * entries, which leaves "no entry" (the crash contract). */
 static void commit_hook(struct loop *l, void *arg)
 {
 	struct engine *e = arg;
-	uint64_t now = loop_now(l);
 
 	if (store_cull_wanted(e->store))
 		store_cull_step(e->store, 256);
-	if (store_commit_deferrable(e->store)) {
-		if (e->txn_since_ms == 0)
-			e->txn_since_ms = now;
-		if (now - e->txn_since_ms < COMMIT_BATCH_MS) {
-			store_pass_end(e->store);
-			if (e->commit_timer == NULL)
-				e->commit_timer = loop_timer_add(l, COMMIT_BATCH_MS, 0, commit_tick, e);
-			return;
-		}
+	if (!store_commit_deferrable(e->store)) {
+		store_commit(e->store);
+		return;
 	}
-	commit_now(e);
+	store_pass_end(e->store);
+	if (e->commit_timer == NULL)
+		e->commit_timer = loop_timer_add(l, COMMIT_BATCH_MS, 0, commit_tick, e);
 }
 
 static void cull_tick(struct loop *l, void *arg)

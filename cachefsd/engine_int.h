@@ -25,7 +25,6 @@ struct engine {
 	struct engine_counters ctr;
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
-	uint64_t txn_since_ms;           /* when the open batch was first deferred */
 	int fills_inflight; /* upstream fills, readahead included */
 	int ra_inflight;    /* readahead fills */
 	int stopping;

@@ -271,35 +271,29 @@ static void run_timers(struct loop *l)
 void loop_once(struct loop *l, int timeout_ms)
 {
 	struct epoll_event evs[LOOP_MAX_EVENTS];
-	int n;
+	int to = l->pending ? 0 : next_timeout(l, timeout_ms), n = 0;
+	uint64_t t0 = 0;
 
-	n = 0;
-	if (l->pending) {
-		n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0);
-	} else if (l->spin_us == 0) {
-		n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, next_timeout(l, timeout_ms));
-	} else {
+	if (l->spin_us && to != 0) {
 		/* Busy-poll. A client that waits for each reply sends its next
 		 * call some microseconds after the last reply, and an upstream
 		 * answers within a fraction of a millisecond; sleeping in between
 		 * costs a context switch and a wake-up per call, which on a
 		 * virtual machine is most of the per-call cost. Poll only while
 		 * the last wait was that short, so sparse traffic and an idle
-		 * daemon still sleep. */
-		int to = next_timeout(l, timeout_ms);
-		uint64_t t0 = loop_clock_us(), spin = l->spin_us;
+		 * daemon still sleep, and never past a timer. */
+		uint64_t spin = l->spin_us;
 
-		if (to >= 0 && (uint64_t)to * 1000 < spin)
-			spin = (uint64_t)to * 1000; /* never past a timer */
-		if (l->gap_short) {
-			do
-				n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0);
-			while (n == 0 && loop_clock_us() - t0 < spin);
-		}
-		if (n == 0)
-			n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, to);
-		l->gap_short = n > 0 && loop_clock_us() - t0 <= l->spin_us;
+		t0 = loop_clock_us();
+		if (to > 0 && (uint64_t)to * 1000 < spin)
+			spin = (uint64_t)to * 1000;
+		while (l->gap_short && n == 0 && loop_clock_us() - t0 < spin)
+			n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0);
 	}
+	if (n == 0)
+		n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, to);
+	if (t0)
+		l->gap_short = n > 0 && loop_clock_us() - t0 <= l->spin_us;
 	l->pending = 0;
 	l->now = loop_clock_ms();
 	for (int i = 0; i < n; i++) {

@@ -452,6 +452,13 @@ static void write_done(void *arg)
 	free(j);
 }
 
+/* Two changes within one timestamp tick leave (size, mtime, ctime) equal:
+ * data of a file changed this recently is served, not stored. */
+static int too_fresh(const struct engine *e, const fattr3 *a)
+{
+	return (int64_t)(wall_ms() / 1000) - (int64_t)a->ctime.seconds < e->cfg->fresh_guard;
+}
+
 /* Decides whether and how the filled chunk c is stored; returns the data_id
  * its bytes belong to (0: not stored as a chunk). */
 static uint64_t store_fill(struct engine *e, struct chunk *c)
@@ -466,9 +473,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	    c->attrs.type != NF3REG)
 		return 0;
 	size = c->attrs.size;
-	/* Two changes within one timestamp tick leave (size, mtime, ctime)
-	 * equal: data of a file changed this recently is served, not stored. */
-	if ((int64_t)(wall_ms() / 1000) - (int64_t)c->attrs.ctime.seconds < e->cfg->fresh_guard) {
+	if (too_fresh(e, &c->attrs)) {
 		e->ctr.fresh_skips++;
 		return 0;
 	}
@@ -632,9 +637,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	    a->size == 0 || a->size > e->cfg->inline_max || e->workers == NULL ||
 	    e->ra_inflight >= MAX_READAHEAD_FILLS || !store_fill_allowed(e->store))
 		return;
-	/* too fresh to be stored: the READ would fetch it again */
-	if ((int64_t)(wall_ms() / 1000) - (int64_t)a->ctime.seconds < e->cfg->fresh_guard)
-		return;
+	if (too_fresh(e, a))
+		return; /* it would not be stored: the READ would fetch it again */
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;

@@ -90,10 +90,7 @@ MDB_txn *store_txn_write(struct store *s, int *rc)
 	if (s->wtxn)
 		return s->wtxn;
 	/* One transaction per thread at a time (lmdb.h). */
-	if (s->rtxn_live) {
-		mdb_txn_reset(s->rtxn);
-		s->rtxn_live = 0;
-	}
+	store_pass_end(s);
 	r = mdb_txn_begin(s->env, NULL, 0, &s->wtxn);
 	if (r) {
 		s->wtxn = NULL;
@@ -241,10 +238,7 @@ int store_commit(struct store *s)
 		return s ? -EIO : 0;
 	rc = store_touch_flush(s, STORE_TOUCH_BATCH, 0);
 	rc2 = store_txn_commit(s);
-	if (s->rtxn_live) {
-		mdb_txn_reset(s->rtxn);
-		s->rtxn_live = 0;
-	}
+	store_pass_end(s);
 	return rc2 ? rc2 : rc;
 }
 

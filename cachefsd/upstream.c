@@ -498,7 +498,7 @@ static struct up_conn *pick_conn(struct upstream *up, const struct cfs_cred *cre
 	for (int i = 0; i < up->nconns && proc != NFS3_READ; i++) {
 		struct up_conn *uc = &up->conns[i];
 		if (uc->state == UC_UP && uc->cred_set && cfs_cred_equal(&uc->cred, cred) &&
-		    uc->inflight <= best->inflight + 8 && uc->reads <= best->reads)
+		    load_of(uc) <= load_of(best) + 8)
 			return uc;
 	}
 	up->next_rr = (up->next_rr + 1) % up->nconns;
