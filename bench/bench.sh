@@ -15,7 +15,10 @@
 #                         (0 = off; the report shows the n actually measured)
 #   --profiles LIST       loopback,lan,wan (default all)
 #   --workloads LIST      cat-big,cat-bigger,tar (default all)
-#   --scenarios LIST      direct,peer,cold,warm-disk,warm-page (default all)
+#   --scenarios LIST      direct,peer,disk,cold,warm-disk,warm-page (default
+#                         all); disk: the local disk reading a copy of the
+#                         file just written to the cache file system (big
+#                         files, loopback profile), warm-disk's reference
 #   --modes LIST          strict,ttl (default both; ttl = --meta-ttl 60)
 #   --seed N              data set seed (default 1)
 #   --tree DIR            a real tree instead of the generated one (copied
@@ -45,7 +48,7 @@ cmdline="bench/bench.sh $*"
 scale='' n='' warmup='' budget=0 seed=1 quick=0
 profiles=loopback,lan,wan
 workloads=cat-big,cat-bigger,tar
-scenarios=direct,peer,cold,warm-disk,warm-page
+scenarios=direct,peer,disk,cold,warm-disk,warm-page
 modes=strict,ttl
 tree_src='' wan_full_tree=0
 lan_rate=1gbit wan_rate=100mbit wan_delay=5
@@ -265,6 +268,7 @@ for s in ${scenarios//,/ }; do
 	case $s in
 	direct) rows+=("direct direct -") ;;
 	peer) rows+=("ganesha-proxy peer -") ;;
+	disk) rows+=("local-disk disk -") ;;
 	esac
 done
 for m in ${modes//,/ }; do
@@ -275,6 +279,31 @@ for m in ${modes//,/ }; do
 	done
 done
 
+# --- the local disk, side by side with warm-disk ------------------------------------------
+# disk_run PROFILE WORKLOAD ROWLABEL RUN PATH: what the cache's own file
+# system gives for a file as warm-disk finds it: a copy of the workload's
+# file is written next to the cache directories, synced, the page cache
+# dropped (and the export warmed again, as warm-disk does), then read
+# sequentially with dd bs=1M. Measured in every round, so it sees the same
+# disk (and the same host underneath the VM) as the warm-disk runs.
+disk_run()
+{
+	local profile=$1 wl=$2 label=$3 run=$4 path=$5 f=$B_TMP/disk-ref out bytes sec
+	rm -f "$f"
+	cp "$DATA/$path" "$f" || b_die "cannot copy $path for the disk reference"
+	b_drop_caches
+	b_warm_export "$DATA/$path"
+	out=$(LC_ALL=C dd if="$f" of=/dev/null bs=1M 2>&1 | grep copied) ||
+		b_die "dd of the disk reference failed"
+	rm -f "$f"
+	bytes=${out%% bytes*}
+	sec=$(sed -n 's/.* copied, \([0-9.e-]*\) s.*/\1/p' <<<"$out")
+	printf '  %-9s %-10s %-20s %s %8.3f s\n' "$profile" "$wl" "$label" \
+		"$([ "$run" = 0 ] && echo warm-up || echo "run $run")" "$sec" >&2
+	[ "$run" = 0 ] && return 0
+	echo "$profile,libnfs,$wl,$label,disk,-,$run,$sec,$bytes,$(manifest_bytes "$path"),1,0,0,,,,,,,,," >>"$csv"
+}
+
 # --- one measured (or warm-up) run -----------------------------------------------------
 # run_one PROFILE WORKLOAD ROWLABEL SCENARIO MODE RUN(0 = warm-up) VERIFY
 run_one()
@@ -283,6 +312,10 @@ run_one()
 	local path host port mport xport proxy_pid='' cfs='' extra=()
 	path=$(workload_path "$wl" "$profile")
 	case $scen in
+	disk)
+		[ "$profile" = loopback ] && [[ $wl == cat-* ]] || return 0
+		disk_run "$profile" "$wl" "$label" "$run" "$path"
+		return 0 ;;
 	direct)
 		host=$T_HOST port=$T_NFSPORT mport=$T_MNTPORT xport=$DATA ;;
 	peer)

@@ -512,7 +512,8 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	j->len = c->len;
 	j->buf = c->buf; /* c is held: its buffer stays */
 	chunk_hold(c);
-	if (workers_submit(e->workers, write_work, write_done, j) != 0) {
+	/* one writer per data file at a time */
+	if (workers_submit_keyed(e->workers, rec.data_id, write_work, write_done, j) != 0) {
 		chunk_release(e->objs, c);
 		free(j);
 		return 0;

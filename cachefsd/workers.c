@@ -13,7 +13,13 @@ struct job {
 	work_fn work;
 	done_fn done;
 	void *arg;
+	uint64_t key; /* 0: none */
 	struct job *next;
+};
+
+struct thread {
+	struct workers *w;
+	int idx;
 };
 
 struct workers {
@@ -21,6 +27,8 @@ struct workers {
 	int efd;
 	int nthreads;
 	pthread_t *threads;
+	struct thread *ts;
+	uint64_t *running; /* under mu: the key each thread runs (0: none) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job *todo_head, *todo_tail; /* under mu */
@@ -39,27 +47,56 @@ static void push(struct job **head, struct job **tail, struct job *j)
 	*tail = j;
 }
 
+static int key_running(const struct workers *w, uint64_t key)
+{
+	for (int i = 0; i < w->nthreads; i++)
+		if (w->running[i] == key)
+			return 1;
+	return 0;
+}
+
+/* Unlinks and returns the first queued job that may run now: unkeyed, or
+ * of a key no thread runs (under mu). NULL when none may. */
+static struct job *take(struct workers *w)
+{
+	struct job *prev = NULL;
+
+	for (struct job *j = w->todo_head; j; prev = j, j = j->next) {
+		if (j->key && key_running(w, j->key))
+			continue;
+		if (prev)
+			prev->next = j->next;
+		else
+			w->todo_head = j->next;
+		if (w->todo_tail == j)
+			w->todo_tail = prev;
+		return j;
+	}
+	return NULL;
+}
+
 static void *worker_main(void *arg)
 {
-	struct workers *w = arg;
+	struct thread *t = arg;
+	struct workers *w = t->w;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		struct job *j;
 
-		while (w->todo_head == NULL && !w->stopping)
+		while ((j = take(w)) == NULL && !(w->stopping && w->todo_head == NULL))
 			pthread_cond_wait(&w->cv, &w->mu);
-		j = w->todo_head;
 		if (j == NULL)
 			break; /* stopping and drained */
-		w->todo_head = j->next;
-		if (w->todo_head == NULL)
-			w->todo_tail = NULL;
+		w->running[t->idx] = j->key;
 		pthread_mutex_unlock(&w->mu);
 
 		j->work(j->arg);
 
 		pthread_mutex_lock(&w->mu);
+		w->running[t->idx] = 0;
+		if (j->key && w->todo_head)
+			pthread_cond_broadcast(&w->cv); /* a job of that key may wait */
 		int was_empty = w->done_head == NULL;
 		push(&w->done_head, &w->done_tail, j);
 		if (was_empty) {
@@ -130,12 +167,16 @@ int workers_start(struct loop *l, int n, struct workers **out)
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	w->threads = calloc((size_t)n, sizeof(pthread_t));
-	if (w->threads == NULL) {
+	w->ts = calloc((size_t)n, sizeof(*w->ts));
+	w->running = calloc((size_t)n, sizeof(*w->running));
+	if (w->threads == NULL || w->ts == NULL || w->running == NULL) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	for (int i = 0; i < n; i++) {
-		rc = -pthread_create(&w->threads[i], NULL, worker_main, w);
+		w->ts[i].w = w;
+		w->ts[i].idx = i;
+		rc = -pthread_create(&w->threads[i], NULL, worker_main, &w->ts[i]);
 		if (rc)
 			goto fail;
 		w->nthreads++;
@@ -148,12 +189,14 @@ int workers_start(struct loop *l, int n, struct workers **out)
 fail:
 	join_all(w);
 	free(w->threads);
+	free(w->ts);
+	free(w->running);
 	close(w->efd);
 	free(w);
 	return rc;
 }
 
-int workers_submit(struct workers *w, work_fn work, done_fn done, void *arg)
+int workers_submit_keyed(struct workers *w, uint64_t key, work_fn work, done_fn done, void *arg)
 {
 	struct job *j = malloc(sizeof(*j));
 
@@ -162,12 +205,18 @@ int workers_submit(struct workers *w, work_fn work, done_fn done, void *arg)
 	j->work = work;
 	j->done = done;
 	j->arg = arg;
+	j->key = key;
 	w->pending++;
 	pthread_mutex_lock(&w->mu);
 	push(&w->todo_head, &w->todo_tail, j);
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
+}
+
+int workers_submit(struct workers *w, work_fn work, done_fn done, void *arg)
+{
+	return workers_submit_keyed(w, 0, work, done, arg);
 }
 
 int workers_pending(const struct workers *w)
@@ -186,5 +235,7 @@ void workers_stop(struct workers *w)
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->threads);
+	free(w->ts);
+	free(w->running);
 	free(w);
 }

@@ -6,7 +6,8 @@
 # every scenario of every workload has a row, times are positive, the bytes
 # read equal the data set's (and the first round verified every file's
 # xxh64 against the generator's manifest), proxied runs have CPU and RSS
-# figures, warm runs hit the cache, the tables, verdicts and charts exist.
+# figures, warm runs hit the cache, the local disk is read side by side for
+# the big files, the tables, verdicts and charts exist.
 # Not a timed test: no speed is asserted.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -82,6 +83,22 @@ for wl in cat-big cat-bigger tar; do
 	dl=$(awk -F, -v w="$wl" -v a="$c_wl" -v b="$c_row" -v l="$c_link" '$a==w && $b=="direct"{print $l}' "$res/raw.csv")
 	[ "$dl" -ge "$want" ] || h_fail "$wl direct: only $dl bytes crossed the link for $want bytes of data"
 done
+
+# the local disk, side by side: a row for each big file on loopback, none for tar
+for wl in cat-big cat-bigger tar; do
+	line=$(awk -F, -v w="$wl" -v a="$c_wl" -v b="$c_row" '$a==w && $b=="local-disk"' "$res/raw.csv")
+	if [ "$wl" = tar ]; then
+		[ -z "$line" ] || h_fail "raw.csv has a local-disk row for tar"
+		continue
+	fi
+	[ -n "$line" ] && [ "$(wc -l <<<"$line")" = 1 ] || h_fail "raw.csv: no single local-disk row for $wl"
+	IFS=, read -r -a f <<<"$line"
+	want=$(mbytes "$([ $wl = cat-big ] && echo bigfile || echo biggerfile)")
+	[ "${f[c_bytes - 1]}" = "$want" ] || h_fail "local-disk $wl: read ${f[c_bytes - 1]} bytes, the file has $want"
+	awk -v s="${f[c_sec - 1]}" 'BEGIN{exit !(s > 0 && s < 600)}' || h_fail "local-disk $wl: time ${f[c_sec - 1]}"
+done
+grep -q '^| I3: warm big-file read (cat-big, strict-warm-disk) ≥ 80 % of min(local disk [0-9]* MB/s (same rounds)' \
+	"$res/report.md" || h_fail "the I3 warm-read criterion does not use the side-by-side local disk"
 
 # summary and report
 [ "$(awk -F, 'NR>1' "$res/summary.csv" | wc -l)" -ge 15 ] || h_fail "summary.csv has too few groups"
