@@ -29,6 +29,7 @@ struct workers {
 	pthread_t *threads;
 	struct thread *ts;
 	uint64_t *running; /* under mu: the key each thread runs (0: none) */
+	int nslots;	   /* entries of running (set before any thread starts) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job *todo_head, *todo_tail; /* under mu */
@@ -49,7 +50,7 @@ static void push(struct job **head, struct job **tail, struct job *j)
 
 static int key_running(const struct workers *w, uint64_t key)
 {
-	for (int i = 0; i < w->nthreads; i++)
+	for (int i = 0; i < w->nslots; i++)
 		if (w->running[i] == key)
 			return 1;
 	return 0;
@@ -173,6 +174,7 @@ int workers_start(struct loop *l, int n, struct workers **out)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	w->nslots = n;
 	for (int i = 0; i < n; i++) {
 		w->ts[i].w = w;
 		w->ts[i].idx = i;
