@@ -73,7 +73,7 @@ b_free_port()
 	local p used=$B_TMP/.ports
 	for ((;;)); do
 		p=$((20000 + RANDOM % 20000))
-		if ! ss -Htan "sport = :$p" | grep -q . && ! grep -qx "$p" "$used" 2>/dev/null; then
+		if ! ss -Htan "sport = :$p" | grep . >/dev/null && ! grep -qx "$p" "$used" 2>/dev/null; then
 			echo "$p" >>"$used"
 			echo "$p"
 			return
@@ -87,9 +87,9 @@ b_wait_listen()
 	local port=$1 t=${2:-20} ns=${3:-} i
 	for ((i = 0; i < t * 10; i++)); do
 		if [ -n "$ns" ]; then
-			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && return 0
+			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		else
-			ss -Hltn "sport = :$port" | grep -q . && return 0
+			ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		fi
 		sleep 0.1
 	done
@@ -98,7 +98,7 @@ b_wait_listen()
 
 b_start_rpcbind()
 {
-	if pgrep -x rpcbind >/dev/null 2>&1 || ss -Hltn 'sport = :111' | grep -q .; then
+	if pgrep -x rpcbind >/dev/null 2>&1 || ss -Hltn 'sport = :111' | grep . >/dev/null; then
 		return 0
 	fi
 	mkdir -p /run/rpcbind
@@ -115,7 +115,7 @@ b_net_up()
 	local i n
 	for ((i = 0; i < 64; i++)); do
 		n=$(((($$ + i) % 250) + 1))
-		ip -4 -o addr show | grep -q " 10\.213\.$n\." || break
+		ip -4 -o addr show | grep " 10\.213\.$n\." >/dev/null || break
 	done
 	B_NS=cfsbench-$$
 	B_VETH_H=cfsbh$$
@@ -130,7 +130,7 @@ b_net_up()
 	ip netns exec "$B_NS" ip link set lo up
 	ip netns exec "$B_NS" ip addr add "$B_NS_IP/30" dev "$B_VETH_N"
 	ip netns exec "$B_NS" ip link set "$B_VETH_N" up
-	ip netns exec "$B_NS" ip -4 -o addr show dev "$B_VETH_N" | grep -q " $B_NS_IP/" ||
+	ip netns exec "$B_NS" ip -4 -o addr show dev "$B_VETH_N" | grep " $B_NS_IP/" >/dev/null ||
 		b_die "namespace address $B_NS_IP is not configured"
 }
 
@@ -269,7 +269,7 @@ b_start_cachefsd()
 			b_log "cachefsd $name exited: $(tail -n 3 "$log" | tr '\n' ' ')"
 			return 1
 		fi
-		ss -Hltn "sport = :$port" | grep -q . && return 0
+		ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		sleep 0.1
 	done
 	b_log "cachefsd $name did not start listening"

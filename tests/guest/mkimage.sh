@@ -104,7 +104,7 @@ try_extract()
 has_pvh()
 {
 	if command -v readelf >/dev/null 2>&1; then
-		LC_ALL=C readelf -n "$work/vmlinux" 2>/dev/null | grep -q 'note type: (0x00000012)'
+		LC_ALL=C readelf -n "$work/vmlinux" 2>/dev/null | grep 'note type: (0x00000012)' >/dev/null
 	else
 		grep -q '^CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null
 	fi
