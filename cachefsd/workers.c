@@ -19,7 +19,7 @@ struct job {
 
 struct thread {
 	struct workers *w;
-	int idx;
+	uint64_t key; /* under mu: the key of the job it runs (0: none) */
 };
 
 struct workers {
@@ -28,8 +28,7 @@ struct workers {
 	int nthreads;
 	pthread_t *threads;
 	struct thread *ts;
-	uint64_t *running; /* under mu: the key each thread runs (0: none) */
-	int nslots;	   /* entries of running (set before any thread starts) */
+	int nslots; /* entries of ts (set before any thread starts) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job *todo_head, *todo_tail; /* under mu */
@@ -51,7 +50,7 @@ static void push(struct job **head, struct job **tail, struct job *j)
 static int key_running(const struct workers *w, uint64_t key)
 {
 	for (int i = 0; i < w->nslots; i++)
-		if (w->running[i] == key)
+		if (w->ts[i].key == key)
 			return 1;
 	return 0;
 }
@@ -89,13 +88,13 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (j == NULL)
 			break; /* stopping and drained */
-		w->running[t->idx] = j->key;
+		t->key = j->key;
 		pthread_mutex_unlock(&w->mu);
 
 		j->work(j->arg);
 
 		pthread_mutex_lock(&w->mu);
-		w->running[t->idx] = 0;
+		t->key = 0;
 		if (j->key && w->todo_head)
 			pthread_cond_broadcast(&w->cv); /* a job of that key may wait */
 		int was_empty = w->done_head == NULL;
@@ -169,15 +168,13 @@ int workers_start(struct loop *l, int n, struct workers **out)
 	pthread_cond_init(&w->cv, NULL);
 	w->threads = calloc((size_t)n, sizeof(pthread_t));
 	w->ts = calloc((size_t)n, sizeof(*w->ts));
-	w->running = calloc((size_t)n, sizeof(*w->running));
-	if (w->threads == NULL || w->ts == NULL || w->running == NULL) {
+	if (w->threads == NULL || w->ts == NULL) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	w->nslots = n;
 	for (int i = 0; i < n; i++) {
 		w->ts[i].w = w;
-		w->ts[i].idx = i;
 		rc = -pthread_create(&w->threads[i], NULL, worker_main, &w->ts[i]);
 		if (rc)
 			goto fail;
@@ -192,7 +189,6 @@ fail:
 	join_all(w);
 	free(w->threads);
 	free(w->ts);
-	free(w->running);
 	close(w->efd);
 	free(w);
 	return rc;
@@ -238,6 +234,5 @@ void workers_stop(struct workers *w)
 	pthread_cond_destroy(&w->cv);
 	free(w->threads);
 	free(w->ts);
-	free(w->running);
 	free(w);
 }
