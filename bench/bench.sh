@@ -167,6 +167,15 @@ if [ ! -f "$DATA/.complete" ]; then
 else
 	b_log "reusing the data set $DATA"
 fi
+# cachefsd serves, but does not store, data of a file changed less than
+# fresh_guard (2 s) ago by its clock; a data set just made would make the
+# first cold runs store nothing and their warm runs miss. Let it age.
+age_wait=$(find "$DATA" -printf '%C@\n' | awk -v now="$(date +%s.%N)" -v g=3 \
+	'$1 > m {m = $1} END {w = m + g - now; printf "%.2f", (w > 0 ? w : 0)}')
+if [ "$age_wait" != 0.00 ]; then
+	b_log "waiting ${age_wait}s for the data set to be older than fresh_guard"
+	sleep "$age_wait"
+fi
 manifest_bytes() # PREFIX: bytes of regular files under PREFIX (or the file)
 {
 	if [ -n "$tree_src" ] && [[ $1 == tree* ]]; then
