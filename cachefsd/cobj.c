@@ -1,4 +1,5 @@
 #include "cobj.h"
+#include "config.h"
 #include "log.h"
 
 #include <assert.h>
@@ -324,42 +325,111 @@ struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred)
 	return NULL;
 }
 
-void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
-		     const fattr3 *attrs, uint64_t now_ms)
+void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t read,
+		      const fattr3 *attrs, uint64_t now_ms)
+{
+	if (a->ctime_s != attrs->ctime.seconds || a->ctime_ns != attrs->ctime.nseconds ||
+	    (a->asked == 0 && a->read == EV_READ_NONE)) {
+		/* other attributes: what was known then says nothing now */
+		a->asked = a->bits = 0;
+		a->read = EV_READ_NONE;
+		a->ctime_s = attrs->ctime.seconds;
+		a->ctime_ns = attrs->ctime.nseconds;
+	}
+	a->bits = (a->bits & ~asked) | (bits & asked);
+	a->asked |= asked;
+	if (read != EV_READ_NONE)
+		a->read = read;
+	a->when_ms = now_ms;
+}
+
+static struct access_ent *access_get(struct cobj *o, const struct cfs_cred *cred)
 {
 	struct access_ent *a = cobj_access_find(o, cred);
 
-	if (a == NULL) {
-		if (o->naccess >= MAX_ACCESS_PER_OBJ) {
-			/* forget the oldest evidence */
-			struct access_ent **pp = &o->access, **oldest = pp;
-			for (; *pp; pp = &(*pp)->next)
-				if ((*pp)->when_ms < (*oldest)->when_ms)
-					oldest = pp;
-			a = *oldest;
-			*oldest = a->next;
-			free(a);
-			o->naccess--;
-		}
-		a = calloc(1, sizeof(*a));
-		if (a == NULL)
-			return;
-		a->cred = *cred;
-		a->next = o->access;
-		o->access = a;
-		o->naccess++;
-	} else if (a->ctime_s == attrs->ctime.seconds && a->ctime_ns == attrs->ctime.nseconds) {
-		/* same attributes: merge what was learned */
-		a->bits = (a->bits & ~asked) | (bits & asked);
-		a->asked |= asked;
-		a->when_ms = now_ms;
-		return;
+	if (a)
+		return a;
+	if (o->naccess >= MAX_ACCESS_PER_OBJ) {
+		/* forget the oldest evidence */
+		struct access_ent **pp = &o->access, **oldest = pp;
+		for (; *pp; pp = &(*pp)->next)
+			if ((*pp)->when_ms < (*oldest)->when_ms)
+				oldest = pp;
+		a = *oldest;
+		*oldest = a->next;
+		free(a);
+		o->naccess--;
 	}
-	a->asked = asked;
-	a->bits = bits & asked;
-	a->ctime_s = attrs->ctime.seconds;
-	a->ctime_ns = attrs->ctime.nseconds;
-	a->when_ms = now_ms;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->cred = *cred;
+	a->next = o->access;
+	o->access = a;
+	o->naccess++;
+	return a;
+}
+
+void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
+		     const fattr3 *attrs, uint64_t now_ms)
+{
+	struct access_ent *a = access_get(o, cred);
+
+	if (a)
+		access_ent_merge(a, asked, bits, EV_READ_NONE, attrs, now_ms);
+}
+
+void cobj_access_read(struct cobj *o, const struct cfs_cred *cred, uint32_t read,
+		      const fattr3 *attrs, uint64_t now_ms)
+{
+	struct access_ent *a = access_get(o, cred);
+
+	if (a)
+		access_ent_merge(a, 0, 0, read, attrs, now_ms);
+}
+
+int cfs_mode_allows_read(const fattr3 *attrs, const struct cfs_cred *cred)
+{
+	uint32_t m = attrs->mode;
+
+	if (cred->flavor != AUTH_UNIX)
+		return (m & 0004) != 0;
+	if (cred->uid == attrs->uid)
+		return (m & 0400) != 0;
+	int member = cred->gid == attrs->gid;
+	for (uint32_t i = 0; !member && i < cred->ngids && i < CFS_MAX_GIDS; i++)
+		member = cred->gids[i] == attrs->gid;
+	if (member)
+		return (m & 0040) != 0;
+	return (m & 0004) != 0;
+}
+
+enum evidence cobj_evidence(const struct access_ent *a, const fattr3 *attrs,
+			    const struct cfs_cred *cred, int rule, uint64_t now_ms,
+			    uint64_t max_age_ms)
+{
+	int usable = a && a->ctime_s == attrs->ctime.seconds &&
+		     a->ctime_ns == attrs->ctime.nseconds &&
+		     (max_age_ms == 0 || now_ms - a->when_ms < max_age_ms);
+
+	if (usable && a->read == EV_READ_OK)
+		return EV_SERVE;
+	if (usable && a->read == EV_READ_REFUSED)
+		return EV_REFUSED;
+	/* no READ answered for this credential under these attributes */
+	if (rule == CFS_EVIDENCE_READ)
+		return EV_ASK_READ;
+	if (usable && (a->asked & ACCESS3_READ)) {
+		if (!(a->bits & ACCESS3_READ))
+			return EV_REFUSED;
+		if (rule == CFS_EVIDENCE_ACCESS || cfs_mode_allows_read(attrs, cred))
+			return EV_SERVE;
+		return EV_ASK_READ; /* the grant and the mode bits disagree */
+	}
+	/* an ACCESS grant could not be enough when the mode bits say no */
+	if (rule == CFS_EVIDENCE_MODE && !cfs_mode_allows_read(attrs, cred))
+		return EV_ASK_READ;
+	return EV_UNKNOWN;
 }
 
 void cobj_access_clear(struct cobj *o)

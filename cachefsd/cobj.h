@@ -40,16 +40,35 @@ struct chunk {
 	struct chunk *mprev, *mnext; /* memory LRU of READY chunks */
 };
 
-#define ACCESS_READ_OK	 1
-#define ACCESS_READ_DENY 2
+/* What the server said one credential may do with an object, under the
+ * ctime it said it under: its answer to an ACCESS call (bits allowed among
+ * those asked) and its answer to a READ. RFC 1813 calls ACCESS advisory:
+ * a server's READ may refuse what its ACCESS granted (unfs3 computes
+ * ACCESS as root), so an ACCESS grant alone does not let cached bytes out
+ * (cobj_evidence()). */
+enum ev_read {
+	EV_READ_NONE = 0, /* no READ answered for this credential */
+	EV_READ_OK,	  /* the server sent it data */
+	EV_READ_REFUSED,  /* the server answered NFS3ERR_ACCES */
+};
 
 struct access_ent {
 	struct cfs_cred cred;
 	uint32_t bits;	     /* ACCESS3 bits allowed */
 	uint32_t asked;	     /* ACCESS3 bits asked */
+	uint32_t read;	     /* enum ev_read */
 	uint32_t ctime_s, ctime_ns; /* attributes they were granted under */
 	uint64_t when_ms;
 	struct access_ent *next;
+};
+
+/* What a READ of cached bytes by a credential may do (cobj_evidence()). */
+enum evidence {
+	EV_SERVE,    /* the server would serve them: answer from the cache */
+	EV_REFUSED,  /* the server said no: forward, the client gets its answer */
+	EV_ASK_READ, /* no evidence an ACCESS call could complete: forward the
+		      * READ; the server's answer becomes the evidence */
+	EV_UNKNOWN,  /* ask the server ACCESS first */
 };
 
 struct cobj {
@@ -71,6 +90,12 @@ struct cobj {
 	uint32_t ra_next; /* first chunk index not yet prefetched */
 	/* writers (the coherence issue): caching off until this time */
 	uint64_t nocache_until_ms;
+	/* the upstream called the handle STALE: a GETATTR asks whether it is
+	 * (engine_stale()); until it answers, READs pass through */
+	int stale_check;
+	/* changed through the proxy in a way no reply described: attributes
+	 * from calls issued before this time (loop_clock_us) are not taken */
+	uint64_t attrs_stale_us;
 };
 
 struct cobj_table;
@@ -103,9 +128,31 @@ void cobj_drop_chunks(struct cobj_table *t, struct cobj *o);
 
 /* ACCESS evidence of cred for o. */
 struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred);
+/* Records an ACCESS answer (bits allowed among asked) ... */
 void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
 		     const fattr3 *attrs, uint64_t now_ms);
+/* ... or the answer to a READ (enum ev_read), under attrs. Either merges
+ * with what is known under the same ctime; a new ctime starts afresh. */
+void cobj_access_read(struct cobj *o, const struct cfs_cred *cred, uint32_t read,
+		      const fattr3 *attrs, uint64_t now_ms);
 void cobj_access_clear(struct cobj *o);
+/* Merges an ACCESS (asked != 0) or READ (read != EV_READ_NONE) answer into
+ * a, which holds what was known for the same credential (zeroed: nothing). */
+void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t read,
+		      const fattr3 *attrs, uint64_t now_ms);
+
+/* 1 when an AUTH_SYS check of cred against the mode, owner and group in
+ * attrs allows reading: the owner's bits for the owner, else the group's
+ * for a member of the file's group, else the others'. uid 0 gets no
+ * privilege (servers squash root); AUTH_NONE callers are others. */
+int cfs_mode_allows_read(const fattr3 *attrs, const struct cfs_cred *cred);
+/* The decision for a READ of cached bytes by cred, with a (NULL: none)
+ * the evidence recorded for it, attrs the freshest known attributes,
+ * rule an enum cfs_read_evidence, max_age_ms 0 or the age beyond which
+ * evidence is not used. */
+enum evidence cobj_evidence(const struct access_ent *a, const fattr3 *attrs,
+			    const struct cfs_cred *cred, int rule, uint64_t now_ms,
+			    uint64_t max_age_ms);
 
 /* The time used to keep objects in the writer state from being trimmed. */
 void cobj_set_now(struct cobj_table *t, uint64_t now_ms);

@@ -18,6 +18,7 @@ enum cfg_type {
 	CFG_BOOL,
 	CFG_LOGLEVEL,
 	CFG_ALLOW,
+	CFG_CHOICE, /* one of the '|'-separated words of arg, stored as its index (int) */
 };
 
 struct cfg_key {
@@ -104,6 +105,10 @@ static const struct cfg_key keys[] = {
 	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
 	 "data of a file whose ctime is this recent is served but not stored (timestamp "
 	 "granularity)"},
+	{"read_evidence", CFG_CHOICE, OFF(read_evidence), "mode", 0, 0, "read|mode|access",
+	 "what lets a credential read cached bytes: read = only a READ the server answered "
+	 "for it; mode = that, or an ACCESS grant the file's mode, owner and group also allow "
+	 "(AUTH_SYS); access = any ACCESS grant (servers whose ACCESS is exact)"},
 	{"control_socket", CFG_STR, OFF(control_socket), NULL, 0, 0, "PATH",
 	 "Unix socket cachefsctl talks to, mode 0600 (default: <cache_dir>/control)"},
 	{"metrics_listen", CFG_STR, OFF(metrics_listen), NULL, 0, 0, "ADDR:PORT",
@@ -418,6 +423,20 @@ static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v,
 		*(int *)field = lv;
 		return 0;
 	}
+	case CFG_CHOICE: {
+		size_t n = strlen(v);
+		int i = 0;
+		for (const char *w = k->arg; *w; i++) {
+			size_t wl = strcspn(w, "|");
+			if (wl == n && strncasecmp(v, w, n) == 0) {
+				*(int *)field = i;
+				return 0;
+			}
+			w += wl + (w[wl] == '|');
+		}
+		errf(err, errlen, "'%s' is not one of %s", v, k->arg);
+		return -EINVAL;
+	}
 	case CFG_ALLOW: {
 		int rc = parse_allow(c, v, err, errlen);
 		if (rc)
@@ -701,6 +720,13 @@ static const char *key_text(const struct cfs_config *c, const struct cfg_key *k,
 		return *(const int *)field ? "true" : "false";
 	case CFG_LOGLEVEL:
 		return log_level_name(*(const int *)field);
+	case CFG_CHOICE: {
+		const char *w = k->arg;
+		for (int i = *(const int *)field; i > 0 && *w; i--)
+			w += strcspn(w, "|") + (w[strcspn(w, "|")] == '|');
+		snprintf(buf, len, "%.*s", (int)strcspn(w, "|"), w);
+		return buf;
+	}
 	}
 	return NULL;
 }
@@ -730,7 +756,7 @@ static const char *const live_keys[] = {
 	"brun",		"bcull",     "bstop",		    "frun",	    "fcull",
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
-	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch",
+	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 };
 
 int config_key_live(const char *key)

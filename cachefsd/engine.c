@@ -128,9 +128,15 @@ static void forward_done(int status, void *res, void *priv)
 {
 	struct cfs_req *req = priv;
 	struct engine *e = req->engine;
-	union nfs3_res *r = res;
 
 	req->engine = NULL;
+	engine_forward_reply(e, req, status, res);
+}
+
+void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, void *res)
+{
+	union nfs3_res *r = res;
+
 	if (status != 0) {
 		engine_reply_failure(e, req, status);
 		return;
@@ -146,6 +152,8 @@ static void forward_done(int status, void *res, void *priv)
 			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
 			ctr_of(e)->bytes_read += r->read.READ3res_u.resok.count;
+		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)
+			ctr_of(e)->access_denied++; /* the caller got the server's refusal */
 	}
 	proto_reply(req, res);
 }
@@ -205,8 +213,7 @@ static void mutation(struct engine *e, struct cfs_req *req)
 	default:
 		break;
 	}
-	meta_mutation(e, req);
-	engine_forward(e, req);
+	engine_mutate(e, req);
 }
 
 void engine_submit(struct cfs_req *req, void *arg)
@@ -355,6 +362,7 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 		return -ENOMEM;
 	e->loop = l;
 	e->cfg = cfg;
+	e->obs_call_us = UINT64_MAX;
 	loop_set_busy_poll(l, (unsigned)cfg->busy_poll);
 	e->up = up;
 	e->export_path = strdup(cfg->export_path ? cfg->export_path : ui->url.path);
@@ -510,6 +518,8 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("checksum_failures", c->checksum_failures);
 	KV("access_checks", c->access_checks);
 	KV("access_denied", c->access_denied);
+	KV("evidence_reads", c->evidence_reads);
+	KV("stale_checks", c->stale_checks);
 	KV("data_drops", c->data_drops);
 	KV("stores", c->stores);
 	KV("fresh_skips", c->fresh_skips);

@@ -29,6 +29,9 @@ struct engine {
 	int ra_inflight;    /* readahead fills */
 	int stopping;
 	int prefetch_stop;	  /* read by the index prefetch job's worker */
+	/* while observing a reply: when its call was issued (loop_clock_us;
+	 * UINT64_MAX outside engine_observe_result: now) */
+	uint64_t obs_call_us;
 	uint64_t prefetch_bytes;  /* what it asked the kernel to read */
 	uint64_t prefetch_t0_ms;
 };
@@ -63,12 +66,22 @@ union nfs3_res {
 /* Forwards req upstream unchanged; the reply goes back to the client after
  * its attributes were observed. */
 void engine_forward(struct engine *e, struct cfs_req *req);
+/* What engine_forward does with the upstream's answer (status 0 and res,
+ * or a failure): observe, count, reply. */
+void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, void *res);
+/* Forwards a call that changes something (mutate.c), after deleting what
+ * it makes stale (meta_mutation()); in ttl mode it first finds the objects
+ * its names point to, whose attributes it changes without its reply
+ * saying so. */
+void engine_mutate(struct engine *e, struct cfs_req *req);
 /* Every attribute an upstream reply carries about a handle (observe.c):
  * updates the freshest known attributes and drops cached data whose
  * snapshot no longer matches. */
 void engine_observe_result(struct engine *e, struct cfs_req *req, void *res);
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa);
+/* fh changed through the proxy and no reply said how (observe.c). */
+void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh);
 /* Drops the cached data of o (store and memory). */
 void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
 /* A client looked up fh (attrs from the same reply): fetch a small file's
@@ -88,11 +101,20 @@ void meta_record(struct engine *e, struct cfs_req *req, void *res);
 void meta_mutation(struct engine *e, struct cfs_req *req);
 void meta_purge(struct engine *e, const nfs_fh3 *fh);
 void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
+void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
+/* ttl mode: what dir/name points to, as the metadata cache knows it
+ * fresh: 1 with its handle in buf (NFS3_FHSIZE bytes) and *len, 0 for a
+ * fresh "no such name", -ENOENT when not known. */
+int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
+	       uint32_t *len);
 int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out);
-void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-		     uint32_t asked, uint32_t bits, const fattr3 *attrs);
+/* Persists the evidence a holds for its credential and fh (ttl mode),
+ * merged with what is stored under the same ctime. */
+void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_ent *a);
+/* The stored evidence of cred for fh, younger than meta_ttl: 0 with *out,
+ * else -ENOENT. */
 int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-		    uint32_t asked, const fattr3 *attrs, uint32_t *bits);
+		    struct access_ent *out);
 void meta_sweep(struct engine *e);
 void meta_start(struct engine *e);
 /* ESTALE: everything cached about fh goes (observe.c). */

@@ -159,6 +159,15 @@ void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
 	put_xdr(e, k, kl, (zdrproc_t)zdr_fattr3, (void *)attrs, 0);
 }
 
+void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl;
+
+	if (meta_enabled(e) && (kl = mkey(k, 'a', fh, NULL, 0)) != 0)
+		store_meta_del(e->store, k, kl);
+}
+
 /* The fresh attributes of fh into *out; 0, or -ENOENT when none are. */
 int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out)
 {
@@ -245,6 +254,16 @@ static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nf
 	return 0;
 }
 
+int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
+	       uint32_t *len)
+{
+	nfsstat3 st;
+
+	if (!meta_enabled(e) || get_lookup(e, dir, name, &st, buf, len) != 0)
+		return -ENOENT;
+	return st == NFS3_OK ? 1 : 0;
+}
+
 /* The child a name pointed to (fresh or not): for invalidations. */
 static int known_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
 		       uint32_t *len)
@@ -278,45 +297,64 @@ static size_t access_key(uint8_t *k, const nfs_fh3 *fh, const struct cfs_cred *c
 	return mkey(k, 'x', fh, ck, n * sizeof(ck[0]));
 }
 
-void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-		     uint32_t asked, uint32_t bits, const fattr3 *attrs)
+/* Value: asked, allowed, READ answer (enum ev_read), ctime s, ns. */
+#define ACCESS_VLEN (HDR + 20)
+
+static int get_access(struct engine *e, const uint8_t *k, size_t kl, struct access_ent *out)
 {
-	uint8_t k[KEY_MAX], v[HDR + 16];
+	const uint8_t *v;
+	size_t vlen;
+
+	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 ||
+	    vlen != ACCESS_VLEN || !fresh(e, get64(v), e->cfg->meta_ttl))
+		return -ENOENT;
+	memcpy(&out->asked, v + HDR, 4);
+	memcpy(&out->bits, v + HDR + 4, 4);
+	memcpy(&out->read, v + HDR + 8, 4);
+	memcpy(&out->ctime_s, v + HDR + 12, 4);
+	memcpy(&out->ctime_ns, v + HDR + 16, 4);
+	out->when_ms = get64(v);
+	return 0;
+}
+
+void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_ent *a)
+{
+	uint8_t k[KEY_MAX], v[ACCESS_VLEN];
+	struct access_ent m;
 	size_t kl;
 
-	if (!meta_enabled(e) || (kl = access_key(k, fh, cred)) == 0)
+	if (!meta_enabled(e) || a == NULL || (kl = access_key(k, fh, &a->cred)) == 0)
 		return;
+	/* what an earlier run or a trimmed entry knew under the same ctime stays */
+	memset(&m, 0, sizeof(m));
+	if (get_access(e, k, kl, &m) != 0 || m.ctime_s != a->ctime_s || m.ctime_ns != a->ctime_ns)
+		m = *a;
+	else {
+		m.bits = (m.bits & ~a->asked) | (a->bits & a->asked);
+		m.asked |= a->asked;
+		if (a->read != EV_READ_NONE)
+			m.read = a->read;
+	}
 	put64(v, wall_ms());
-	memcpy(v + HDR, &asked, 4);
-	memcpy(v + HDR + 4, &bits, 4);
-	memcpy(v + HDR + 8, &attrs->ctime.seconds, 4);
-	memcpy(v + HDR + 12, &attrs->ctime.nseconds, 4);
+	memcpy(v + HDR, &m.asked, 4);
+	memcpy(v + HDR + 4, &m.bits, 4);
+	memcpy(v + HDR + 8, &m.read, 4);
+	memcpy(v + HDR + 12, &m.ctime_s, 4);
+	memcpy(v + HDR + 16, &m.ctime_ns, 4);
 	store_meta_put(e->store, k, kl, v, sizeof(v));
 }
 
-/* 0 with the allowed bits among *asked when a fresh answer for all of them
- * was recorded under the ctime of attrs. */
 int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-		    uint32_t asked, const fattr3 *attrs, uint32_t *bits)
+		    struct access_ent *out)
 {
 	uint8_t k[KEY_MAX];
-	size_t kl, vlen;
-	const uint8_t *v;
-	uint32_t a, b, cs, cn;
+	size_t kl;
 
+	memset(out, 0, sizeof(*out));
 	if (!meta_enabled(e) || (kl = access_key(k, fh, cred)) == 0)
 		return -ENOENT;
-	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen != HDR + 16 ||
-	    !fresh(e, get64(v), e->cfg->meta_ttl))
-		return -ENOENT;
-	memcpy(&a, v + HDR, 4);
-	memcpy(&b, v + HDR + 4, 4);
-	memcpy(&cs, v + HDR + 8, 4);
-	memcpy(&cn, v + HDR + 12, 4);
-	if ((a & asked) != asked || cs != attrs->ctime.seconds || cn != attrs->ctime.nseconds)
-		return -ENOENT;
-	*bits = b & asked;
-	return 0;
+	out->cred = *cred;
+	return get_access(e, k, kl, out);
 }
 
 /* --- directory pages, READLINK, FS* -------------------------------------------- */
@@ -475,10 +513,15 @@ static int answer_access(struct engine *e, struct cfs_req *req)
 	uint32_t bits;
 
 	memset(&res, 0, sizeof(res));
+	struct access_ent ev;
+	uint32_t asked = req->args.access.access;
+
 	if (meta_get_attrs(e, &req->args.access.object, a) ||
-	    meta_get_access(e, &req->args.access.object, &req->cred, req->args.access.access, a,
-			    &bits))
+	    meta_get_access(e, &req->args.access.object, &req->cred, &ev) ||
+	    ev.ctime_s != a->ctime.seconds || ev.ctime_ns != a->ctime.nseconds ||
+	    (ev.asked & asked) != asked)
 		return -ENOENT;
+	bits = ev.bits & asked; /* the server's own answer to this credential */
 	res.status = NFS3_OK;
 	res.ACCESS3res_u.resok.obj_attributes.attributes_follow = 1;
 	res.ACCESS3res_u.resok.access = bits;

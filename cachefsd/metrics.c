@@ -297,8 +297,15 @@ static void render(const struct ops_env *env, FILE *f)
 	        "READs forwarded because their file is being written.", c->writer_passthrough);
 	counter(f, "cachefsd_access_checks_total",
 	        "ACCESS calls made before serving a user from the cache.", c->access_checks);
-	counter(f, "cachefsd_access_denied_total", "Cached READs the upstream refused.",
+	counter(f, "cachefsd_access_denied_total", "READs the upstream refused (NFS3ERR_ACCES): no cached byte went to the caller.",
 	        c->access_denied);
+	counter(f, "cachefsd_evidence_reads_total",
+	        "READs forwarded because only the server's answer to them lets the caller "
+	        "read cached bytes (read_evidence).",
+	        c->evidence_reads);
+	counter(f, "cachefsd_stale_checks_total",
+	        "GETATTRs asking the upstream whether a handle it called STALE is stale.",
+	        c->stale_checks);
 	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
 	        c->stale_purges);
 	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",

@@ -26,6 +26,7 @@ struct mnt_walk {
 	uint32_t fh_len;
 	LOOKUP3args args; /* kept until the callback (re-send after reconnect) */
 	int depth;
+	uint64_t t_us; /* when the LOOKUP in flight was issued */
 };
 
 int engine_normalize_path(char *path)
@@ -158,6 +159,19 @@ static void walk_done(int status, void *res, void *priv)
 	LOOKUP3res *r = res;
 
 	assert(w->magic == MNT_MAGIC);
+	if (status == 0) {
+		/* what the server said is what a LOOKUP by the client would
+		 * have learned: attributes, and in ttl mode the name */
+		struct cfs_req fake;
+
+		memset(&fake, 0, sizeof(fake));
+		fake.prog = NFS_PROGRAM;
+		fake.proc = NFS3_LOOKUP;
+		fake.cred = w->req->cred;
+		fake.args.lookup = w->args;
+		fake.t_start_us = w->t_us;
+		engine_observe_result(w->e, &fake, r);
+	}
 	if (status != 0) {
 		if (status == -ECANCELED)
 			proto_drop(w->req);
@@ -189,11 +203,49 @@ static void walk_done(int status, void *res, void *priv)
 	walk_step(w);
 }
 
+/* ttl mode: the next component from the metadata cache, as a LOOKUP would
+ * be answered. Returns 1 when it was (w->fh moved on, or w was answered
+ * and freed: *done), 0 when the server must be asked. */
+static int walk_cached(struct mnt_walk *w, const char *name, int *done)
+{
+	nfs_fh3 dir = {{w->fh_len, (char *)w->fh}};
+	uint8_t child[NFS3_FHSIZE];
+	uint32_t len = 0;
+	fattr3 attrs;
+	int known = meta_child(w->e, &dir, name, child, &len);
+
+	*done = 0;
+	if (known == 0) {
+		w->e->ctr.meta_hits++;
+		reply_mnt(w->req, MNT3ERR_NOENT, NULL, 0);
+		*done = 1;
+		walk_free(w);
+		return 1;
+	}
+	if (known < 0)
+		return 0;
+	nfs_fh3 c = {{len, (char *)child}};
+	if (meta_get_attrs(w->e, &c, &attrs) != 0)
+		return 0; /* the name is known, what it is not: ask */
+	w->e->ctr.meta_hits++;
+	if (attrs.type != NF3DIR) {
+		reply_mnt(w->req, MNT3ERR_NOTDIR, NULL, 0);
+		*done = 1;
+		walk_free(w);
+		return 1;
+	}
+	memcpy(w->fh, child, len);
+	w->fh_len = len;
+	return 1;
+}
+
 static void walk_step(struct mnt_walk *w)
 {
-	char *name = w->next, *slash;
+	char *name, *slash;
 	int rc;
 
+next:
+	name = w->next;
 	if (name == NULL || *name == 0) {
 		mounts_add(w->e, proto_req_peer(w->req), w->req->args.mntpath);
 		log_debug("client %s mounted %s", proto_req_peer(w->req), w->req->args.mntpath);
@@ -213,10 +265,21 @@ static void walk_step(struct mnt_walk *w)
 	} else {
 		w->next = NULL;
 	}
+	if (meta_enabled(w->e)) {
+		int done;
+
+		if (walk_cached(w, name, &done)) {
+			if (done)
+				return;
+			goto next;
+		}
+		w->e->ctr.meta_misses++;
+	}
 	memset(&w->args, 0, sizeof(w->args));
 	w->args.what.dir.data.data_len = w->fh_len;
 	w->args.what.dir.data.data_val = (char *)w->fh;
 	w->args.what.name = name;
+	w->t_us = loop_clock_us();
 	rc = upstream_call(w->e->up, NFS3_LOOKUP, &w->args, &w->req->cred, walk_done, w);
 	if (rc != 0) {
 		reply_mnt(w->req, MNT3ERR_SERVERFAULT, NULL, 0);

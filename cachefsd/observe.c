@@ -9,6 +9,7 @@
 #include "log.h"
 #include "proto.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void engine_drop_data(struct engine *e, struct cobj *o, const char *why)
@@ -27,6 +28,30 @@ void engine_drop_data(struct engine *e, struct cobj *o, const char *why)
 	}
 }
 
+/* Replies of calls in flight together arrive in any order (parallel WRITEs
+ * over several upstream connections, a GETATTR answered late): within this
+ * long of learning attributes, a reply with an older ctime is older news. */
+#define REORDER_MS 3000
+
+static int ctime_before(const fattr3 *a, const fattr3 *b)
+{
+	return a->ctime.seconds < b->ctime.seconds ||
+	       (a->ctime.seconds == b->ctime.seconds && a->ctime.nseconds < b->ctime.nseconds);
+}
+
+/* 1 when attrs, from a reply to a call issued at call_us, may be older
+ * than what the proxy knows of o and must not replace it. */
+static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs, uint64_t call_us)
+{
+	/* o was changed through the proxy in a way no reply described (a
+	 * name of it removed or replaced): only calls issued after that
+	 * change's reply say what it is now */
+	if (o->attrs_stale_us && call_us < o->attrs_stale_us)
+		return 1;
+	return o->have_attrs && loop_now(e->loop) - o->attrs_ms < REORDER_MS &&
+	       ctime_before(attrs, &o->attrs);
+}
+
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
 {
 	struct cobj *o;
@@ -38,6 +63,11 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;
+	if (outdated(e, o, attrs, e->obs_call_us)) {
+		cobj_put(e->objs, o);
+		return;
+	}
+	o->attrs_stale_us = 0;
 	if (o->have_attrs && o->attrs.ctime.seconds == attrs->ctime.seconds &&
 	    o->attrs.ctime.nseconds == attrs->ctime.nseconds &&
 	    o->attrs.mtime.seconds == attrs->mtime.seconds &&
@@ -90,8 +120,7 @@ static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3r
 		return;
 	cobj_access_set(o, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
 			&pa->post_op_attr_u.attributes, loop_now(e->loop));
-	meta_put_access(e, fh, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
-			&pa->post_op_attr_u.attributes);
+	meta_put_access(e, fh, cobj_access_find(o, &req->cred));
 	cobj_put(e->objs, o);
 }
 
@@ -109,10 +138,9 @@ static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *
 	if (o == NULL)
 		return;
 	/* the upstream just let this caller read (or refused it) */
-	cobj_access_set(o, &req->cred, ACCESS3_READ, r->status == NFS3_OK ? ACCESS3_READ : 0,
-			&pa->post_op_attr_u.attributes, loop_now(e->loop));
-	meta_put_access(e, fh, &req->cred, ACCESS3_READ, r->status == NFS3_OK ? ACCESS3_READ : 0,
-			&pa->post_op_attr_u.attributes);
+	cobj_access_read(o, &req->cred, r->status == NFS3_OK ? EV_READ_OK : EV_READ_REFUSED,
+			 &pa->post_op_attr_u.attributes, loop_now(e->loop));
+	meta_put_access(e, fh, cobj_access_find(o, &req->cred));
 	cobj_put(e->objs, o);
 }
 
@@ -142,6 +170,8 @@ static void observe_readdirplus(struct engine *e, struct cfs_req *req, const REA
 		next = ent.nextentry;
 	}
 }
+
+static void observe_result(struct engine *e, struct cfs_req *req, void *res);
 
 /* The handle a call is about (for NFS3ERR_STALE). */
 static const nfs_fh3 *primary_fh(const struct cfs_req *req)
@@ -180,6 +210,67 @@ static const nfs_fh3 *primary_fh(const struct cfs_req *req)
 	}
 }
 
+/* A GETATTR of a handle the upstream called STALE in an answer about it. */
+struct stale_check {
+	struct engine *e;
+	struct cobj *o; /* pinned */
+	uint64_t t_us;	/* when it was asked */
+	GETATTR3args args;
+};
+
+static void stale_check_done(int status, void *res, void *priv)
+{
+	struct stale_check *sc = priv;
+	struct engine *e = sc->e;
+	struct cobj *o = sc->o;
+	GETATTR3res *r = res;
+	nfs_fh3 fh = {{o->fhlen, (char *)o->fh}};
+
+	o->stale_check = 0;
+	if (status == 0 && r->status == NFS3ERR_STALE) {
+		engine_purge(e, &fh);
+	} else if (status == 0 && r->status == NFS3_OK) {
+		/* alive: the STALE was about the call (a LOOKUP below a file, a
+		 * name too long), not the handle */
+		e->obs_call_us = sc->t_us;
+		engine_observe_attrs(e, &fh, &r->GETATTR3res_u.resok.obj_attributes);
+		e->obs_call_us = UINT64_MAX;
+		log_debug("a STALE answer about a handle that is not stale: kept its cache");
+	}
+	/* no answer: keep everything; the next STALE asks again */
+	cobj_put(e->objs, o);
+	free(sc);
+}
+
+/* The upstream answered NFS3ERR_STALE to a call about fh. Servers say
+ * STALE for other reasons too (unfs3 for a LOOKUP below a regular file or
+ * of an over-long name), so nothing is purged until a GETATTR of the
+ * handle itself says STALE; until then its READs pass through. */
+static void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
+{
+	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	struct stale_check *sc;
+
+	if (o == NULL)
+		return;
+	if (o->stale_check || e->stopping || (sc = calloc(1, sizeof(*sc))) == NULL) {
+		cobj_put(e->objs, o);
+		return;
+	}
+	sc->e = e;
+	sc->o = o;
+	sc->t_us = loop_clock_us();
+	sc->args.object.data.data_len = o->fhlen;
+	sc->args.object.data.data_val = (char *)o->fh;
+	o->stale_check = 1;
+	e->ctr.stale_checks++;
+	if (upstream_call(e->up, NFS3_GETATTR, &sc->args, cred, stale_check_done, sc) != 0) {
+		o->stale_check = 0;
+		cobj_put(e->objs, o);
+		free(sc);
+	}
+}
+
 void engine_purge(struct engine *e, const nfs_fh3 *fh)
 {
 	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
@@ -194,7 +285,30 @@ void engine_purge(struct engine *e, const nfs_fh3 *fh)
 	e->ctr.stale_purges++;
 }
 
+/* Changed through the proxy without a reply that says how (a removed or
+ * replaced name of it): its attributes are forgotten, and replies to calls
+ * issued before now may not bring the old ones back (outdated()). */
+void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+
+	meta_forget_attrs(e, fh);
+	if (o == NULL)
+		return;
+	o->attrs_stale_us = loop_clock_us();
+	if (o->attrs_stale_us == 0)
+		o->attrs_stale_us = 1;
+	cobj_put(e->objs, o);
+}
+
 void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
+{
+	e->obs_call_us = req->t_start_us; /* 0 (not known): as old as can be */
+	observe_result(e, req, res);
+	e->obs_call_us = UINT64_MAX;
+}
+
+static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 {
 	union nfs3_res *r = res;
 	union cfs_args *a = &req->args;
@@ -203,7 +317,7 @@ void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
 	if (r->status == NFS3ERR_STALE) {
 		const nfs_fh3 *fh = primary_fh(req);
 		if (fh && fh->data.data_len && fh->data.data_len <= NFS3_FHSIZE)
-			engine_purge(e, fh);
+			engine_stale(e, fh, &req->cred);
 		return;
 	}
 	meta_record(e, req, res);

@@ -75,6 +75,7 @@ static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint6
 		      uint32_t len, uint32_t cs, int ra);
 static void op_finish(struct read_op *op);
 static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra);
+static void read_start(struct engine *e, struct cfs_req *req, int asked);
 
 static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
 {
@@ -713,27 +714,26 @@ static void op_gather(struct read_op *op)
 
 /* --- the READ entry point ------------------------------------------------------- */
 
-enum access_state { ACC_UNKNOWN, ACC_OK, ACC_DENY };
-
-/* READ evidence of cred for o under attrs: recorded from an ACCESS reply or
- * a READ the upstream answered for the same credential and handle, while
- * the ctime is unchanged; in ttl mode no older than meta_ttl (and it may
- * come from the persistent cache, e.g. after a restart). */
-static enum access_state access_state(struct engine *e, struct cobj *o, const struct cfs_cred *cred,
-				      const fattr3 *attrs)
+/* What lets cred read o's cached bytes under attrs (cobj_evidence(), the
+ * read_evidence rule): the server's answer to a READ or an ACCESS call by
+ * the same credential for the same handle, while the ctime is unchanged;
+ * in ttl mode no older than meta_ttl, and it may come from the persistent
+ * cache (after a restart, or when the in-memory entry was trimmed). */
+static enum evidence evidence_of(struct engine *e, struct cobj *o, const struct cfs_cred *cred,
+				 const fattr3 *attrs)
 {
-	struct access_ent *a = cobj_access_find(o, cred);
+	uint64_t max_age = meta_enabled(e) ? (uint64_t)e->cfg->meta_ttl * 1000 : 0;
 	nfs_fh3 fh = {{o->fhlen, (char *)o->fh}};
-	uint32_t bits;
+	int rule = e->cfg->read_evidence;
+	struct access_ent stored;
+	enum evidence ev, ev2;
 
-	if (a && a->ctime_s == attrs->ctime.seconds && a->ctime_ns == attrs->ctime.nseconds &&
-	    (a->asked & ACCESS3_READ) &&
-	    (!meta_enabled(e) ||
-	     loop_now(e->loop) - a->when_ms < (uint64_t)e->cfg->meta_ttl * 1000))
-		return (a->bits & ACCESS3_READ) ? ACC_OK : ACC_DENY;
-	if (meta_get_access(e, &fh, cred, ACCESS3_READ, attrs, &bits) == 0)
-		return bits ? ACC_OK : ACC_DENY;
-	return ACC_UNKNOWN;
+	ev = cobj_evidence(cobj_access_find(o, cred), attrs, cred, rule, loop_now(e->loop),
+			   max_age);
+	if (ev == EV_SERVE || ev == EV_REFUSED || meta_get_access(e, &fh, cred, &stored) != 0)
+		return ev;
+	ev2 = cobj_evidence(&stored, attrs, cred, rule, 0, 0); /* meta checked its age */
+	return ev2 == EV_UNKNOWN ? ev : ev2;
 }
 
 static void access_done(int status, void *res, void *priv)
@@ -756,20 +756,26 @@ static void access_done(int status, void *res, void *priv)
 	engine_observe_result(e, &fake, r);
 	if (!(r->ACCESS3res_u.resok.access & ACCESS3_READ)) {
 		/* the server's own answer to this READ is the right one */
-		e->ctr.access_denied++;
 		op_forward(op);
 		return;
 	}
-	/* the attributes may have moved on: look again */
+	/* the attributes may have moved on: look again (once: an answer that
+	 * could not be recorded must not make the READ ask forever) */
 	{
 		struct cfs_req *req = op->req;
 		op->req = NULL;
 		op_free(op);
-		engine_read(e, req);
+		read_start(e, req, 1);
 	}
 }
 
 void engine_read(struct engine *e, struct cfs_req *req)
+{
+	read_start(e, req, 0);
+}
+
+/* asked: an ACCESS call was already made for this READ. */
+static void read_start(struct engine *e, struct cfs_req *req, int asked)
 {
 	READ3args *a = &req->args.read;
 	struct read_op *op;
@@ -779,7 +785,7 @@ void engine_read(struct engine *e, struct cfs_req *req)
 
 	o = cobj_get(e->objs, a->file.data.data_val, a->file.data.data_len);
 	if (o == NULL || a->count == 0 || o->nocache_until_ms > loop_now(e->loop) ||
-	    (o->have_attrs && o->attrs.type != NF3REG)) {
+	    o->stale_check || o->attrs_stale_us || (o->have_attrs && o->attrs.type != NF3REG)) {
 		if (o && o->nocache_until_ms > loop_now(e->loop))
 			e->ctr.writer_passthrough++; /* being written: not cached */
 		if (o)
@@ -830,13 +836,18 @@ void engine_read(struct engine *e, struct cfs_req *req)
 		 * lookup prefetch, another reader): the caller needs READ
 		 * evidence of its own, and then shares them */
 		known = o->have_attrs ? &o->attrs : op->have_rec ? &op->rec.attrs : NULL;
-		switch (known ? access_state(e, o, &req->cred, known) : ACC_UNKNOWN) {
-		case ACC_DENY:
-			e->ctr.access_denied++;
+		switch (known ? evidence_of(e, o, &req->cred, known) : EV_ASK_READ) {
+		case EV_REFUSED:
 			op_forward(op);
 			return;
-		case ACC_UNKNOWN:
-			if (known == NULL) {
+		case EV_ASK_READ:
+			/* the server's own answer to this READ is the evidence */
+			e->ctr.evidence_reads++;
+			op_forward(op);
+			return;
+		case EV_UNKNOWN:
+			if (asked) {
+				e->ctr.evidence_reads++;
 				op_forward(op);
 				return;
 			}
@@ -847,7 +858,7 @@ void engine_read(struct engine *e, struct cfs_req *req)
 					  op) != 0)
 				op_forward(op);
 			return;
-		case ACC_OK:
+		case EV_SERVE:
 			break;
 		}
 	}

@@ -16,6 +16,13 @@ struct cfs_cidr {
 	int prefix;
 };
 
+/* What lets a credential read cached bytes (docs/coherence.md). */
+enum cfs_read_evidence {
+	CFS_EVIDENCE_READ = 0, /* a READ the server answered for it */
+	CFS_EVIDENCE_MODE,     /* that, or an ACCESS grant the mode bits agree with */
+	CFS_EVIDENCE_ACCESS,   /* that, or any ACCESS grant */
+};
+
 struct cfs_config {
 	char *upstream;
 	char *listen;
@@ -51,6 +58,7 @@ struct cfs_config {
 	int meta_neg_ttl;  /* seconds a "no such name" answer is reused (ttl mode) */
 	int write_quiesce; /* seconds without writes before a written file is cached again */
 	int fresh_guard;   /* seconds: data of files changed this recently is not stored */
+	int read_evidence; /* enum cfs_read_evidence */
 	/* operator interfaces (docs/operations.md) */
 	char *control_socket; /* NULL: <cache_dir>/control */
 	char *metrics_listen; /* NULL or "off": no metrics listener */

@@ -60,7 +60,10 @@ struct engine_counters {
 	uint64_t chunk_mem_hits;    /* chunk reads served from memory */
 	uint64_t checksum_failures; /* chunks whose bytes did not match: dropped, refetched */
 	uint64_t access_checks;	    /* ACCESS asked upstream before serving from the cache */
-	uint64_t access_denied;	    /* cached READs refused (NFS3ERR_ACCES) */
+	uint64_t access_denied;	    /* READs the upstream refused (NFS3ERR_ACCES) */
+	uint64_t evidence_reads;    /* READs forwarded because only the server's answer to
+				     * them could let the caller read cached bytes */
+	uint64_t stale_checks;	    /* GETATTRs asking whether a STALE handle is stale */
 	uint64_t data_drops;	    /* cached data dropped: the upstream file changed */
 	uint64_t stores;	    /* chunks / inline files written to the cache */
 	uint64_t fresh_skips;	    /* fills not stored: the file changed too recently */

@@ -2,7 +2,11 @@
 # cachefsctl warm: reading trees and lists through the proxy fills the cache.
 #  1. warm a tree (and a file from a --from list): every file is cached;
 #     with nfs-ganesha stopped, every file reads back by handle through the
-#     proxy, byte for byte, without a fill;
+#     proxy, byte for byte, without a fill; a ttl-mode proxy, after files in
+#     subdirectories were read once by mounting their directory (libnfs
+#     tools, as `nfs-cat nfs://proxy/export/dir/file` does), mounts those
+#     directories and reads those files again with nfs-ganesha stopped (MNT
+#     walks answered from the metadata cache, not upstream);
 #  2. SIGINT stops a warm cleanly (exit 130, state "interrupted"); --resume
 #     skips what was read and finishes;
 #  3. --background, --status, --cancel, --resume --background;
@@ -30,6 +34,7 @@ for i in $(seq 1 40); do h_mkdata "$E/slow/s$i" 256 "$((i + 100))"; done # 10 Mi
 # no lookup prefetch: the LOOKUPs below that collect handles must not cache
 # the small files before the warm does
 h_start_cachefsd px up --fresh-guard 0 --lookup-prefetch false
+h_start_cachefsd ttl up --fresh-guard 0 --meta-ttl 600
 P=$H_PORT_px
 C=$H_CACHE_px
 ctl() { "$CTLBIN" --cache-dir "$C" "$@"; }
@@ -59,6 +64,15 @@ bytes=$(cd "$E" && cat $(find tree -type f) other/listed | wc -c)
 grep -qx "state done" "$C/warm.state.progress" || h_fail "the progress file does not say done"
 ctl warm --status | grep -qx done || h_fail "warm --status does not say done"
 fills=$(st fills)
+# the ttl proxy: each file mounted by its directory, read once while the
+# upstream is up
+sub="tree/a/b/g1 tree/a/b/g3 tree/a/f7 tree/c/small other/listed"
+cat_sub() { timeout 20 nfs-cat "nfs://127.0.0.1$E/$1?nfsport=$H_PORT_ttl&mountport=$H_PORT_ttl"; }
+for f in $sub; do
+	[ "$(cat_sub "$f" | md5sum | cut -d' ' -f1)" = "$(want "$f")" ] ||
+		h_fail "ttl proxy: $f mounted by its directory: wrong bytes"
+done
+walks=$(h_stat ttl upstream_calls_LOOKUP)
 h_stop_ganesha up
 for f in $files; do
 	[ "$f" = other/unlisted ] && continue
@@ -66,6 +80,14 @@ for f in $files; do
 	[ "$got" = "$(want "$f")" ] || h_fail "$f read with the upstream stopped: wrong bytes"
 done
 [ "$(st fills)" = "$fills" ] || h_fail "reads after the warm fetched from the upstream"
+for f in $sub; do
+	got=$(cat_sub "$f" | md5sum | cut -d' ' -f1)
+	[ "$got" = "$(want "$f")" ] ||
+		h_fail "ttl proxy, upstream stopped: $f mounted by its directory: wrong bytes or no answer"
+done
+[ "$(h_stat ttl upstream_calls_LOOKUP)" = "$walks" ] ||
+	h_fail "ttl proxy: mounts below the export walked upstream again"
+h_log "ok: ttl proxy mounted subdirectories and read $(wc -w <<<"$sub") files with the upstream stopped"
 h_log "ok: warmed $((ntree + 1)) files ($bytes bytes); all read back with the upstream stopped"
 h_restart_ganesha up
 for i in $(seq 1 100); do

@@ -1,0 +1,160 @@
+/* Who may read cached bytes (cachefsd/cobj.c cobj_evidence()): the rule
+ * that keeps data cached for one user from another the server would
+ * refuse, also when the server's ACCESS answer promises more than its READ
+ * keeps (RFC 1813: ACCESS is advisory; unfs3 computes it as root). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "config.h"
+#include "../../cachefsd/cobj.h"
+
+static fattr3 file(uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	fattr3 a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = NF3REG;
+	a.mode = mode;
+	a.uid = uid;
+	a.gid = gid;
+	a.ctime.seconds = 1700000000;
+	a.ctime.nseconds = 5;
+	return a;
+}
+
+static struct cfs_cred user(uint32_t uid, uint32_t gid)
+{
+	struct cfs_cred c;
+
+	memset(&c, 0, sizeof(c));
+	c.flavor = AUTH_UNIX;
+	c.uid = uid;
+	c.gid = gid;
+	return c;
+}
+
+/* an ACCESS reply granting (or not) READ under attrs */
+static struct access_ent access_answer(const struct cfs_cred *c, const fattr3 *a, int grant)
+{
+	struct access_ent e;
+
+	memset(&e, 0, sizeof(e));
+	e.cred = *c;
+	access_ent_merge(&e, ACCESS3_READ | ACCESS3_LOOKUP, grant ? ACCESS3_READ : 0, EV_READ_NONE,
+			 a, 1000);
+	return e;
+}
+
+static void test_mode_check(void **state)
+{
+	fattr3 a = file(0640, 1000, 100);
+	struct cfs_cred c;
+
+	(void)state;
+	c = user(1000, 1000);
+	assert_true(cfs_mode_allows_read(&a, &c)); /* owner */
+	a.mode = 0040;
+	assert_false(cfs_mode_allows_read(&a, &c)); /* the owner's bits, not the group's */
+	a.mode = 0640;
+	c = user(2000, 100);
+	assert_true(cfs_mode_allows_read(&a, &c)); /* primary group */
+	c = user(2000, 2000);
+	assert_false(cfs_mode_allows_read(&a, &c)); /* other */
+	c.ngids = 2;
+	c.gids[0] = 7;
+	c.gids[1] = 100;
+	assert_true(cfs_mode_allows_read(&a, &c)); /* supplementary group */
+	c = user(0, 0);
+	assert_false(cfs_mode_allows_read(&a, &c)); /* root has no privilege here */
+	a.mode = 0644;
+	assert_true(cfs_mode_allows_read(&a, &c));
+	memset(&c, 0, sizeof(c)); /* AUTH_NONE: uid 0 in the struct, but an "other" */
+	a = file(0600, 0, 0);
+	assert_false(cfs_mode_allows_read(&a, &c));
+}
+
+/* The unfs3 case: a 0600 file of uid 1000; the server's ACCESS grants READ
+ * to uid 1001, its READ would refuse. The default rule does not serve. */
+static void test_access_grants_too_much(void **state)
+{
+	fattr3 a = file(0600, 1000, 1000);
+	struct cfs_cred b = user(1001, 1001);
+	struct access_ent e = access_answer(&b, &a, 1);
+
+	(void)state;
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_READ);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_READ, 2000, 0), EV_ASK_READ);
+	/* the old rule (read_evidence = access) trusts the grant */
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_SERVE);
+	/* the server refused the READ: from then on it is refused */
+	access_ent_merge(&e, 0, 0, EV_READ_REFUSED, &a, 2000);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_REFUSED);
+	/* no evidence yet, and the mode says no: an ACCESS call could not
+	 * settle it, so the READ itself goes to the server */
+	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_READ);
+	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_UNKNOWN);
+}
+
+static void test_agreeing_evidence(void **state)
+{
+	fattr3 a = file(0644, 1000, 1000);
+	struct cfs_cred b = user(1001, 1001);
+	struct access_ent e = access_answer(&b, &a, 1);
+
+	(void)state;
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
+	/* an ACCESS denial is the server's answer, whatever the mode says */
+	e = access_answer(&b, &a, 0);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
+	/* a READ the server answered is enough, even where the mode bits say
+	 * no (ACLs, id mapping): only for that credential */
+	a = file(0600, 1000, 1000);
+	memset(&e, 0, sizeof(e));
+	e.cred = b;
+	access_ent_merge(&e, 0, 0, EV_READ_OK, &a, 1000);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_READ, 2000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
+	/* the ACCESS answer merged in later keeps the READ answer */
+	access_ent_merge(&e, ACCESS3_READ, ACCESS3_READ, EV_READ_NONE, &a, 1500);
+	assert_int_equal(e.read, EV_READ_OK);
+}
+
+static void test_evidence_ages_and_changes(void **state)
+{
+	fattr3 a = file(0644, 1000, 1000), later;
+	struct cfs_cred b = user(1001, 1001);
+	struct access_ent e = access_answer(&b, &a, 1);
+
+	(void)state;
+	/* in ttl mode evidence older than meta_ttl is not used */
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 1000 + 59999, 60000),
+			 EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 1000 + 60000, 60000),
+			 EV_UNKNOWN);
+	/* a new ctime (chmod, chown, ACL) makes every answer void */
+	later = a;
+	later.ctime.nseconds++;
+	assert_int_equal(cobj_evidence(&e, &later, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
+	access_ent_merge(&e, 0, 0, EV_READ_OK, &later, 3000);
+	assert_int_equal(e.asked, 0); /* the old grant went with the old ctime */
+	assert_int_equal(cobj_evidence(&e, &later, &b, CFS_EVIDENCE_MODE, 3000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 3000, 0), EV_UNKNOWN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mode_check),
+		cmocka_unit_test(test_access_grants_too_much),
+		cmocka_unit_test(test_agreeing_evidence),
+		cmocka_unit_test(test_evidence_ages_and_changes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
