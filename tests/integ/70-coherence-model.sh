@@ -1,11 +1,14 @@
 #!/bin/bash
-# Randomized coherence model test, strict mode (tests/tools/nfsmodel.c):
-# seeded sequences of create / write / truncate / rename / remove / read /
-# readdir / lookup / "tick" ops, each through the proxy or directly on the
-# upstream, over a few names in a scratch directory per run. Every read
-# through the proxy (LOOKUP + GETATTR + READs, like a close-to-open client)
-# must equal the upstream's bytes read directly right after; listings,
-# sizes and NOENT lookups through the proxy must match the upstream too.
+# Randomized coherence model test (tests/tools/nfsmodel.c): seeded
+# sequences of create / write / truncate / rename / remove / link / chmod /
+# read / readdir / lookup / "tick" ops, each through the proxy or directly
+# on the upstream, over a few names in a scratch directory per run (hard
+# links make names share a file). Every read through the proxy (LOOKUP +
+# GETATTR + READs, like a close-to-open client) must equal the upstream's
+# bytes read directly right after, and so must the attributes (size, link
+# count, mode, owner, mtime, ctime) of the GETATTR and the READ replies;
+# listings (names, and each entry's size, type and link count) and NOENT
+# lookups through the proxy must match the upstream too.
 #
 # Runs at once (each in its own scratch directory, so they do not disturb
 # each other's checks; together they also make the proxies serve several
@@ -14,6 +17,10 @@
 #                                          1002 (meta), 1003 (tick), and a
 #                                          random seed (default mix)
 #   px2 (--readahead 0 --memory-cache 0):  fixed seed 1004 (data mix)
+#   px3 (ttl mode: --meta-ttl 60, --write-quiesce 2): fixed seeds 1005
+#        (meta mix) and 1006 (default mix), every change through the
+#        proxy (--changes proxy): a ttl proxy may answer with what it knew
+#        for meta_ttl after a change made elsewhere, never after its own
 # Every 150 ops a run pauses 2.2 s so that its files age past the proxy's
 # fresh guard and get stored by the proxy reads that follow (the tool reads
 # every file right after a pause); changes made after that must be noticed.
@@ -31,32 +38,35 @@ RSEED=${NFSMODEL_SEED:-$(((RANDOM << 15 | RANDOM) % 1000000000))}
 h_start_ganesha up
 h_start_cachefsd px up
 h_start_cachefsd px2 up --readahead 0 --memory-cache 0
+h_start_cachefsd px3 up --meta-ttl 60 --write-quiesce 2
 
 names=()
 pids=()
 cmds=()
-# run NAME PROXY SEED MIX: start one nfsmodel run in the background
+# run NAME PROXY SEED MIX [CHANGES]: start one nfsmodel run in the background
 run()
 {
-	local name=$1 proxy=$2 seed=$3 mix=$4 v
+	local name=$1 proxy=$2 seed=$3 mix=$4 changes=${5:-both} v
 	v="H_PORT_$proxy"
 	local args=(--proxy-port "${!v}" --nfs-port "$H_NFSPORT_up" --mount-port "$H_MNTPORT_up"
 		--export "$H_EXPORT_up" --seed "$seed" --ops "$OPS" --mix "$mix"
-		--pause-every 150 --pause-ms 2200 --dir "nfsmodel-$name-$seed")
+		--changes "$changes" --pause-every 150 --pause-ms 2200 --dir "nfsmodel-$name-$seed")
 	"$NM" "${args[@]}" >"$H_TMP/nfsmodel-$name.log" 2>&1 &
 	h_track "nfsmodel-$name" $!
 	names+=("$name")
 	pids+=($!)
-	cmds+=("$name: proxy $proxy, seed $seed, mix $mix")
+	cmds+=("$name: proxy $proxy, seed $seed, mix $mix, changes $changes")
 }
 
-echo "nfsmodel seeds: 1001 1002 1003 1004 (fixed), $RSEED (random); $OPS ops each"
+echo "nfsmodel seeds: 1001-1006 (fixed), $RSEED (random); $OPS ops each"
 t0=$(date +%s)
 run a px 1001 default
 run b px 1002 meta
 run c px 1003 tick
 run d px2 1004 data
 run r px "$RSEED" default
+run e px3 1005 meta proxy
+run f px3 1006 default proxy
 
 failed=()
 for i in "${!pids[@]}"; do
@@ -76,7 +86,7 @@ if [ "${#failed[@]}" -gt 0 ]; then
 	done
 	echo "repeat one alone (flags of its proxy: see above): $NM --proxy-port P" \
 		"--nfs-port N --mount-port M --export DIR --seed S --ops $OPS --mix MIX" \
-		"--pause-every 150 --verbose" >&2
+		"--changes CHANGES --pause-every 150 --verbose" >&2
 	msg=
 	for i in "${failed[@]}"; do
 		msg+=" [${cmds[i]}]"
@@ -85,7 +95,7 @@ if [ "${#failed[@]}" -gt 0 ]; then
 fi
 
 # the runs must have gone through the cache, not only around it
-for p in px px2; do
+for p in px px2 px3; do
 	hits=$(h_stat $p read_hits)
 	stores=$(h_stat $p stores)
 	drops=$(h_stat $p data_drops)
@@ -97,5 +107,6 @@ for p in px px2; do
 		h_fail "$p served no read from the cache"
 	fi
 done
-h_pass "5 randomized runs of $OPS ops (seeds 1001-1004, random $RSEED) in ${dt}s: every read," \
-	"listing and lookup through the proxy matched the upstream"
+[ "$(h_stat px3 meta_hits)" -gt 0 ] || h_fail "px3 (ttl) answered no metadata call from its cache"
+h_pass "7 randomized runs of $OPS ops (seeds 1001-1006, random $RSEED; strict and ttl) in" \
+	"${dt}s: every read, attribute, listing and lookup through the proxy matched the upstream"

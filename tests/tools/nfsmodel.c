@@ -7,25 +7,29 @@
  * through a randomly chosen side: create (UNCHECKED), write (FILE_SYNC,
  * DATA_SYNC or UNSTABLE, sometimes followed by COMMIT), truncate (SETATTR
  * size), rename (possibly over an existing name, also across directories),
- * remove, read, readdir, lookup, and "tick" bursts (a proxy read fills the
- * cache, then same-size in-place writes directly on the upstream right
- * after it, within the same timestamp tick if the clock is coarse, then a
- * proxy re-open and read).
+ * remove, hard link (LINK of a file to a second name, so names share a
+ * file: writes through one show through the other, a REMOVE or RENAME
+ * over one changes the other's link count), chmod (SETATTR mode), read,
+ * readdir, lookup, and "tick" bursts (a proxy read fills the cache, then
+ * same-size in-place writes directly on the upstream right after it,
+ * within the same timestamp tick if the clock is coarse, then a proxy
+ * re-open and read).
  *
  * The truth is always the upstream read directly. Checks, all exact (the
  * tool is sequential, nothing changes the files while it looks):
  *  - a read through the proxy is done like a close-to-open client: LOOKUP,
  *    GETATTR, then READs of the whole file (or a range) via the proxy; the
- *    bytes, the size and (mtime, ctime) must equal what the direct side
+ *    bytes, the size, the link count, the mode and (mtime, ctime), of the
+ *    GETATTR and of the READ replies, must equal what the direct side
  *    reads right after;
  *  - READDIRPLUS through the proxy (cookies until eof, random page sizes)
- *    lists exactly the names the direct side lists, and each entry's size
- *    equals the direct GETATTR size;
+ *    lists exactly the names the direct side lists, and each entry's size,
+ *    type and link count equal the direct GETATTR's;
  *  - LOOKUP through the proxy of a removed or renamed-away name gives
  *    NFS3ERR_NOENT;
- *  - a small model of the files (names and bytes) must match the upstream
- *    too: a write or truncate through the proxy that did not reach the
- *    upstream intact shows up there.
+ *  - a small model of the files (names, bytes, link counts, modes) must
+ *    match the upstream too: a write or truncate through the proxy that did
+ *    not reach the upstream intact shows up there.
  * On a mismatch it prints the seed, the op index, the last 20 ops, the ops
  * on the file concerned, expected vs got (first differing byte), and exits 1.
  *
@@ -33,7 +37,7 @@
  *            [--host H] [--seed S] [--ops N] [--think-ms N]
  *            [--pause-every N] [--pause-ms MS]
  *            [--mix default|data|meta|tick] [--dir NAME] [--timeout S]
- *            [--verbose] [--keep] [--proxy-mount-port M]
+ *            [--verbose] [--keep] [--proxy-mount-port M] [--changes both|proxy]
  *
  * The proxy serves, but does not store, data of files changed in the last
  * fresh_guard seconds (2): without pauses a fast run would never read from
@@ -49,6 +53,11 @@
  * d0/f0 and d1/f1 go direct only (a file written through the proxy is not
  * cached for write_quiesce seconds); the rest half through each side. Ops
  * that need a file when there is none create one.
+ *
+ * --changes proxy: every change goes through the proxy (no direct changes,
+ * no ticks): for a proxy in ttl mode, which may answer with what it knew
+ * for meta_ttl seconds after a change made elsewhere, but never after its
+ * own. The checks stay exact.
  *
  * --verbose prints every op as it is done (the history a failure prints,
  * for a whole run); --keep leaves the scratch directory (it is always left
@@ -102,6 +111,7 @@ static int g_timeout_s = 30;
 static bool g_verbose, g_keep;
 static char g_scratch[128];
 static const char *g_mix = "default";
+static bool g_proxy_changes; /* --changes proxy */
 static long g_opno = -1; /* index of the op being done; -1: setup */
 
 /* ---- PRNG (splitmix64) ---- */
@@ -160,11 +170,14 @@ enum kind {
 	K_READDIR,
 	K_LOOKUP,
 	K_TICK,
+	K_LINK,
+	K_CHMOD,
 	NKINDS
 };
 
-static const char *const kind_name[NKINDS] = {"create", "write",   "truncate", "rename", "remove",
-                                              "read",   "readdir", "lookup",   "tick"};
+static const char *const kind_name[NKINDS] = {"create", "write",  "truncate", "rename",
+                                              "remove", "read",   "readdir",  "lookup",
+                                              "tick",   "link",   "chmod"};
 
 struct oprec {
 	char text[640];
@@ -217,23 +230,44 @@ static void op_touch(int slot)
 		o->slots |= 1u << slot;
 }
 
-/* ---- the model: a few names in three directories ---- */
+/* ---- the model: a few names in three directories, and the files they name ---- */
+
+/* A file; hard links make several names point to one. */
+struct inode {
+	bool used;
+	unsigned char *data;
+	size_t size;
+	unsigned nlink; /* the names of it (all are slots) */
+	uint32_t mode;
+};
 
 struct slot {
 	int dir;          /* 0: scratch dir, 1: d0, 2: d1 */
 	const char *name; /* the same name in two directories on purpose */
-	bool exists;
-	unsigned char *data;
-	size_t size;
+	int ino;          /* in g_inodes; -1: no such name */
 };
 
 static const char *const dir_name[NDIRS] = {".", "d0", "d1"};
 
 static struct slot g_slots[NSLOTS] = {
-    {0, "f0", false, NULL, 0}, {0, "f1", false, NULL, 0}, {0, "f2", false, NULL, 0},
-    {0, "f3", false, NULL, 0}, {1, "f0", false, NULL, 0}, {1, "f4", false, NULL, 0},
-    {2, "f1", false, NULL, 0}, {2, "f5", false, NULL, 0},
+    {0, "f0", -1}, {0, "f1", -1}, {0, "f2", -1}, {0, "f3", -1},
+    {1, "f0", -1}, {1, "f4", -1}, {2, "f1", -1}, {2, "f5", -1},
 };
+
+static struct inode g_inodes[NSLOTS]; /* at most one per name */
+
+static bool exists(int i)
+{
+	return g_slots[i].ino >= 0;
+}
+
+static struct inode *ino_of(int i)
+{
+	return &g_inodes[g_slots[i].ino];
+}
+
+/* the other names of slot i's file, as " (also a, b)", or "" */
+static const char *links_of(int i);
 
 static const char *slot_path(int i)
 {
@@ -248,18 +282,68 @@ static const char *slot_path(int i)
 	return b;
 }
 
-static void slot_resize(struct slot *s, size_t n)
+static void ino_resize(struct inode *n, size_t size)
 {
-	if (!s->data) {
-		s->data = calloc(1, MAX_FILE);
-		if (!s->data) {
+	if (!n->data) {
+		n->data = calloc(1, MAX_FILE);
+		if (!n->data) {
 			perror("calloc");
 			exit(3);
 		}
 	}
-	if (n > s->size)
-		memset(s->data + s->size, 0, n - s->size);
-	s->size = n;
+	if (size > n->size)
+		memset(n->data + n->size, 0, size - n->size);
+	n->size = size;
+}
+
+/* A new empty file for slot i (mode 0644, one link). */
+static void ino_new(int i)
+{
+	for (int k = 0; k < NSLOTS; k++) {
+		struct inode *n = &g_inodes[k];
+		if (!n->used) {
+			n->used = true;
+			n->size = 0;
+			n->nlink = 1;
+			n->mode = 0644;
+			ino_resize(n, 0);
+			g_slots[i].ino = k;
+			return;
+		}
+	}
+	fprintf(stderr, "nfsmodel: no free inode\n");
+	exit(3);
+}
+
+/* Slot i's name goes away. */
+static void unlink_slot(int i)
+{
+	struct inode *n = ino_of(i);
+
+	if (--n->nlink == 0)
+		n->used = false;
+	g_slots[i].ino = -1;
+}
+
+static const char *links_of(int i)
+{
+	static char buf[128];
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!exists(i))
+		return buf;
+	for (int k = 0; k < NSLOTS; k++) {
+		if (k == i || g_slots[k].ino != g_slots[i].ino)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : " (also ",
+		                      slot_path(k));
+		if (n >= sizeof(buf) - 2)
+			break;
+	}
+	if (n && n < sizeof(buf) - 1)
+		snprintf(buf + n, sizeof(buf) - n, ")");
+	return buf;
 }
 
 /* ---- failure reports ---- */
@@ -458,14 +542,33 @@ static int c3_setsize(struct side *s, const struct fh *fh, uint64_t size, struct
 	return call_run(s, &c, "SETATTR", send_setattr(s->rpc, &c, fh, &sa, NULL));
 }
 
-/* UNCHECKED, mode 0644; size0: and size 0 */
-static int c3_create(struct side *s, const struct fh *dir, const char *name, bool size0,
-                     struct res *r)
+static int c3_setmode(struct side *s, const struct fh *fh, uint32_t mode, struct res *r)
 {
 	sattr3 sa;
 	struct call c;
 
-	sattr_mode(&sa, 0644);
+	sattr_mode(&sa, mode);
+	call_start(s, &c, r);
+	return call_run(s, &c, "SETATTR", send_setattr(s->rpc, &c, fh, &sa, NULL));
+}
+
+static int c3_link(struct side *s, const struct fh *file, const struct fh *dir, const char *name,
+                   struct res *r)
+{
+	struct call c;
+
+	call_start(s, &c, r);
+	return call_run(s, &c, "LINK", send_link(s->rpc, &c, file, dir, name));
+}
+
+/* UNCHECKED with that mode; size0: and size 0 */
+static int c3_create(struct side *s, const struct fh *dir, const char *name, bool size0,
+                     uint32_t mode, struct res *r)
+{
+	sattr3 sa;
+	struct call c;
+
+	sattr_mode(&sa, mode);
 	if (size0) {
 		sa.size.set_it = 1;
 		sa.size.set_size3_u.size = 0;
@@ -773,6 +876,8 @@ static struct side *pick_side(int slot, bool data)
 {
 	unsigned direct_pct = slot % 2 ? 50 : data ? 100 : 70;
 
+	if (g_proxy_changes)
+		return &g_proxy;
 	return chance(direct_pct) ? &g_direct : &g_proxy;
 }
 
@@ -780,7 +885,7 @@ static struct side *pick_side(int slot, bool data)
 
 static unsigned long g_count[NKINDS][2]; /* [kind][0 proxy, 1 direct] */
 static unsigned long g_checks_read, g_checks_dir, g_checks_noent, g_bytes_checked, g_commits,
-    g_unstable, g_create_trunc, g_rename_over, g_tick_writes;
+    g_unstable, g_create_trunc, g_rename_over, g_tick_writes, g_linked_ops;
 
 static void bump(enum kind k, const struct side *s)
 {
@@ -798,7 +903,7 @@ static void check_upstream_size(int i)
 	int st = lookup_slot(&g_direct, i, &fh, NULL, NULL);
 
 	g_fail_slot = i;
-	if (!g_slots[i].exists) {
+	if (!exists(i)) {
 		if (st != NFS3ERR_NOENT)
 			fail("upstream: %s should not exist (LOOKUP: %s)", slot_path(i),
 			     nfsstat_name(st));
@@ -807,9 +912,12 @@ static void check_upstream_size(int i)
 	if (st != NFS3_OK)
 		fail("upstream: %s should exist (LOOKUP: %s)", slot_path(i), nfsstat_name(st));
 	getattr_ok(&g_direct, &fh, &a, slot_path(i));
-	if (a.size != g_slots[i].size)
+	if (a.size != ino_of(i)->size)
 		fail("upstream: %s has %" PRIu64 " bytes, the model %zu", slot_path(i), a.size,
-		     g_slots[i].size);
+		     ino_of(i)->size);
+	if (a.nlink != ino_of(i)->nlink || (a.mode & 07777) != ino_of(i)->mode)
+		fail("upstream: %s has %u links and mode %o, the model %u and %o%s", slot_path(i),
+		     a.nlink, a.mode & 07777, ino_of(i)->nlink, ino_of(i)->mode, links_of(i));
 }
 
 /* LOOKUP through the proxy of a name that does not exist: NOENT. */
@@ -832,6 +940,13 @@ static void cmp_attrs(int i, const char *what, const fattr3 *p, const fattr3 *d)
 	if (p->size != d->size)
 		fail("%s of %s: the proxy says size %" PRIu64 ", the upstream %" PRIu64, what,
 		     slot_path(i), p->size, d->size);
+	if (p->nlink != d->nlink)
+		fail("%s of %s%s: the proxy says %u links, the upstream %u", what, slot_path(i),
+		     links_of(i), p->nlink, d->nlink);
+	if (p->mode != d->mode || p->uid != d->uid || p->gid != d->gid)
+		fail("%s of %s: the proxy says mode %o uid %u gid %u, the upstream mode %o uid %u "
+		     "gid %u",
+		     what, slot_path(i), p->mode, p->uid, p->gid, d->mode, d->uid, d->gid);
 	if (!same_time(&p->mtime, &d->mtime) || !same_time(&p->ctime, &d->ctime))
 		fail("%s of %s: the proxy says mtime %u.%09u ctime %u.%09u, the upstream mtime "
 		     "%u.%09u ctime %u.%09u",
@@ -845,7 +960,7 @@ static void cmp_attrs(int i, const char *what, const fattr3 *p, const fattr3 *d)
  * equal, and the upstream must hold what the model says. */
 static void check_read(int i, bool partial, const char *why)
 {
-	struct slot *sl = &g_slots[i];
+	struct inode *sl = ino_of(i);
 	struct fh pfh, dfh;
 	fattr3 pa, da, ra;
 	bool has_ra = false;
@@ -898,6 +1013,9 @@ static void check_read(int i, bool partial, const char *why)
 		     sl->size);
 	cmp_bytes("upstream bytes vs the model (a write or truncate went wrong)", off, "upstream",
 	          g_dbuf, dn, "model", sl->data + off, (size_t)mlen);
+	if (da.nlink != sl->nlink || (da.mode & 07777) != sl->mode)
+		fail("upstream: %s has %u links and mode %o, the model %u and %o%s", slot_path(i),
+		     da.nlink, da.mode & 07777, sl->nlink, sl->mode, links_of(i));
 }
 
 /* All entries of a directory (without . and ..), sorted by name. */
@@ -986,11 +1104,13 @@ static void check_readdir(int d)
 		if (!pe[k].has_attr)
 			fail("READDIRPLUS of %s through the proxy: no attributes for %s",
 			     dir_name[d], pe[k].name);
-		if (pe[k].attr.size != a.size || pe[k].attr.type != a.type)
+		if (pe[k].attr.size != a.size || pe[k].attr.type != a.type ||
+		    pe[k].attr.nlink != a.nlink)
 			fail("READDIRPLUS of %s through the proxy: %s has size %" PRIu64
-			     " (type %d), the upstream GETATTR %" PRIu64 " (type %d)",
-			     dir_name[d], pe[k].name, pe[k].attr.size, pe[k].attr.type, a.size,
-			     a.type);
+			     " (type %d, %u links), the upstream GETATTR %" PRIu64
+			     " (type %d, %u links)",
+			     dir_name[d], pe[k].name, pe[k].attr.size, pe[k].attr.type,
+			     pe[k].attr.nlink, a.size, a.type, a.nlink);
 	}
 	/* the model */
 	if (d == 0) {
@@ -998,7 +1118,7 @@ static void check_readdir(int d)
 		snprintf(model[mn++].name, sizeof(model[0].name), "d1");
 	}
 	for (int i = 0; i < NSLOTS; i++)
-		if (g_slots[i].dir == d && g_slots[i].exists)
+		if (g_slots[i].dir == d && exists(i))
 			snprintf(model[mn++].name, sizeof(model[0].name), "%s", g_slots[i].name);
 	qsort(model, mn, sizeof(model[0]), dent_cmp);
 	same = mn == dn;
@@ -1021,12 +1141,12 @@ static int pick_existing(void)
 	int n = 0, which;
 
 	for (int i = 0; i < NSLOTS; i++)
-		n += g_slots[i].exists;
+		n += exists(i);
 	if (n == 0)
 		return -1;
 	which = (int)rnd((uint64_t)n);
 	for (int i = 0; i < NSLOTS; i++)
-		if (g_slots[i].exists && which-- == 0)
+		if (exists(i) && which-- == 0)
 			return i;
 	return -1;
 }
@@ -1036,12 +1156,12 @@ static int pick_missing(void)
 	int n = 0, which;
 
 	for (int i = 0; i < NSLOTS; i++)
-		n += !g_slots[i].exists;
+		n += !exists(i);
 	if (n == 0)
 		return -1;
 	which = (int)rnd((uint64_t)n);
 	for (int i = 0; i < NSLOTS; i++)
-		if (!g_slots[i].exists && which-- == 0)
+		if (!exists(i) && which-- == 0)
 			return i;
 	return -1;
 }
@@ -1051,29 +1171,31 @@ static int count_existing(void)
 	int n = 0;
 
 	for (int i = 0; i < NSLOTS; i++)
-		n += g_slots[i].exists;
+		n += exists(i);
 	return n;
 }
 
 static void do_create(struct side *s, int i)
 {
 	struct slot *sl = &g_slots[i];
-	bool size0 = !sl->exists || chance(50);
+	bool was = exists(i), size0 = !was || chance(50);
+	/* an existing file keeps its mode (servers differ in whether
+	 * UNCHECKED applies the mode to one that exists) */
+	uint32_t mode = was ? ino_of(i)->mode : 0644;
 	int st;
 
 	op_touch(i);
-	oplog("create %s %s%s%s", s->label, slot_path(i), sl->exists ? " (exists)" : "",
-	      size0 ? " size=0" : "");
-	st = c3_create(s, &s->dir[sl->dir], sl->name, size0, &g_r);
+	oplog("create %s %s%s%s%s", s->label, slot_path(i), was ? " (exists)" : "",
+	      size0 ? " size=0" : "", links_of(i));
+	st = c3_create(s, &s->dir[sl->dir], sl->name, size0, mode, &g_r);
 	g_fail_slot = i;
 	expect_ok(s, "CREATE", st);
-	if (sl->exists && size0)
+	if (was && size0)
 		g_create_trunc++;
-	sl->exists = true;
-	if (size0)
-		slot_resize(sl, 0);
-	else
-		slot_resize(sl, sl->size);
+	if (!was)
+		ino_new(i);
+	else if (size0)
+		ino_resize(ino_of(i), 0);
 	bump(K_CREATE, s);
 	check_upstream_size(i);
 }
@@ -1119,7 +1241,7 @@ static uint32_t pick_len(void)
 static void write_bytes(struct side *s, int i, const struct fh *fh, uint64_t off, uint32_t len,
                         stable_how how, bool commit)
 {
-	struct slot *sl = &g_slots[i];
+	struct inode *sl = ino_of(i);
 	uint32_t done = 0;
 
 	rnd_bytes(g_wbuf, len);
@@ -1141,8 +1263,10 @@ static void write_bytes(struct side *s, int i, const struct fh *fh, uint64_t off
 		g_commits++;
 	}
 	if (off + len > sl->size)
-		slot_resize(sl, (size_t)(off + len));
+		ino_resize(sl, (size_t)(off + len));
 	memcpy(sl->data + off, g_wbuf, len);
+	if (sl->nlink > 1)
+		g_linked_ops++;
 }
 
 static const char *how_name(stable_how h)
@@ -1152,7 +1276,7 @@ static const char *how_name(stable_how h)
 
 static void do_write(struct side *s, int i)
 {
-	struct slot *sl = &g_slots[i];
+	struct inode *sl = ino_of(i);
 	uint64_t off = pick_offset(sl->size);
 	uint32_t len = pick_len();
 	stable_how how = chance(40) ? FILE_SYNC : chance(25) ? DATA_SYNC : UNSTABLE;
@@ -1165,9 +1289,9 @@ static void do_write(struct side *s, int i)
 			off = sl->size;
 	}
 	op_touch(i);
-	oplog("write %s %s off %" PRIu64 " len %u %s%s (size %zu -> %zu)", s->label, slot_path(i),
-	      off, len, how_name(how), commit ? "+COMMIT" : "", sl->size,
-	      off + len > sl->size ? (size_t)(off + len) : sl->size);
+	oplog("write %s %s off %" PRIu64 " len %u %s%s (size %zu -> %zu)%s", s->label,
+	      slot_path(i), off, len, how_name(how), commit ? "+COMMIT" : "", sl->size,
+	      off + len > sl->size ? (size_t)(off + len) : sl->size, links_of(i));
 	slot_fh(s, i, &fh);
 	write_bytes(s, i, &fh, off, len, how, commit);
 	bump(K_WRITE, s);
@@ -1176,7 +1300,7 @@ static void do_write(struct side *s, int i)
 
 static void do_truncate(struct side *s, int i)
 {
-	struct slot *sl = &g_slots[i];
+	struct inode *sl = ino_of(i);
 	static const uint64_t edges[] = {0,       1,   64 * KiB - 1, 64 * KiB,      64 * KiB + 1,
 	                                 MiB - 1, MiB, MiB + 1,      2 * MiB + 4321};
 	uint64_t n;
@@ -1207,12 +1331,13 @@ static void do_truncate(struct side *s, int i)
 	if (n > MAX_FILE)
 		n = rnd(sl->size + 1);
 	op_touch(i);
-	oplog("truncate %s %s %zu -> %" PRIu64, s->label, slot_path(i), sl->size, n);
+	oplog("truncate %s %s %zu -> %" PRIu64 "%s", s->label, slot_path(i), sl->size, n,
+	      links_of(i));
 	slot_fh(s, i, &fh);
 	st = c3_setsize(s, &fh, n, &g_r);
 	g_fail_slot = i;
 	expect_ok(s, "SETATTR", st);
-	slot_resize(sl, (size_t)n);
+	ino_resize(sl, (size_t)n);
 	bump(K_TRUNC, s);
 	check_upstream_size(i);
 }
@@ -1220,29 +1345,37 @@ static void do_truncate(struct side *s, int i)
 static void do_rename(struct side *s, int from, int to)
 {
 	struct slot *a = &g_slots[from], *b = &g_slots[to];
+	bool same = exists(to) && b->ino == a->ino;
+	int replaced = exists(to) && !same ? b->ino : -1;
 	int st;
 
 	op_touch(from);
 	op_touch(to);
-	oplog("rename %s %s -> %s%s", s->label, slot_path(from), slot_path(to),
-	      b->exists ? " (over an existing file)" : "");
-	if (b->exists)
+	oplog("rename %s %s -> %s%s%s", s->label, slot_path(from), slot_path(to),
+	      same ? " (two names of one file)" : exists(to) ? " (over an existing file)" : "",
+	      links_of(from));
+	if (exists(to))
 		g_rename_over++;
 	st = c3_rename(s, &s->dir[a->dir], a->name, &s->dir[b->dir], b->name, &g_r);
 	g_fail_slot = from;
 	expect_ok(s, "RENAME", st);
-	/* the model: b takes a's bytes */
-	unsigned char *tmp = b->data;
-	b->data = a->data;
-	b->size = a->size;
-	b->exists = true;
-	a->data = tmp;
-	a->size = 0;
-	a->exists = false;
+	/* the model: b names a's file (two names of one file: nothing
+	 * happens, POSIX rename) */
+	if (!same) {
+		if (exists(to))
+			unlink_slot(to);
+		b->ino = a->ino;
+		a->ino = -1;
+	}
 	bump(K_RENAME, s);
 	check_upstream_size(from);
 	check_upstream_size(to);
-	check_proxy_noent(from);
+	if (!same)
+		check_proxy_noent(from);
+	/* a replaced file that has other names: one link fewer */
+	for (int k = 0; k < NSLOTS; k++)
+		if (replaced >= 0 && g_slots[k].ino == replaced)
+			check_upstream_size(k);
 }
 
 static void do_remove(struct side *s, int i)
@@ -1251,22 +1384,67 @@ static void do_remove(struct side *s, int i)
 	int st;
 
 	op_touch(i);
-	oplog("remove %s %s", s->label, slot_path(i));
+	oplog("remove %s %s%s", s->label, slot_path(i), links_of(i));
+	if (ino_of(i)->nlink > 1)
+		g_linked_ops++;
+	int ino = sl->ino;
 	st = c3_remove(s, &s->dir[sl->dir], sl->name, &g_r);
 	g_fail_slot = i;
 	expect_ok(s, "REMOVE", st);
-	sl->exists = false;
-	sl->size = 0;
+	unlink_slot(i);
 	bump(K_REMOVE, s);
 	check_upstream_size(i);
 	check_proxy_noent(i);
+	for (int k = 0; k < NSLOTS; k++)
+		if (g_slots[k].ino == ino)
+			check_upstream_size(k); /* the other names: one link fewer */
+}
+
+/* A second name for slot i's file: LINK, through a side. */
+static void do_link(struct side *s, int i, int j)
+{
+	struct fh fh;
+	int st;
+
+	op_touch(i);
+	op_touch(j);
+	oplog("link %s %s -> %s%s", s->label, slot_path(j), slot_path(i), links_of(i));
+	slot_fh(s, i, &fh);
+	st = c3_link(s, &fh, &s->dir[g_slots[j].dir], g_slots[j].name, &g_r);
+	g_fail_slot = j;
+	expect_ok(s, "LINK", st);
+	g_slots[j].ino = g_slots[i].ino;
+	ino_of(i)->nlink++;
+	g_linked_ops++;
+	bump(K_LINK, s);
+	check_upstream_size(i);
+	check_upstream_size(j);
+}
+
+static void do_chmod(struct side *s, int i)
+{
+	static const uint32_t modes[] = {0644, 0600, 0640, 0604, 0755, 0444, 0400, 0000, 0666};
+	uint32_t mode = modes[rnd(sizeof(modes) / sizeof(modes[0]))];
+	struct fh fh;
+	int st;
+
+	op_touch(i);
+	oplog("chmod %s %s %o -> %o%s", s->label, slot_path(i), ino_of(i)->mode, mode,
+	      links_of(i));
+	slot_fh(s, i, &fh);
+	st = c3_setmode(s, &fh, mode, &g_r);
+	g_fail_slot = i;
+	expect_ok(s, "SETATTR", st);
+	ino_of(i)->mode = mode;
+	bump(K_CHMOD, s);
+	check_upstream_size(i);
 }
 
 static void do_read(int i)
 {
 	bool partial = chance(25);
 
-	oplog("read proxy %s (size %zu)", slot_path(i), g_slots[i].size);
+	oplog("read proxy %s (size %zu)%s", slot_path(i), ino_of(i)->size, links_of(i));
 	check_read(i, partial, "check");
 	bump(K_READ, &g_proxy);
 }
@@ -1283,8 +1461,8 @@ static void do_readdir(int d)
 static void do_lookup(int i)
 {
 	op_touch(i);
-	oplog("lookup proxy %s (%s)", slot_path(i), g_slots[i].exists ? "exists" : "missing");
-	if (!g_slots[i].exists) {
+	oplog("lookup proxy %s (%s)", slot_path(i), exists(i) ? "exists" : "missing");
+	if (!exists(i)) {
 		check_proxy_noent(i);
 	} else {
 		struct fh pfh, dfh;
@@ -1305,7 +1483,7 @@ static void do_lookup(int i)
  * same too), then re-opened and read through the proxy. */
 static void do_tick(int i)
 {
-	struct slot *sl = &g_slots[i];
+	struct inode *sl = ino_of(i);
 	struct fh dfh, pfh;
 	fattr3 pa;
 	int nw = (int)rnd_in(1, 3);
@@ -1322,7 +1500,7 @@ static void do_tick(int i)
 		if (sl->size > len && chance(50)) {
 			int st = c3_setsize(&g_direct, &dfh, len, &g_r);
 			expect_ok(&g_direct, "SETATTR", st);
-			slot_resize(sl, len);
+			ino_resize(sl, len);
 			oplog(" direct truncate %u", len);
 		}
 	}
@@ -1362,12 +1540,12 @@ struct mix {
 	unsigned w[NKINDS];
 };
 
-/*                                  create write trunc rename remove read readdir lookup tick */
+/*              create write trunc rename remove read readdir lookup tick link chmod */
 static const struct mix mixes[] = {
-    {"default", {10, 18, 8, 8, 6, 20, 10, 5, 8}},
-    {"data", {4, 28, 10, 3, 2, 30, 4, 3, 14}},
-    {"meta", {20, 8, 5, 20, 14, 12, 15, 6, 2}},
-    {"tick", {5, 8, 4, 3, 2, 12, 4, 2, 60}},
+    {"default", {10, 18, 8, 8, 6, 20, 10, 5, 8, 5, 4}},
+    {"data", {4, 28, 10, 3, 2, 30, 4, 3, 14, 2, 2}},
+    {"meta", {20, 8, 5, 20, 14, 12, 15, 6, 2, 10, 6}},
+    {"tick", {5, 8, 4, 3, 2, 12, 4, 2, 60, 1, 1}},
 };
 
 static const struct mix *g_mixp;
@@ -1388,11 +1566,15 @@ static void one_op(void)
 		}
 		r -= g_mixp->w[n];
 	}
+	if (g_proxy_changes && k == K_TICK)
+		k = K_READ; /* a tick is a direct change */
 	/* ops that need a file when there is none (or too few to remove): create */
 	if (count_existing() == 0 && k != K_CREATE && k != K_READDIR && k != K_LOOKUP)
 		k = K_CREATE;
 	if (count_existing() <= 1 && (k == K_REMOVE || k == K_RENAME) && chance(70))
 		k = K_CREATE;
+	if (k == K_LINK && count_existing() == NSLOTS)
+		k = K_REMOVE;
 
 	switch (k) {
 	case K_CREATE:
@@ -1430,6 +1612,15 @@ static void one_op(void)
 		break;
 	case K_TICK:
 		do_tick(pick_existing());
+		break;
+	case K_LINK:
+		i = pick_existing();
+		j = pick_missing();
+		do_link(pick_side(i, false), i, j);
+		break;
+	case K_CHMOD:
+		i = pick_existing();
+		do_chmod(pick_side(i, false), i);
 		break;
 	case NKINDS:
 		break;
@@ -1480,7 +1671,7 @@ static void final_sweep(void)
 	op_begin();
 	oplog("final: read every file and list every directory through the proxy");
 	for (int i = 0; i < NSLOTS; i++)
-		if (g_slots[i].exists)
+		if (exists(i))
 			check_read(i, false, "final");
 		else
 			check_proxy_noent(i);
@@ -1491,7 +1682,7 @@ static void final_sweep(void)
 static void cleanup(void)
 {
 	for (int i = 0; i < NSLOTS; i++)
-		if (g_slots[i].exists)
+		if (exists(i))
 			c3_remove(&g_direct, &g_direct.dir[g_slots[i].dir], g_slots[i].name, &g_r);
 	for (int d = 1; d < NDIRS; d++)
 		c3_rmdir(&g_direct, &g_direct.dir[0], dir_name[d], &g_r);
@@ -1507,7 +1698,8 @@ static void usage(void)
 	        "                [--host H] [--seed S] [--ops N] [--think-ms N]\n"
 	        "                [--pause-every N] [--pause-ms MS]\n"
 	        "                [--mix default|data|meta|tick] [--dir NAME] [--timeout S]\n"
-	        "                [--verbose] [--keep] [--proxy-mount-port M]\n");
+	        "                [--verbose] [--keep] [--proxy-mount-port M]\n"
+	        "                [--changes both|proxy]\n");
 	exit(2);
 }
 
@@ -1555,6 +1747,10 @@ int main(int argc, char **argv)
 			g_think_ms = atol(v);
 		else if (strcmp(a, "--mix") == 0)
 			g_mix = v;
+		else if (strcmp(a, "--changes") == 0 && strcmp(v, "proxy") == 0)
+			g_proxy_changes = true;
+		else if (strcmp(a, "--changes") == 0 && strcmp(v, "both") == 0)
+			g_proxy_changes = false;
 		else if (strcmp(a, "--dir") == 0)
 			dir = v;
 		else if (strcmp(a, "--timeout") == 0)
@@ -1584,8 +1780,8 @@ int main(int argc, char **argv)
 		snprintf(g_scratch, sizeof(g_scratch), "nfsmodel-%" PRIu64 "-%d", g_seed,
 		         (int)getpid());
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("nfsmodel: seed %" PRIu64 ", %ld ops, mix %s, dir %s\n", g_seed, g_nops, g_mix,
-	       g_scratch);
+	printf("nfsmodel: seed %" PRIu64 ", %ld ops, mix %s, changes %s, dir %s\n", g_seed, g_nops,
+	       g_mix, g_proxy_changes ? "proxy" : "both", g_scratch);
 
 	g_pbuf = malloc(BUFCAP);
 	g_dbuf = malloc(BUFCAP);
@@ -1618,7 +1814,7 @@ int main(int argc, char **argv)
 			/* every file through the proxy now: what may be stored is */
 			oplog(", then read every file:");
 			for (int i = 0; i < NSLOTS; i++)
-				if (g_slots[i].exists)
+				if (exists(i))
 					check_read(i, false, "warm");
 			if (g_verbose)
 				printf("%s\n", cur_op()->text);
@@ -1639,16 +1835,18 @@ int main(int argc, char **argv)
 	printf(
 	    "nfsmodel: checks: %lu proxy reads (%.1f MiB compared), %lu listings, %lu NOENT "
 	    "lookups; %lu unstable writes, %lu commits, %lu create-truncates, %lu renames over a "
-	    "file, %lu tick writes, %lu pauses; calls: proxy %lu, direct %lu\n",
+	    "file, %lu tick writes, %lu ops on files with several names, %lu pauses; calls: proxy "
+	    "%lu, direct %lu\n",
 	    g_checks_read, (double)g_bytes_checked / MiB, g_checks_dir, g_checks_noent, g_unstable,
-	    g_commits, g_create_trunc, g_rename_over, g_tick_writes, g_pauses, g_proxy.calls,
+	    g_commits, g_create_trunc, g_rename_over, g_tick_writes, g_linked_ops, g_pauses,
+	    g_proxy.calls,
 	    g_direct.calls);
 	if (!g_keep)
 		cleanup();
 	rpc_destroy_context(g_proxy.rpc);
 	rpc_destroy_context(g_direct.rpc);
 	for (int i = 0; i < NSLOTS; i++)
-		free(g_slots[i].data);
+		free(g_inodes[i].data);
 	free(g_pbuf);
 	free(g_dbuf);
 	free(g_wbuf);
