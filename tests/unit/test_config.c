@@ -124,6 +124,9 @@ static void test_file_errors(void **state)
 		{"\n\nupstream_connections = lots\n", ":3: key 'upstream_connections': 'lots' is not"},
 		{"soft = maybe\n", ":1: key 'soft': 'maybe' is not a boolean"},
 		{"log_level = loud\n", ":1: key 'log_level': 'loud' is not one of"},
+		{"read_evidence = acl\n",
+		 ":1: key 'read_evidence': 'acl' is not one of read|mode|access"},
+		{"read_evidence = mod\n", ":1: key 'read_evidence': 'mod' is not one of"},
 		{"allow = 10.1.2.3/40\n", ":1: key 'allow':"},
 		{"just some words\n", ":1: expected 'key = value'"},
 		{"[other]\n", ":1: unknown section [other]"},
@@ -348,6 +351,31 @@ static void test_sizes(void **state)
 	assert_int_not_equal(config_parse_size("", &v), 0);
 }
 
+/* read_evidence: one of three words, kept as its enum, printed back */
+static void test_choice(void **state)
+{
+	struct cfs_config c;
+	char err[512], buf[4096];
+	FILE *f;
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(c.read_evidence, CFS_EVIDENCE_MODE);
+	assert_int_equal(config_set(&c, "read_evidence", "read", err, sizeof(err)), 0);
+	assert_int_equal(c.read_evidence, CFS_EVIDENCE_READ);
+	assert_int_equal(config_set(&c, "read_evidence", "ACCESS", err, sizeof(err)), 0);
+	assert_int_equal(c.read_evidence, CFS_EVIDENCE_ACCESS);
+	assert_int_not_equal(config_set(&c, "read_evidence", "", err, sizeof(err)), 0);
+	assert_int_not_equal(config_set(&c, "read_evidence", "access|mode", err, sizeof(err)), 0);
+	assert_int_equal(c.read_evidence, CFS_EVIDENCE_ACCESS);
+	f = fmemopen(buf, sizeof(buf), "w");
+	config_print(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nread_evidence = access\n"));
+	assert_true(config_key_live("read_evidence"));
+	config_free(&c);
+}
+
 static void test_allow(void **state)
 {
 	struct cfs_config c;
@@ -386,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_bad_flag_values),	   cmocka_unit_test(test_file_and_override),
 		cmocka_unit_test(test_file_errors),	   cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_sizes),		   cmocka_unit_test(test_allow),
+		cmocka_unit_test(test_choice),
 		cmocka_unit_test(test_long_line),	   cmocka_unit_test(test_validate_errors),
 		cmocka_unit_test(test_apply_live),	   cmocka_unit_test(test_reload_bad_file),
 	};
