@@ -15,6 +15,8 @@
  * with "key value" lines:
  *   mode forward|close
  *   switches N      mode changes so far (a test waits for it to grow)
+ *   switch_accepted N  connections accepted before the last switch (what
+ *                   came after it was handled in the new mode)
  *   accepted N      connections accepted, in either mode
  *   closed N        connections closed at once (close mode)
  *   forwarded N     connections relayed to the target
@@ -54,7 +56,8 @@ static volatile sig_atomic_t stop;
 static struct pair pairs[MAX_PAIRS];
 static int npairs;
 static int mode_close;
-static unsigned long long n_accepted, n_closed, n_forwarded, n_target_failed, n_switches;
+static unsigned long long n_accepted, n_closed, n_forwarded, n_target_failed, n_switches,
+    n_switch_accepted;
 static const char *status_path;
 static struct sockaddr_in target;
 
@@ -88,10 +91,10 @@ static void write_status(void)
 		return;
 	}
 	fprintf(f,
-	        "mode %s\nswitches %llu\naccepted %llu\nclosed %llu\nforwarded %llu\nopen %d\n"
-	        "target_failed %llu\n",
-	        mode_close ? "close" : "forward", n_switches, n_accepted, n_closed, n_forwarded,
-	        npairs, n_target_failed);
+	        "mode %s\nswitches %llu\nswitch_accepted %llu\naccepted %llu\nclosed %llu\n"
+	        "forwarded %llu\nopen %d\ntarget_failed %llu\n",
+	        mode_close ? "close" : "forward", n_switches, n_switch_accepted, n_accepted,
+	        n_closed, n_forwarded, npairs, n_target_failed);
 	if (fclose(f) != 0 || rename(tmp, status_path) != 0)
 		perror(status_path);
 }
@@ -321,6 +324,7 @@ int main(int argc, char **argv)
 			if (m != mode_close) {
 				mode_close = m;
 				n_switches++;
+				n_switch_accepted = n_accepted;
 			}
 			if (mode_close)
 				while (npairs > 0)
