@@ -365,11 +365,12 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	printf("cachefsd %s (pid %s), up %s, serving %s on %s\n", kv_get(info, "version"),
 	       kv_get(info, "pid"), human_secs(b1, sizeof(b1), kv_num(info, "uptime_seconds")),
 	       kv_get(info, "export"), kv_get(info, "listen"));
-	printf("upstream     %s: %llu/%llu connections up, %llu reconnects, %llu calls "
-	       "waiting\n",
+	printf("upstream     %s: %llu/%llu connections up, %llu reconnects, %llu connect "
+	       "attempts, %llu calls waiting\n",
 	       kv_get(info, "upstream"), (unsigned long long)kv_num(s, "upstream_conns_up"),
 	       (unsigned long long)kv_num(s, "upstream_conns_total"),
 	       (unsigned long long)kv_num(s, "upstream_reconnects"),
+	       (unsigned long long)kv_num(s, "upstream_connect_attempts"),
 	       (unsigned long long)kv_num(s, "upstream_waiting"));
 	printf("clients      %llu connected\n\n",
 	       (unsigned long long)kv_num(s, "clients_connected"));

@@ -48,6 +48,8 @@ static const struct cfg_key keys[] = {
 	 "TCP connections to the upstream server"},
 	{"upstream_timeout", CFG_INT, OFF(upstream_timeout), "15", 1, 3600, "SECONDS",
 	 "start-up deadline for reaching the upstream; per-call timeout when soft"},
+	{"reconnect_max", CFG_INT, OFF(reconnect_max), "5", 1, 300, "SECONDS",
+	 "cap of the upstream reconnect back-off (50 ms doubling until the server answers)"},
 	{"soft", CFG_BOOL, OFF(soft), "false", 0, 1, "BOOL",
 	 "fail calls with NFS3ERR_IO after upstream_timeout instead of waiting (hard)"},
 	{"log_level", CFG_LOGLEVEL, OFF(log_level), "info", 0, 3, "LEVEL",
@@ -757,6 +759,7 @@ static const char *const live_keys[] = {
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
+	"reconnect_max",
 };
 
 int config_key_live(const char *key)

@@ -371,7 +371,7 @@ static void lookup_done(int status, void *res, void *priv)
 	e = j->ctl->env.engine;
 	if (status != 0) {
 		out_end(j->conn, 0, "invalidate %s: the upstream did not answer a LOOKUP: %s",
-		        j->path, strerror(-status));
+		        j->path, upstream_strerror(status));
 		job_finish(j);
 		return;
 	}

@@ -100,6 +100,19 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 		proto_drop(req);
 		return;
 	}
+	if (status == -E2BIG && req->prog == NFS_PROGRAM && req->proc != NFS3_NULL) {
+		/* the proxy's own limit: libnfs 4.0 encodes a call into 4 KiB
+		 * (WRITE data aside), so names or paths of some KiB cannot be
+		 * forwarded. A name too long for the server is NAMETOOLONG
+		 * (RFC 1813), which every procedure with a name may answer. */
+		union nfs3_res res;
+
+		memset(&res, 0, sizeof(res));
+		res.status = NFS3ERR_NAMETOOLONG;
+		count_reply(e, req, 0, res.status, ENGINE_ERROR);
+		proto_reply(req, &res);
+		return;
+	}
 	ctr_of(e)->upstream_failures++;
 	count_reply(e, req, 1, NFS3ERR_IO, ENGINE_ERROR);
 	switch (status) {
@@ -115,11 +128,24 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 			proto_reply_accept_error(req, SYSTEM_ERR);
 		}
 		return;
-	case -EACCES:
+	case UPSTREAM_E_DENIED:
+		/* MSG_DENIED, reason unknown (libnfs 4.0 drops it): AUTH_TOOWEAK
+		 * is what a server answers a flavour the export does not take,
+		 * the one denial a forwarded AUTH_SYS call meets in practice
+		 * (docs/design.md, "Errors from the upstream") */
 		proto_reply_auth_error(req, AUTH_TOOWEAK);
 		return;
+	case UPSTREAM_E_PROG_MISMATCH:
+		/* the server's low/high are lost; what the client talks to is
+		 * the proxy, which serves version 3 only */
+		proto_reply_prog_mismatch(req, PROTO_VERS_LOW, PROTO_VERS_HIGH);
+		return;
 	default:
-		proto_reply_accept_error(req, SYSTEM_ERR);
+		/* the accept_stat the server answered; SYSTEM_ERR for a
+		 * failure that was not an answer (or not a decodable one) */
+		proto_reply_accept_error(req, upstream_accept_stat(status) > 0
+		                                  ? (uint32_t)upstream_accept_stat(status)
+		                                  : SYSTEM_ERR);
 		return;
 	}
 }
@@ -172,10 +198,17 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 			       &req->cred, forward_done, req_alive, req);
 	if (rc != 0) {
 		req->engine = NULL;
-		log_warn("client %s: cannot forward %s: %s", proto_req_peer(req),
-			 proto_proc_name(req->prog, req->proc), strerror(-rc));
-		engine_reply_failure(e, req, rc == -ECANCELED ? -ECANCELED : -EPROTO);
+		engine_send_failed(e, req, rc);
 	}
+}
+
+void engine_send_failed(struct engine *e, struct cfs_req *req, int rc)
+{
+	log_warn("client %s: cannot forward %s: %s", proto_req_peer(req),
+	         proto_proc_name(req->prog, req->proc),
+	         rc == -E2BIG ? "larger than libnfs's 4 KiB call buffer (NAMETOOLONG)"
+	                      : strerror(-rc));
+	engine_reply_failure(e, req, rc);
 }
 
 /* Writers: a WRITE, COMMIT or size-changing SETATTR through the proxy
@@ -547,6 +580,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("upstream_resends", u->resends);
 	KV("upstream_replies", u->replies);
 	KV("upstream_reconnects", u->reconnects);
+	KV("upstream_connect_attempts", u->connect_attempts);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
 	KV("upstream_failures", c->upstream_failures);

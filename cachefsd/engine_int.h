@@ -66,6 +66,8 @@ union nfs3_res {
 /* Forwards req upstream unchanged; the reply goes back to the client after
  * its attributes were observed. */
 void engine_forward(struct engine *e, struct cfs_req *req);
+/* req could not be sent (upstream_call's rc): log, answer the client. */
+void engine_send_failed(struct engine *e, struct cfs_req *req, int rc);
 /* What engine_forward does with the upstream's answer (status 0 and res,
  * or a failure): observe, count, reply. */
 void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, void *res);

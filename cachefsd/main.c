@@ -99,8 +99,11 @@ static void dump_stats(struct daemon *d)
 		(unsigned long long)proto_counters.auth_errors);
 	fprintf(f, "upstream calls/resends   %llu/%llu\n", (unsigned long long)u->calls,
 		(unsigned long long)u->resends);
-	fprintf(f, "upstream connections     %d/%d up, %llu reconnects, %d calls waiting\n",
-		u->conns_up, u->conns_total, (unsigned long long)u->reconnects, u->waiting);
+	fprintf(f,
+	        "upstream connections     %d/%d up, %llu reconnects, %llu connect attempts, %d "
+	        "calls waiting\n",
+	        u->conns_up, u->conns_total, (unsigned long long)u->reconnects,
+	        (unsigned long long)u->connect_attempts, u->waiting);
 	fclose(f);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		log_info("%s", line);

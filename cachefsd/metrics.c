@@ -189,8 +189,11 @@ static void render(const struct ops_env *env, FILE *f)
 	      (uint64_t)u->conns_total);
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
 	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
-	counter(f, "cachefsd_upstream_reconnects_total", "Upstream connections re-established.",
-	        u->reconnects);
+	counter(f, "cachefsd_upstream_reconnects_total",
+	        "Upstream outages ended (the server answered again).", u->reconnects);
+	counter(f, "cachefsd_upstream_connect_attempts_total",
+	        "TCP connections to the upstream started (back-off while it does not answer).",
+	        u->connect_attempts);
 	family(f, "cachefsd_upstream_calls_total", "counter",
 	       "Calls sent to the upstream (re-sends included), by procedure.");
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
@@ -207,7 +210,8 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_upstream_rpc_errors_total", "RPC-level errors from the upstream.",
 	        u->rpc_errors);
 	counter(f, "cachefsd_upstream_failures_total",
-	        "Client calls answered with an error because the upstream gave no answer.",
+	        "Client calls answered with an error because the upstream gave no NFS answer "
+	        "(RPC-level errors, soft timeouts).",
 	        c->upstream_failures);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));

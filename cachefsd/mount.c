@@ -176,7 +176,8 @@ static void walk_done(int status, void *res, void *priv)
 		if (status == -ECANCELED)
 			proto_drop(w->req);
 		else
-			reply_mnt(w->req, MNT3ERR_IO, NULL, 0);
+			reply_mnt(w->req, status == UPSTREAM_E_DENIED ? MNT3ERR_ACCES : MNT3ERR_IO,
+			          NULL, 0);
 		walk_free(w);
 		return;
 	}

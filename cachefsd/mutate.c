@@ -11,7 +11,6 @@
  * its reply comes back; replies to calls issued before that may not bring
  * them back (engine_attrs_changed()). */
 #include "engine_int.h"
-#include "log.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -122,9 +121,7 @@ static void mut_send(struct mut *m)
 	rc = upstream_call_for(e->up, req->proc, &req->args, &req->cred, mut_done, mut_alive, m);
 	if (rc != 0) {
 		mut_free(m);
-		log_warn("client %s: cannot forward %s: %s", proto_req_peer(req),
-			 proto_proc_name(req->prog, req->proc), strerror(-rc));
-		engine_reply_failure(e, req, rc == -ECANCELED ? -ECANCELED : -EPROTO);
+		engine_send_failed(e, req, rc);
 	}
 }
 

@@ -8,9 +8,20 @@
  * When a context fails, libnfs completes its queued calls with an "RPC
  * ERROR" status (or CANCEL when destroyed); those calls go back to the
  * waiting queue and are sent again once any connection is up. Calls the
- * upstream answered with an RPC-level error are reported to the caller. */
+ * upstream answered with an RPC-level error are reported to the caller.
+ *
+ * A connection is up only when the server answered an NFS NULL sent right
+ * after the TCP connect (UC_PROBING until then): a balancer or port
+ * forwarder in front of a stopped server accepts and closes at once, and
+ * counting that connect as "up" reset the back-off and made a reconnect
+ * storm (65 connects a second, a lost/regained log pair each). The back-off
+ * (BACKOFF_MIN_MS doubling to reconnect_max, minus up to a quarter of
+ * jitter so that connections and proxies do not retry in step) is reset
+ * only by that answer. An outage starts when the last connection that was
+ * up fails and ends at the first answer; it is logged once at each end. */
 #include "upstream.h"
 #include "log.h"
+#include "proto.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -28,13 +39,14 @@
 #define CALL_MAGIC 0x43414c4cu /* "CALL" */
 
 #define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
 /* Calls in flight per connection: beyond this they wait in our queue, where
  * calls of clients that went away are dropped before costing the upstream
  * anything, and new clients are not stuck behind a deep backlog in libnfs. */
 #define INFLIGHT_PER_CONN 64
 
-enum uc_state { UC_DOWN, UC_CONNECTING, UC_UP };
+/* DOWN -> CONNECTING (TCP) -> PROBING (NULL sent) -> UP (answered);
+ * any failure -> DOWN and a retry after the back-off. */
+enum uc_state { UC_DOWN, UC_CONNECTING, UC_PROBING, UC_UP };
 
 struct up_conn {
 	uint32_t magic;
@@ -47,8 +59,10 @@ struct up_conn {
 	int cred_set;
 	int inflight;
 	int reads; /* READs among them */
-	uint64_t backoff_ms;
+	uint64_t backoff_ms; /* the next retry's delay (before jitter) */
 	struct loop_timer *retry;
+	struct loop_timer *probe_timer; /* the NULL's deadline while PROBING */
+	struct loop_timer *fail_timer;  /* uc_failed_timer() pending */
 	int destroy_pending;
 	int in_service;	  /* inside rpc_service() of this context */
 	int flush_failed; /* an eager write failed: uc_fail() at the next safe point */
@@ -82,7 +96,11 @@ struct upstream {
 	struct up_call *wait_head, *wait_tail;
 	struct up_call *inflight; /* sent, not answered */
 	struct loop_timer *tick;
-	int lost_logged;
+	/* the outage: no connection up since outage_start_ms */
+	int outage;
+	uint64_t outage_start_ms;
+	uint64_t outage_attempts; /* connects started since */
+	uint32_t jitter_seed;
 	int stopping;
 };
 
@@ -234,10 +252,21 @@ static void uc_failed_timer(struct loop *l, void *arg)
 	struct up_conn *uc = arg;
 
 	(void)l;
+	uc->fail_timer = NULL;
 	if (uc->flush_failed && uc->rpc && !uc->in_service) {
 		uc->flush_failed = 0;
 		uc_fail(uc, rpc_get_error(uc->rpc));
 	}
+}
+
+/* The context must fail, but we are inside its rpc_service() (or an eager
+ * write): uc_fail() runs at the next safe point, the end of uc_io() or a
+ * zero-delay timer, whichever comes first. */
+static void uc_fail_later(struct up_conn *uc)
+{
+	uc->flush_failed = 1;
+	if (uc->fail_timer == NULL)
+		uc->fail_timer = loop_timer_add(uc->up->loop, 0, 0, uc_failed_timer, uc);
 }
 
 /* Writes the queued calls now instead of at the next POLLOUT (an epoll_ctl
@@ -253,8 +282,7 @@ static void uc_flush(struct up_conn *uc)
 		int rc = rpc_service(uc->rpc, POLLOUT);
 		uc->in_service = 0;
 		if (rc < 0) {
-			uc->flush_failed = 1;
-			loop_timer_add(uc->up->loop, 0, 0, uc_failed_timer, uc);
+			uc_fail_later(uc);
 			return;
 		}
 	}
@@ -286,18 +314,39 @@ static void uc_retry_timer(struct loop *l, void *arg)
 		uc_connect(uc);
 }
 
-static void log_lost(struct upstream *up, const char *why)
+/* The last connection that was up is gone: say so once for the outage. */
+static void outage_begin(struct upstream *up, const char *why)
 {
-	if (!up->lost_logged) {
-		log_warn("upstream %s: connection lost (%s); calls wait and are re-sent after "
-			 "reconnect",
-			 up->info.url.host, why ? why : "?");
-		up->lost_logged = 1;
-	}
+	if (up->outage)
+		return;
+	up->outage = 1;
+	up->outage_start_ms = loop_now(up->loop);
+	up->outage_attempts = 0;
+	log_warn("upstream %s: connection lost (%s); calls wait and are re-sent once the "
+	         "server answers again (reconnecting with back-off up to %d s)",
+	         up->info.url.host, why ? why : "?", up->cfg->reconnect_max);
+}
+
+/* The delay before the next attempt of uc: its back-off minus up to a
+ * quarter (jitter); the back-off then doubles up to reconnect_max. */
+static uint64_t uc_next_delay(struct up_conn *uc)
+{
+	struct upstream *up = uc->up;
+	uint64_t cap = (uint64_t)up->cfg->reconnect_max * 1000, d = uc->backoff_ms;
+
+	if (d > cap)
+		d = cap;
+	/* xorshift32: cheap, and good enough to spread retries apart */
+	up->jitter_seed ^= up->jitter_seed << 13;
+	up->jitter_seed ^= up->jitter_seed >> 17;
+	up->jitter_seed ^= up->jitter_seed << 5;
+	d -= up->jitter_seed % (d / 4 + 1);
+	uc->backoff_ms = uc->backoff_ms * 2 > cap ? cap : uc->backoff_ms * 2;
+	return d;
 }
 
 /* The context failed: stop watching it, destroy it (its calls come back
- * through call_done with CANCEL and wait), and retry with backoff. Never
+ * through call_done with CANCEL and wait), and retry with back-off. Never
  * called from inside rpc_service of this context. */
 static void uc_fail(struct up_conn *uc, const char *why)
 {
@@ -307,9 +356,12 @@ static void uc_fail(struct up_conn *uc, const char *why)
 		up->ctr.conns_up--;
 	uc->state = UC_DOWN;
 	if (up->ctr.conns_up == 0)
-		log_lost(up, why ? why : "closed by the server");
-	else
-		log_debug("upstream connection %d lost: %s", uc->idx, why ? why : "?");
+		outage_begin(up, why ? why : "closed by the server");
+	log_debug("upstream connection %d lost: %s", uc->idx, why ? why : "?");
+	if (uc->probe_timer) {
+		loop_timer_cancel(up->loop, uc->probe_timer);
+		uc->probe_timer = NULL;
+	}
 	if (uc->fd >= 0) {
 		loop_del(up->loop, uc->fd);
 		uc->fd = -1;
@@ -320,16 +372,79 @@ static void uc_fail(struct up_conn *uc, const char *why)
 		rpc_destroy_context(rpc);
 	}
 	uc->cred_set = 0;
+	uc->flush_failed = 0;
 	if (up->stopping)
 		return;
-	if (uc->retry == NULL) {
-		uc->retry = loop_timer_add(up->loop, uc->backoff_ms, 0, uc_retry_timer, uc);
-		uc->backoff_ms = uc->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
-								   : uc->backoff_ms * 2;
-	}
+	if (uc->retry == NULL)
+		uc->retry = loop_timer_add(up->loop, uc_next_delay(uc), 0, uc_retry_timer, uc);
 	/* calls that came back from this connection go to the others */
 	if (up->ctr.conns_up > 0)
 		flush_waiting(up);
+}
+
+/* The server answered on uc: it is up. The first answer after an outage
+ * ends it, and the connections still waiting out their back-off try again
+ * at once: the server is back. */
+static void uc_up(struct up_conn *uc)
+{
+	struct upstream *up = uc->up;
+
+	if (uc->probe_timer) {
+		loop_timer_cancel(up->loop, uc->probe_timer);
+		uc->probe_timer = NULL;
+	}
+	uc->state = UC_UP;
+	uc->backoff_ms = BACKOFF_MIN_MS;
+	up->ctr.conns_up++;
+	if (up->outage) {
+		uint64_t ms = loop_now(up->loop) - up->outage_start_ms;
+
+		log_info("upstream %s: connection regained after %llu attempts in %.1f s",
+		         up->info.url.host, (unsigned long long)up->outage_attempts,
+		         (double)ms / 1000.0);
+		up->outage = 0;
+		up->ctr.reconnects++;
+		for (int i = 0; i < up->nconns; i++) {
+			struct up_conn *o = &up->conns[i];
+			if (o->state == UC_DOWN && o->retry) {
+				loop_timer_cancel(up->loop, o->retry);
+				o->retry = loop_timer_add(up->loop, 0, 0, uc_retry_timer, o);
+			}
+		}
+	}
+	flush_waiting(up);
+}
+
+/* The answer to the NULL sent after connecting. Any reply of the server,
+ * even an RPC-level error, proves it is serving; a failure of the
+ * connection (or its destruction: CANCEL) does not. */
+static void probe_done(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct up_conn *uc = priv;
+
+	assert(uc->magic == UPC_MAGIC);
+	if (rpc != uc->rpc || uc->state != UC_PROBING)
+		return; /* the context is being destroyed */
+	if (status == RPC_STATUS_SUCCESS ||
+	    (status == RPC_STATUS_ERROR && upstream_is_rpc_error(upstream_rpc_status(data)))) {
+		uc_up(uc);
+		return;
+	}
+	log_debug("upstream connection %d: no answer to NULL: %s", uc->idx,
+	          data ? (const char *)data : "?");
+	uc->state = UC_DOWN;
+	uc_fail_later(uc);
+}
+
+/* A server that accepts the connection and never answers: try again. */
+static void probe_timeout(struct loop *l, void *arg)
+{
+	struct up_conn *uc = arg;
+
+	(void)l;
+	uc->probe_timer = NULL;
+	if (uc->state == UC_PROBING && !uc->in_service)
+		uc_fail(uc, "no answer to NULL");
 }
 
 static void uc_connected(struct rpc_context *rpc, int status, void *data, void *priv)
@@ -337,7 +452,6 @@ static void uc_connected(struct rpc_context *rpc, int status, void *data, void *
 	struct up_conn *uc = priv;
 	struct upstream *up = uc->up;
 
-	(void)rpc;
 	assert(uc->magic == UPC_MAGIC);
 	if (status != RPC_STATUS_SUCCESS) {
 		log_debug("upstream connection %d: connect failed: %s", uc->idx,
@@ -346,15 +460,15 @@ static void uc_connected(struct rpc_context *rpc, int status, void *data, void *
 		uc->state = UC_DOWN;
 		return;
 	}
-	uc->state = UC_UP;
-	uc->backoff_ms = BACKOFF_MIN_MS;
-	up->ctr.conns_up++;
-	if (up->lost_logged) {
-		log_info("upstream %s: connection regained", up->info.url.host);
-		up->lost_logged = 0;
-		up->ctr.reconnects++;
+	/* connected: up once the server answers a NULL */
+	uc->state = UC_PROBING;
+	if (rpc_nfs3_null_async(rpc, probe_done, uc) != 0) {
+		uc->state = UC_DOWN;
+		uc_fail_later(uc);
+		return;
 	}
-	flush_waiting(up);
+	uc->probe_timer = loop_timer_add(up->loop, (uint64_t)up->cfg->upstream_timeout * 1000, 0,
+	                                 probe_timeout, uc);
 }
 
 static void uc_connect(struct up_conn *uc)
@@ -362,6 +476,9 @@ static void uc_connect(struct up_conn *uc)
 	struct upstream *up = uc->up;
 
 	assert(uc->rpc == NULL);
+	up->ctr.connect_attempts++;
+	if (up->outage)
+		up->outage_attempts++;
 	uc->rpc = rpc_init_context();
 	if (uc->rpc == NULL) {
 		uc_fail(uc, "out of memory");
@@ -380,6 +497,54 @@ static void uc_connect(struct up_conn *uc)
 }
 
 /* --- calls ---------------------------------------------------------------- */
+
+/* libnfs 4.0's texts for the replies rpc_process_reply() (lib/pdu.c) does
+ * not accept; it keeps nothing else of them. */
+static const struct {
+	const char *text;
+	int status;
+} rpc_texts[] = {
+    {"Server responded: Program not available", UPSTREAM_E_PROG_UNAVAIL},
+    {"Server responded: Program version mismatch", UPSTREAM_E_PROG_MISMATCH},
+    {"Server responded: Procedure not available", UPSTREAM_E_PROC_UNAVAIL},
+    {"Server responded: Garbage arguments", UPSTREAM_E_GARBAGE_ARGS},
+    {"Server responded: System Error", UPSTREAM_E_SYSTEM_ERR},
+    {"RPC Packet not accepted by the server", UPSTREAM_E_DENIED},
+    {"Message rejected by server", UPSTREAM_E_BADREPLY},
+    {"Unknown rpc response from server", UPSTREAM_E_BADREPLY},
+};
+
+int upstream_rpc_status(const char *libnfs_msg)
+{
+	if (libnfs_msg == NULL)
+		return -EPROTO;
+	for (size_t i = 0; i < sizeof(rpc_texts) / sizeof(rpc_texts[0]); i++)
+		if (strcmp(libnfs_msg, rpc_texts[i].text) == 0)
+			return rpc_texts[i].status;
+	return -EPROTO;
+}
+
+const char *upstream_strerror(int status)
+{
+	switch (status) {
+	case UPSTREAM_E_PROG_UNAVAIL:
+		return "the server answered PROG_UNAVAIL";
+	case UPSTREAM_E_PROG_MISMATCH:
+		return "the server answered PROG_MISMATCH";
+	case UPSTREAM_E_PROC_UNAVAIL:
+		return "the server answered PROC_UNAVAIL";
+	case UPSTREAM_E_GARBAGE_ARGS:
+		return "the server answered GARBAGE_ARGS";
+	case UPSTREAM_E_SYSTEM_ERR:
+		return "the server answered SYSTEM_ERR";
+	case UPSTREAM_E_DENIED:
+		return "the server answered MSG_DENIED";
+	case UPSTREAM_E_BADREPLY:
+		return "the server's reply could not be decoded";
+	default:
+		return strerror(-status);
+	}
+}
 
 static void call_done(struct rpc_context *rpc, int status, void *data, void *priv);
 
@@ -535,9 +700,12 @@ static struct up_call *wait_pop(struct upstream *up)
 }
 
 /* Sends c on some connection. Returns 0 (sent or waiting) or -errno when
- * the call cannot be encoded. */
+ * the call cannot be encoded: -E2BIG when it does not fit libnfs 4.0's
+ * encode buffer (4 KiB; a call with names or a path of a few KiB). */
 static int call_send(struct upstream *up, struct up_call *c)
 {
+	int rc;
+
 	struct up_conn *uc = pick_conn(up, &c->cred, c->proc);
 
 	if (uc == NULL) {
@@ -546,9 +714,12 @@ static int call_send(struct upstream *up, struct up_call *c)
 	}
 	if (set_cred(uc, &c->cred) != 0)
 		return -ENOMEM;
-	if (send_proc(uc->rpc, c->proc, c->args, c) != 0) {
-		log_err("upstream: cannot send %u: %s", c->proc, rpc_get_error(uc->rpc));
-		return -EINVAL;
+	rc = send_proc(uc->rpc, c->proc, c->args, c);
+	if (rc != 0) {
+		/* libnfs's rpc_nfs3_*_async: -2 is "failed to encode" */
+		log_debug("upstream: cannot send %s: %s", proto_proc_name(NFS_PROGRAM, c->proc),
+		          rpc_get_error(uc->rpc));
+		return rc == -2 ? -E2BIG : -EINVAL;
 	}
 	c->uc = uc;
 	up->ctr.inflight++;
@@ -636,10 +807,12 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		rc = -ECANCELED;
 		break;
 	default:
+		/* an RPC-level answer (or an unexpected failure): not retried,
+		 * handed on as it came */
 		up->ctr.rpc_errors++;
-		log_warn("upstream: procedure %u failed: %s", c->proc,
-			 data ? (const char *)data : "?");
-		rc = (data && strstr((const char *)data, "not accepted")) ? -EACCES : -EPROTO;
+		rc = upstream_rpc_status(data);
+		log_warn("upstream: %s failed: %s (%s)", proto_proc_name(NFS_PROGRAM, c->proc),
+		         upstream_strerror(rc), data ? (const char *)data : "?");
 		break;
 	}
 	c->cb(rc, rc == 0 ? data : NULL, c->priv);
@@ -674,8 +847,9 @@ static void flush_waiting(struct upstream *up)
 			up->ctr.waiting++;
 			break;
 		}
-		if (call_send(up, c) != 0) {
-			c->cb(-EPROTO, NULL, c->priv);
+		int rc = call_send(up, c);
+		if (rc != 0) {
+			c->cb(rc, NULL, c->priv);
 			call_free(c);
 		}
 	}
@@ -1016,6 +1190,7 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 		goto fail;
 	}
 	up->ctr.conns_total = up->nconns;
+	up->jitter_seed = (uint32_t)(loop_clock_us() ^ (uint64_t)getpid()) | 1;
 	for (int i = 0; i < up->nconns; i++) {
 		struct up_conn *uc = &up->conns[i];
 		uc->magic = UPC_MAGIC;
@@ -1075,9 +1250,12 @@ void upstream_stop(struct upstream *up)
 		loop_timer_cancel(up->loop, up->tick);
 	for (int i = 0; i < up->nconns; i++) {
 		struct up_conn *uc = &up->conns[i];
-		if (uc->retry)
-			loop_timer_cancel(up->loop, uc->retry);
-		uc->retry = NULL;
+		struct loop_timer **timers[] = {&uc->retry, &uc->probe_timer, &uc->fail_timer};
+		for (size_t t = 0; t < sizeof(timers) / sizeof(timers[0]); t++) {
+			if (*timers[t])
+				loop_timer_cancel(up->loop, *timers[t]);
+			*timers[t] = NULL;
+		}
 		if (uc->fd >= 0)
 			loop_del(up->loop, uc->fd);
 		uc->fd = -1;

@@ -31,6 +31,7 @@ struct cfs_config {
 	char *export_path; /* NULL: the upstream's export path */
 	int upstream_connections;
 	int upstream_timeout; /* seconds: start-up, and per call when soft */
+	int reconnect_max;    /* seconds: cap of the upstream reconnect back-off */
 	int soft;
 	int log_level;
 	char *pid_file;

@@ -54,8 +54,15 @@ int proto_client_count(const struct proto_server *srv);
  * has closed, the reply is dropped. Returns 0, or -errno when the reply
  * could not be queued (the connection is then closed). */
 int proto_reply(struct cfs_req *req, void *res);
-/* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees req. */
+/* The program versions the proxy serves (NFS and MOUNT): what its own
+ * PROG_MISMATCH replies name. */
+#define PROTO_VERS_LOW  3
+#define PROTO_VERS_HIGH 3
+/* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees
+ * req. PROG_MISMATCH carries PROTO_VERS_LOW..PROTO_VERS_HIGH. */
 int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat);
+/* Replies MSG_ACCEPTED PROG_MISMATCH with the range low..high, frees req. */
+int proto_reply_prog_mismatch(struct cfs_req *req, uint32_t low, uint32_t high);
 /* Replies MSG_DENIED AUTH_ERROR with auth_stat why, frees req. */
 int proto_reply_auth_error(struct cfs_req *req, uint32_t why);
 /* Frees req without replying. */
@@ -108,5 +115,11 @@ void proto_req_free(struct cfs_req *req);
  * idle or closed. For the fuzz harness and tests. */
 int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
 		    void *arg, const uint8_t *data, size_t len);
+/* The same, keeping the first outcap bytes the connection sent back (the
+ * reply records, with their record marks) in out; *outlen gets their
+ * number. */
+int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+                        void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
+                        size_t *outlen);
 
 #endif

@@ -1,7 +1,12 @@
 /* The upstream pool: libnfs async client contexts to the upstream NFS
  * server. Every call carries the caller's credential and the file handle
  * bytes unchanged. Calls wait while the upstream is unreachable and are
- * re-sent after reconnect (hard mount), unless configured soft. */
+ * re-sent after reconnect (hard mount), unless configured soft.
+ *
+ * A connection counts as up only once the server answered an NFS NULL
+ * sent on it: a TCP connect alone proves nothing (a balancer in front of a
+ * stopped server accepts and closes). Until then connections retry with
+ * exponential back-off, 50 ms doubling to reconnect_max seconds. */
 #ifndef CFS_UPSTREAM_H
 #define CFS_UPSTREAM_H
 
@@ -62,7 +67,8 @@ struct upstream_counters {
 	uint64_t resends;    /* calls re-sent after a lost connection */
 	uint64_t replies;
 	uint64_t rpc_errors; /* RPC-level errors from the upstream */
-	uint64_t reconnects;
+	uint64_t reconnects; /* outages ended: the server answered again */
+	uint64_t connect_attempts; /* TCP connects started (first ones at start included) */
 	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
 	uint64_t timeouts;
 	uint64_t cancelled; /* waiting calls dropped: their client went away */
@@ -78,10 +84,59 @@ struct upstream_counters {
 	uint64_t write_bytes; /* WRITE payload sent (re-sends included) */
 };
 
+/* RPC-level answers of the upstream: a reserved range of negative codes
+ * below every errno value, one per answer libnfs 4.0 tells apart (it hands
+ * them over as strings only; upstream_rpc_status() maps them). Such calls
+ * are not retried; the engine hands the answer on to the client as it came
+ * (engine_reply_failure()). libnfs keeps neither PROG_MISMATCH's low/high
+ * nor MSG_DENIED's reject_stat and auth_stat: see docs/design.md, "Errors
+ * from the upstream", for what the client gets instead. */
+#define UPSTREAM_E_BASE 20000
+enum upstream_rpc_status {
+	/* MSG_ACCEPTED with this accept_stat (RFC 5531): -(BASE + accept_stat) */
+	UPSTREAM_E_PROG_UNAVAIL = -(UPSTREAM_E_BASE + PROG_UNAVAIL),
+	UPSTREAM_E_PROG_MISMATCH = -(UPSTREAM_E_BASE + PROG_MISMATCH),
+	UPSTREAM_E_PROC_UNAVAIL = -(UPSTREAM_E_BASE + PROC_UNAVAIL),
+	UPSTREAM_E_GARBAGE_ARGS = -(UPSTREAM_E_BASE + GARBAGE_ARGS),
+	UPSTREAM_E_SYSTEM_ERR = -(UPSTREAM_E_BASE + SYSTEM_ERR),
+	/* MSG_DENIED (RPC_MISMATCH or AUTH_ERROR; which one, libnfs drops) */
+	UPSTREAM_E_DENIED = -(UPSTREAM_E_BASE + 16),
+	/* a reply libnfs could not decode, or an accept_stat it does not know */
+	UPSTREAM_E_BADREPLY = -(UPSTREAM_E_BASE + 17),
+};
+
+/* 1 when status is one of enum upstream_rpc_status. */
+static inline int upstream_is_rpc_error(int status)
+{
+	return status <= UPSTREAM_E_PROG_UNAVAIL && status >= UPSTREAM_E_BADREPLY;
+}
+
+/* The accept_stat a MSG_ACCEPTED answer carried (PROG_UNAVAIL .. SYSTEM_ERR),
+ * or -1 when status is not such an answer. */
+static inline int upstream_accept_stat(int status)
+{
+	return status <= UPSTREAM_E_PROG_UNAVAIL && status >= UPSTREAM_E_SYSTEM_ERR
+	           ? -status - UPSTREAM_E_BASE
+	           : -1;
+}
+
+/* Maps the error text libnfs 4.0's rpc_process_reply() hands to a callback
+ * with RPC_STATUS_ERROR to an enum upstream_rpc_status; -EPROTO for any
+ * other text (not an answer of the server) and for NULL. */
+int upstream_rpc_status(const char *libnfs_msg);
+
+/* Text for a status of upstream_cb: the RPC answer for enum
+ * upstream_rpc_status, strerror() otherwise. Static storage. */
+const char *upstream_strerror(int status);
+
 /* status 0: res is the decoded result of proc (e.g. READ3res *), valid only
- * during the callback. -EPROTO: the upstream answered with an RPC error;
- * -EACCES: it rejected the credential; -ETIMEDOUT: soft mode gave up;
- * -ECANCELED: shutting down. res is NULL unless status is 0. */
+ * during the callback. An enum upstream_rpc_status: the upstream answered
+ * with that RPC-level error; -E2BIG: the call is too large for libnfs to
+ * encode (4 KiB without WRITE data: names or paths of some KiB); -EPROTO
+ * or -EINVAL: it could not be sent or failed otherwise; -ETIMEDOUT: soft
+ * mode gave up; -ECANCELED: shutting down or nobody waits for it. res is
+ * NULL unless status is 0. upstream_call*() return -E2BIG and -EINVAL
+ * too, for a call that could be sent at once. */
 typedef void (*upstream_cb)(int status, void *res, void *priv);
 /* Asked before a waiting call is sent: 0 means nobody wants the answer any
  * more (the client went away); the call then completes with -ECANCELED

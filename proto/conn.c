@@ -677,6 +677,13 @@ void proto_shutdown(struct proto_server *srv)
 int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
 		    void *arg, const uint8_t *data, size_t len)
 {
+	return proto_test_exchange(l, cfg, submit, arg, data, len, NULL, 0, NULL);
+}
+
+int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+                        void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
+                        size_t *outlen)
+{
 	struct proto_server srv;
 	struct sockaddr_storage ss;
 	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
@@ -684,6 +691,9 @@ int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_f
 	char junk[65536];
 	size_t off = 0;
 	int sp[2], shut = 0;
+
+	if (outlen)
+		*outlen = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.loop = l;
@@ -717,8 +727,14 @@ int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_f
 			break; /* closed */
 		conn_io(l, sp[0], POLLIN | POLLOUT, c);
 		kick_hook(l, &srv);
-		while ((n = read(sp[1], junk, sizeof(junk))) > 0)
+		while ((n = read(sp[1], junk, sizeof(junk))) > 0) {
+			size_t room = outlen && *outlen < outcap ? outcap - *outlen : 0;
+			if (room) {
+				memcpy(out + *outlen, junk, (size_t)n < room ? (size_t)n : room);
+				*outlen += (size_t)n < room ? (size_t)n : room;
+			}
 			progress = 1;
+		}
 		if (!progress && shut)
 			break;
 	}

@@ -278,7 +278,16 @@ static int send_err(struct cfs_req *req, struct err_reply *e)
 
 int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat)
 {
+	if (accept_stat == PROG_MISMATCH)
+		return proto_reply_prog_mismatch(req, PROTO_VERS_LOW, PROTO_VERS_HIGH);
 	struct err_reply e = {MSG_ACCEPTED, accept_stat, 0, 0, 0};
+
+	return send_err(req, &e);
+}
+
+int proto_reply_prog_mismatch(struct cfs_req *req, uint32_t low, uint32_t high)
+{
+	struct err_reply e = {MSG_ACCEPTED, PROG_MISMATCH, 0, low, high};
 
 	return send_err(req, &e);
 }
@@ -289,7 +298,6 @@ int proto_reply_auth_error(struct cfs_req *req, uint32_t why)
 
 	return send_err(req, &e);
 }
-
 
 void proto_drop(struct cfs_req *req)
 {
@@ -329,7 +337,9 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	if (h.prog != NFS_PROGRAM && h.prog != MOUNT_PROGRAM)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
 	if (h.vers != 3)
-		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, 3, 3});
+		return reject(c, h.xid,
+		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, PROTO_VERS_LOW,
+		                                 PROTO_VERS_HIGH});
 	if (desc_of(h.prog, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));

@@ -40,18 +40,7 @@ slow()
 }
 
 # wait_done PID WHAT: wait (at most CLIENT_MAX s) for a background client
-wait_done()
-{
-	local i
-	for ((i = 0; i < CLIENT_MAX * 10; i++)); do
-		alive "$1" || {
-			wait "$1" 2>/dev/null
-			return 0
-		}
-		sleep 0.1
-	done
-	h_fail "$2 still running after $CLIENT_MAX s"
-}
+wait_done() { h_wait_pid "$1" "$2" "$CLIENT_MAX"; }
 
 nlost() { grep -c 'connection lost' "$H_LOG_px"; }
 nregained() { grep -c 'connection regained' "$H_LOG_px"; }

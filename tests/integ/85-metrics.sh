@@ -99,6 +99,7 @@ eq 'cachefsd_checksum_failures_total' checksum_failures
 eq 'cachefsd_fill_stopped' fill_stopped
 eq 'cachefsd_upstream_connections_up' upstream_conns_up
 eq 'cachefsd_upstream_reconnects_total' upstream_reconnects
+eq 'cachefsd_upstream_connect_attempts_total' upstream_connect_attempts
 eq 'cachefsd_client_payload_bytes_total{op="read"}' bytes_read
 eq 'cachefsd_client_payload_bytes_total{op="write"}' bytes_written
 eq 'cachefsd_read_from_cache_bytes_total' bytes_from_cache
@@ -128,7 +129,7 @@ done
 rtt=$(val 'cachefsd_upstream_rtt_seconds_count{proc="READ"}' "$H_TMP/m1")
 [ "$rtt" -ge 1 ] && [ "$rtt" -le "$(s upstream_calls_READ)" ] ||
 	h_fail "upstream READ round trips $rtt vs $(s upstream_calls_READ) calls"
-h_log "ok: after traffic: valid, monotonic, and equal to cachefsctl stats (25 series, 12 histograms)"
+h_log "ok: after traffic: valid, monotonic, and equal to cachefsctl stats (26 series, 12 histograms)"
 
 # --- 3. state gauges ---
 # the upstream goes away and comes back
@@ -148,9 +149,11 @@ done
 [ "$(val cachefsd_upstream_up "$H_TMP/m3")" = 1 ] || h_fail "upstream_up did not come back"
 [ "$(val cachefsd_upstream_reconnects_total "$H_TMP/m3")" -gt \
 	"$(val cachefsd_upstream_reconnects_total "$H_TMP/m1")" ] || h_fail "no reconnect counted"
+[ "$(val cachefsd_upstream_connect_attempts_total "$H_TMP/m3")" -gt \
+	"$(val cachefsd_upstream_connect_attempts_total "$H_TMP/m1")" ] || h_fail "no connect attempt counted"
 check "$H_TMP/m3"
 "$PC" --monotonic "$H_TMP/m1" "$H_TMP/m3" >/dev/null || h_fail "a counter went down (upstream restart)"
-h_log "ok: upstream_up 1 -> 0 -> 1, reconnects counted"
+h_log "ok: upstream_up 1 -> 0 -> 1, reconnects and connect attempts counted"
 
 # something else fills the cache filesystem below bstop: fill_stopped 1
 free=$(df -B1 --output=avail "$H_TMP/fs" | tail -1)

@@ -334,6 +334,21 @@ alive()
 	return 0
 }
 
+# h_wait_pid PID WHAT SECONDS: wait (at most SECONDS) for a background
+# process of this shell to end; fails naming WHAT if it is still running
+h_wait_pid()
+{
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		alive "$1" || {
+			wait "$1" 2>/dev/null
+			return 0
+		}
+		sleep 0.1
+	done
+	h_fail "$2 still running after $3 s"
+}
+
 # h_atexit CMD: run CMD (eval) at cleanup, after our processes are stopped.
 h_atexit()
 {

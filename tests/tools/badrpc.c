@@ -13,6 +13,22 @@
  *
  * Prints one line per check, then "badrpc: N passed, M failed"; exits 1 if a
  * check failed, 2 on a usage error.
+ *
+ * Compare mode: badrpc HOST PORT --compare-with NFSPORT[:MNTPORT] --export PATH
+ * PORT is a proxy, NFSPORT (and MNTPORT) the server behind it, on the same
+ * HOST. Well-formed calls that a server may refuse at the RPC level (a
+ * 300-byte LOOKUP name, an unknown union arm, odd handles) go to both, each
+ * on a fresh connection, and the replies must agree: reply_stat,
+ * accept_stat (or reject_stat and auth_stat) and, for SUCCESS, the
+ * nfsstat3. One exception: a call too large for the proxy to forward
+ * (libnfs 4.0 encodes calls into 4 KiB) may get the proxy's own
+ * NFS3ERR_NAMETOOLONG. The export's root handle comes from MNT on each side
+ * and must be the same bytes.
+ * --foreign-export PATH: another export of the server, which the proxy does
+ * not serve; its root handle (from the server's MNT) is used in a GETATTR
+ * sent to both (nfs-ganesha refuses AUTH_SYS on a krb5-only export with
+ * MSG_DENIED AUTH_TOOWEAK).
+ * The summary line adds "K answered with an RPC-level error by the server".
  */
 #include "deadline.h"
 #include "xdrbuf.h"
@@ -65,7 +81,10 @@
 
 #define NFS3_GETATTR 1
 #define NFS3_LOOKUP  3
+#define NFS3_ACCESS  4
 #define NFS3_WRITE   7
+#define NFS3_CREATE  8
+#define NFS3_READDIR 16
 #define MOUNT3_MNT   1
 
 #define LAST_FRAG 0x80000000u
@@ -261,6 +280,9 @@ struct result {
 	uint32_t stat;  /* accept_stat or reject_stat */
 	uint32_t lo, hi;
 	uint32_t auth;
+	/* MSG_ACCEPTED SUCCESS: the first bytes of the result */
+	uint8_t body[128];
+	size_t body_len;
 	char err[200];
 };
 
@@ -303,6 +325,9 @@ static void parse_reply(const uint8_t *p, size_t n, struct result *r)
 			NEED(8);
 			r->lo = U32();
 			r->hi = U32();
+		} else if (r->stat == RPC_SUCCESS) {
+			r->body_len = n - off < sizeof(r->body) ? n - off : sizeof(r->body);
+			memcpy(r->body, p + off, r->body_len);
 		}
 	} else if (r->rstat == RPC_MSG_DENIED) {
 		NEED(4);
@@ -878,7 +903,7 @@ static void case_rpc_version(void)
 	struct xbuf m = {0};
 	uint32_t xid;
 	static const uint32_t vers[] = {3, 1, 0xFFFFFFFFu};
-	char label[64];
+	char label[256];
 	for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
 		xb_call_hdr(&m, xid = next_xid(), vers[i], PROG_NFS, 3, 0);
 		xb_cred_sys(&m, &g_auth);
@@ -1083,6 +1108,217 @@ static int after_check(const char *name)
 	return !g_connect_failed;
 }
 
+/* --- compare mode: the server's reply against the proxy's ----------------- */
+
+static int g_cmp_nfs_port, g_cmp_mnt_port;
+static const char *g_export, *g_foreign;
+static uint8_t g_root[64];
+static uint32_t g_root_len;
+static const uint8_t *g_fh = g_root; /* the handle the calls are about */
+static const uint32_t *g_fh_len = &g_root_len;
+static int g_server_rpc_errors;
+/* the call is beyond what the proxy can forward: its own NAMETOOLONG is
+ * right too */
+static int g_proxy_limit;
+
+/* MNT of g_export on port: the root handle into fh; returns its length, 0
+ * on failure (reported) */
+static uint32_t mnt_root(const char *side, int port, const char *path, uint8_t fh[64])
+{
+	struct xbuf m = {0};
+	struct result r;
+	char label[1200], got[256];
+	uint32_t xid = next_xid(), len = 0;
+
+	xb_call(&m, &g_auth, xid, PROG_MOUNT, 3, MOUNT3_MNT);
+	xb_opaque(&m, path, (uint32_t)strlen(path));
+	exchange(port, &m, &r);
+	xb_free(&m);
+	snprintf(label, sizeof(label), "MNT %s on the %s", path, side);
+	describe(&r, got, sizeof(got));
+	if (r.kind != K_REPLY || r.rstat != RPC_MSG_ACCEPTED || r.stat != RPC_SUCCESS ||
+	    r.body_len < 8 || get_u32(r.body) != 0) {
+		report(0, label, "%s, mountstat3 %u", got, r.body_len >= 4 ? get_u32(r.body) : 0);
+		return 0;
+	}
+	len = get_u32(r.body + 4);
+	if (len == 0 || len > 64 || r.body_len < 8 + len) {
+		report(0, label, "handle length %u", len);
+		return 0;
+	}
+	memcpy(fh, r.body + 8, len);
+	return len;
+}
+
+static void describe_full(const struct result *r, uint32_t proc, char *b, size_t n)
+{
+	describe(r, b, n);
+	if (r->kind == K_REPLY && r->rstat == RPC_MSG_ACCEPTED && r->stat == RPC_SUCCESS &&
+	    proc != 0 && r->body_len >= 4) {
+		size_t l = strlen(b);
+		snprintf(b + l, n - l, " nfsstat3 %u", get_u32(r->body));
+	}
+}
+
+static int same_answer(const struct result *a, const struct result *b, uint32_t proc)
+{
+	if (a->kind != K_REPLY || b->kind != K_REPLY)
+		return a->kind == b->kind && a->kind == K_CLOSED;
+	if (a->rstat != b->rstat || a->stat != b->stat)
+		return 0;
+	if (a->rstat == RPC_MSG_DENIED)
+		return a->stat != RPC_AUTH_ERROR || a->auth == b->auth;
+	if (a->stat == RPC_SUCCESS && proc != 0)
+		return a->body_len >= 4 && b->body_len >= 4 && get_u32(a->body) == get_u32(b->body);
+	return 1;
+}
+
+/* sends the call made by build (the arguments after the header) to the
+ * server and to the proxy; their answers must agree */
+static void compare(const char *label, uint32_t proc, void (*build)(struct xbuf *, const void *),
+                    const void *arg)
+{
+	struct result rs, rp;
+	char gs[256], gp[256];
+	uint32_t xs = next_xid(), xp = next_xid();
+	struct xbuf ms = {0}, mp = {0};
+
+	xb_call(&ms, &g_auth, xs, PROG_NFS, 3, proc);
+	build(&ms, arg);
+	xb_call(&mp, &g_auth, xp, PROG_NFS, 3, proc);
+	build(&mp, arg);
+	exchange(g_cmp_nfs_port, &ms, &rs);
+	exchange(g_nfs_port, &mp, &rp);
+	xb_free(&ms);
+	xb_free(&mp);
+	describe_full(&rs, proc, gs, sizeof(gs));
+	describe_full(&rp, proc, gp, sizeof(gp));
+	if (rs.kind == K_REPLY && rs.rstat == RPC_MSG_ACCEPTED && rs.stat != RPC_SUCCESS)
+		g_server_rpc_errors++;
+	if (rs.kind == K_REPLY && rs.rstat == RPC_MSG_DENIED)
+		g_server_rpc_errors++;
+	if ((rs.kind == K_REPLY && rs.xid != xs) || (rp.kind == K_REPLY && rp.xid != xp))
+		report(0, label, "xid mismatch (server 0x%08x for 0x%08x, proxy 0x%08x for 0x%08x)",
+		       rs.xid, xs, rp.xid, xp);
+	else if (!same_answer(&rs, &rp, proc) && g_proxy_limit && rp.kind == K_REPLY &&
+	         rp.rstat == RPC_MSG_ACCEPTED && rp.stat == RPC_SUCCESS && rp.body_len >= 4 &&
+	         get_u32(rp.body) == 63 /* NFS3ERR_NAMETOOLONG */)
+		report(1, label, "server: %s; proxy: %s (the proxy's own limit)", gs, gp);
+	else
+		report(same_answer(&rs, &rp, proc), label, "server: %s; proxy: %s", gs, gp);
+}
+
+static void a_root(struct xbuf *b, const void *arg)
+{
+	(void)arg;
+	xb_opaque(b, g_fh, *g_fh_len);
+}
+
+/* LOOKUP in the root of a name of *(size_t *)arg bytes */
+static void a_lookup(struct xbuf *b, const void *arg)
+{
+	size_t n = *(const size_t *)arg;
+	char *name = malloc(n);
+
+	if (!name)
+		exit(2);
+	memset(name, 'n', n);
+	a_root(b, NULL);
+	xb_opaque(b, name, (uint32_t)n);
+	free(name);
+}
+
+static void a_access(struct xbuf *b, const void *arg)
+{
+	(void)arg;
+	a_root(b, NULL);
+	xb_u32(b, 0x3f);
+}
+
+/* CREATE of a name in the root with a createmode3 no server knows */
+static void a_create_badmode(struct xbuf *b, const void *arg)
+{
+	(void)arg;
+	a_root(b, NULL);
+	xb_opaque(b, "badrpc-create", 13);
+	xb_u32(b, 7); /* createmode3: UNCHECKED 0, GUARDED 1, EXCLUSIVE 2 */
+	for (int i = 0; i < 6; i++)
+		xb_u32(b, 0); /* a sattr3 that sets nothing, if it were read */
+}
+
+/* READDIR of the root from a cookie the server never handed out */
+static void a_readdir_badcookie(struct xbuf *b, const void *arg)
+{
+	(void)arg;
+	a_root(b, NULL);
+	xb_u64(b, 0x7fffffff12345678ull);
+	xb_raw(b, "\x5a\x5a\x5a\x5a\x5a\x5a\x5a\x5a", 8);
+	xb_u32(b, 4096);
+}
+
+static void a_fh_len(struct xbuf *b, const void *arg)
+{
+	uint32_t n = *(const uint32_t *)arg;
+	uint8_t fh[64];
+
+	for (uint32_t i = 0; i < n && i < 64; i++)
+		fh[i] = (uint8_t)(0x5a ^ i);
+	xb_opaque(b, fh, n);
+}
+
+static int run_compare(void)
+{
+	static const size_t names[] = {255, 256, 300, 1024, 3000, 4096};
+	uint8_t pfh[64];
+	uint32_t plen;
+	char label[256];
+
+	g_case = "compare";
+	g_root_len = mnt_root("server", g_cmp_mnt_port, g_export, g_root);
+	plen = mnt_root("proxy", g_mnt_port, g_export, pfh);
+	if (g_root_len == 0 || plen == 0)
+		return 1;
+	report(plen == g_root_len && memcmp(pfh, g_root, plen) == 0, "root handle",
+	       "%u bytes from the server, %u from the proxy", g_root_len, plen);
+	compare("ACCESS of the root", NFS3_ACCESS, a_access, NULL);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(label, sizeof(label), "LOOKUP of a %zu-byte name", names[i]);
+		/* a call over 4 KiB does not fit libnfs 4.0's encode buffer:
+		 * the proxy answers NAMETOOLONG itself */
+		g_proxy_limit = names[i] > 3500;
+		compare(label, NFS3_LOOKUP, a_lookup, &names[i]);
+		g_proxy_limit = 0;
+	}
+	compare("CREATE with createmode 7", NFS3_CREATE, a_create_badmode, NULL);
+	compare("READDIR from an unknown cookie", NFS3_READDIR, a_readdir_badcookie, NULL);
+	{
+		static const uint32_t fl[] = {0, 8, 64};
+		for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
+			snprintf(label, sizeof(label), "GETATTR of a %u-byte handle", fl[i]);
+			compare(label, NFS3_GETATTR, a_fh_len, &fl[i]);
+		}
+	}
+	if (g_foreign) {
+		/* an export of the same server the proxy does not serve, whose
+		 * handle a client got elsewhere: the proxy forwards handles
+		 * unchanged, the server decides */
+		static uint8_t ffh[64];
+		static uint32_t flen;
+		flen = mnt_root("server", g_cmp_mnt_port, g_foreign, ffh);
+		if (flen == 0)
+			return 1;
+		g_fh = ffh;
+		g_fh_len = &flen;
+		snprintf(label, sizeof(label), "GETATTR of the root of %s", g_foreign);
+		compare(label, NFS3_GETATTR, a_root, NULL);
+		g_fh = g_root;
+		g_fh_len = &g_root_len;
+	}
+	printf("badrpc: %d passed, %d failed; %d answered with an RPC-level error by the server\n",
+	       g_pass, g_fail, g_server_rpc_errors);
+	return g_fail ? 1 : 0;
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 static const struct {
@@ -1109,6 +1345,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: badrpc HOST PORT [--case NAME]... [--mount-port N] [--timeout S]\n"
 	           "              [--seed N] [--no-after] [--allow-nonloopback] [--list]\n"
+	           "       badrpc HOST PORT --compare-with NFSPORT[:MNTPORT] --export PATH\n"
+	           "              [--foreign-export PATH] [--mount-port N] [--timeout S]\n"
+	           "              [--allow-nonloopback]\n"
 	           "cases:");
 	for (size_t i = 0; i < NCASES; i++)
 		fprintf(f, " %s", cases[i].name);
@@ -1189,6 +1428,23 @@ int main(int argc, char **argv)
 			if (g_seed == 0)
 				g_seed = 1;
 			i++;
+		} else if (!strcmp(a, "--compare-with") && v) {
+			char *colon = strchr(v, ':');
+			if (colon)
+				*colon = 0;
+			g_cmp_nfs_port = parse_port(v);
+			g_cmp_mnt_port = colon ? parse_port(colon + 1) : g_cmp_nfs_port;
+			if (g_cmp_nfs_port < 0 || g_cmp_mnt_port < 0) {
+				fprintf(stderr, "badrpc: bad --compare-with\n");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--export") && v) {
+			g_export = v;
+			i++;
+		} else if (!strcmp(a, "--foreign-export") && v) {
+			g_foreign = v;
+			i++;
 		} else if (!strcmp(a, "--no-after")) {
 			after = 0;
 		} else if (!strcmp(a, "--allow-nonloopback")) {
@@ -1243,6 +1499,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
+	if (g_cmp_nfs_port) {
+		if (!g_export) {
+			fprintf(stderr, "badrpc: --compare-with needs --export\n");
+			return 2;
+		}
+		return run_compare();
+	}
 
 	for (size_t c = 0; c < NCASES; c++) {
 		if (any_selected && !selected[c])

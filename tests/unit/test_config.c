@@ -289,6 +289,8 @@ static void test_apply_live(void **state)
 	assert_string_equal(restart, "");
 	assert_true(config_key_live("fresh_guard"));
 	assert_true(config_key_live("busy_poll"));
+	/* read at every reconnect attempt */
+	assert_true(config_key_live("reconnect_max"));
 	assert_false(config_key_live("chunk_size"));
 	config_free(&cur);
 	config_free(&next);

@@ -1,5 +1,6 @@
 /* Engine pieces that stand alone: MOUNT path rules, FSINFO clamping, the
- * upstream URL parser. */
+ * upstream URL parser, and RPC-level errors of the upstream: libnfs's texts
+ * mapped to statuses, and the reply a client gets for each. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +10,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../../cachefsd/engine_int.h"
 #include "engine.h"
 #include "upstream.h"
+#include "wire.h"
 
 static void check_norm(const char *in, int rc, const char *out)
 {
@@ -87,12 +90,135 @@ static void test_url(void **state)
 	assert_int_not_equal(upstream_parse_url("nfs:///e", &u, err, sizeof(err)), 0);
 }
 
+/* Every text libnfs 4.0's rpc_process_reply() (lib/pdu.c) gives a call
+ * the server did not accept maps to its own status; anything else is not
+ * an answer of the server. */
+static void test_rpc_status_map(void **state)
+{
+	static const struct {
+		const char *text;
+		int status, accept_stat;
+	} m[] = {
+	    {"Server responded: Program not available", UPSTREAM_E_PROG_UNAVAIL, PROG_UNAVAIL},
+	    {"Server responded: Program version mismatch", UPSTREAM_E_PROG_MISMATCH, PROG_MISMATCH},
+	    {"Server responded: Procedure not available", UPSTREAM_E_PROC_UNAVAIL, PROC_UNAVAIL},
+	    {"Server responded: Garbage arguments", UPSTREAM_E_GARBAGE_ARGS, GARBAGE_ARGS},
+	    {"Server responded: System Error", UPSTREAM_E_SYSTEM_ERR, SYSTEM_ERR},
+	    {"RPC Packet not accepted by the server", UPSTREAM_E_DENIED, -1},
+	    {"Message rejected by server", UPSTREAM_E_BADREPLY, -1},
+	    {"Unknown rpc response from server", UPSTREAM_E_BADREPLY, -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		int st = upstream_rpc_status(m[i].text);
+		assert_int_equal(st, m[i].status);
+		assert_true(upstream_is_rpc_error(st));
+		assert_int_equal(upstream_accept_stat(st), m[i].accept_stat);
+		assert_non_null(strstr(upstream_strerror(st), "server"));
+		for (size_t j = 0; j < i; j++)
+			if (m[j].status != m[i].status)
+				assert_string_not_equal(upstream_strerror(st),
+				                        upstream_strerror(m[j].status));
+	}
+	/* not answers: connection failures, other texts, prefixes */
+	assert_int_equal(upstream_rpc_status(NULL), -EPROTO);
+	assert_int_equal(upstream_rpc_status("RPC ERROR: Failed to reconnect async"), -EPROTO);
+	assert_int_equal(upstream_rpc_status("Server responded: Garbage"), -EPROTO);
+	assert_int_equal(upstream_rpc_status(""), -EPROTO);
+	/* the range stays clear of errno values and of the other statuses */
+	assert_false(upstream_is_rpc_error(-EPROTO));
+	assert_false(upstream_is_rpc_error(-ETIMEDOUT));
+	assert_false(upstream_is_rpc_error(-ECANCELED));
+	assert_false(upstream_is_rpc_error(0));
+	assert_int_equal(upstream_accept_stat(-EPROTO), -1);
+	assert_string_equal(upstream_strerror(-ETIMEDOUT), strerror(ETIMEDOUT));
+}
+
+/* engine_reply_failure() as a client sees it: one GETATTR call goes in
+ * through a proto connection, the failure status comes back as an RPC
+ * reply, whose words are checked here. */
+static int g_status;
+static struct engine g_engine;
+
+static void fail_it(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	engine_reply_failure(&g_engine, req, g_status);
+}
+
+/* The reply's words after the record mark; returns their number. */
+static size_t reply_to_failure(int status, uint32_t *w, size_t max)
+{
+	size_t n;
+
+	memset(&g_engine, 0, sizeof(g_engine));
+	g_status = status;
+	n = wire_getattr_reply(fail_it, w, max);
+	/* an ERROR outcome, counted as an upstream failure unless the proxy
+	 * could not send the call (its own limit) */
+	assert_int_equal(g_engine.ctr.nfs_outcomes[NFS3_GETATTR][ENGINE_ERROR], 1);
+	assert_int_equal(g_engine.ctr.upstream_failures, status == -E2BIG ? 0 : 1);
+	return n;
+}
+
+/* An accepted error goes back with the server's accept_stat, and nothing
+ * after it (no result body). */
+static void check_accepted(int status, uint32_t accept_stat)
+{
+	uint32_t w[16];
+
+	assert_int_equal(reply_to_failure(status, w, 16), 6);
+	assert_int_equal(w[2], MSG_ACCEPTED);
+	assert_int_equal(w[3], AUTH_NONE); /* verifier */
+	assert_int_equal(w[4], 0);
+	assert_int_equal(w[5], accept_stat);
+}
+
+static void test_failure_replies(void **state)
+{
+	uint32_t w[16];
+
+	(void)state;
+	check_accepted(UPSTREAM_E_GARBAGE_ARGS, GARBAGE_ARGS);
+	check_accepted(UPSTREAM_E_PROC_UNAVAIL, PROC_UNAVAIL);
+	check_accepted(UPSTREAM_E_PROG_UNAVAIL, PROG_UNAVAIL);
+	check_accepted(UPSTREAM_E_SYSTEM_ERR, SYSTEM_ERR);
+	/* not the server's answer, or not a decodable one: the proxy's own
+	 * SYSTEM_ERR */
+	check_accepted(UPSTREAM_E_BADREPLY, SYSTEM_ERR);
+	check_accepted(-EPROTO, SYSTEM_ERR);
+	/* PROG_MISMATCH with the versions the proxy serves: 3..3 */
+	assert_int_equal(reply_to_failure(UPSTREAM_E_PROG_MISMATCH, w, 16), 8);
+	assert_int_equal(w[2], MSG_ACCEPTED);
+	assert_int_equal(w[5], PROG_MISMATCH);
+	assert_int_equal(w[6], 3);
+	assert_int_equal(w[7], 3);
+	/* MSG_DENIED: AUTH_ERROR AUTH_TOOWEAK */
+	assert_int_equal(reply_to_failure(UPSTREAM_E_DENIED, w, 16), 5);
+	assert_int_equal(w[2], MSG_DENIED);
+	assert_int_equal(w[3], AUTH_ERROR);
+	assert_int_equal(w[4], AUTH_TOOWEAK);
+	/* soft mode's timeout is an NFS answer: GETATTR3res NFS3ERR_IO (its
+	 * failure arm is empty) */
+	assert_int_equal(reply_to_failure(-ETIMEDOUT, w, 16), 7);
+	assert_int_equal(w[2], MSG_ACCEPTED);
+	assert_int_equal(w[5], SUCCESS);
+	assert_int_equal(w[6], NFS3ERR_IO);
+	/* a call too large for libnfs to encode: the proxy's own NAMETOOLONG */
+	assert_int_equal(reply_to_failure(-E2BIG, w, 16), 7);
+	assert_int_equal(w[5], SUCCESS);
+	assert_int_equal(w[6], NFS3ERR_NAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normalize),
-		cmocka_unit_test(test_fsinfo_clamp),
-		cmocka_unit_test(test_url),
+	    cmocka_unit_test(test_normalize),
+	    cmocka_unit_test(test_fsinfo_clamp),
+	    cmocka_unit_test(test_url),
+	    cmocka_unit_test(test_rpc_status_map),
+	    cmocka_unit_test(test_failure_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "wire.h"
 
 /* Encodes args with libnfs's own encoder into buf; returns the length. */
 static size_t encode(zdrproc_t enc, void *args, char *buf, size_t len)
@@ -279,14 +280,57 @@ static void test_proc_names(void **state)
 	assert_string_equal(proto_proc_name(NFS_PROGRAM, 99), "?");
 }
 
+static void mismatch_2_4(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	proto_reply_prog_mismatch(req, 2, 4);
+}
+
+static void mismatch_default(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	proto_reply_accept_error(req, PROG_MISMATCH);
+}
+
+static void too_weak(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	proto_reply_auth_error(req, AUTH_TOOWEAK);
+}
+
+/* Error replies as a client reads them: PROG_MISMATCH carries the range
+ * it was given, or the proxy's own (3..3), never 0..0; AUTH_ERROR its
+ * auth_stat. Nothing follows (no result body). */
+static void test_error_replies(void **state)
+{
+	uint32_t w[16];
+
+	(void)state;
+	assert_int_equal(wire_getattr_reply(mismatch_2_4, w, 16), 8);
+	assert_int_equal(w[2], MSG_ACCEPTED);
+	assert_int_equal(w[3], AUTH_NONE);
+	assert_int_equal(w[4], 0);
+	assert_int_equal(w[5], PROG_MISMATCH);
+	assert_int_equal(w[6], 2);
+	assert_int_equal(w[7], 4);
+	assert_int_equal(wire_getattr_reply(mismatch_default, w, 16), 8);
+	assert_int_equal(w[5], PROG_MISMATCH);
+	assert_int_equal(w[6], PROTO_VERS_LOW);
+	assert_int_equal(w[7], PROTO_VERS_HIGH);
+	assert_int_equal(wire_getattr_reply(too_weak, w, 16), 5);
+	assert_int_equal(w[2], MSG_DENIED);
+	assert_int_equal(w[3], AUTH_ERROR);
+	assert_int_equal(w[4], AUTH_TOOWEAK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lookup_copied),	    cmocka_unit_test(test_name_len_multiple_of_4),
-		cmocka_unit_test(test_write_data_copied),   cmocka_unit_test(test_truncations_refused),
-		cmocka_unit_test(test_hostile_lengths),	    cmocka_unit_test(test_authsys),
-		cmocka_unit_test(test_cred_equal),	    cmocka_unit_test(test_call_header),
-		cmocka_unit_test(test_proc_names),
+	    cmocka_unit_test(test_lookup_copied),     cmocka_unit_test(test_name_len_multiple_of_4),
+	    cmocka_unit_test(test_write_data_copied), cmocka_unit_test(test_truncations_refused),
+	    cmocka_unit_test(test_hostile_lengths),   cmocka_unit_test(test_authsys),
+	    cmocka_unit_test(test_cred_equal),        cmocka_unit_test(test_call_header),
+	    cmocka_unit_test(test_proc_names),        cmocka_unit_test(test_error_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
