@@ -6,7 +6,14 @@
  * in front of a stopped server does (or a server that is starting up).
  *
  * Usage: tcprelay --listen PORT --target HOST:PORT --status FILE
- *                 [--mode forward|close] [--allow-nonloopback]
+ *                 [--mode forward|close] [--allow-nonloopback] [--lookup-stale]
+ *
+ * --lookup-stale: the relayed stream is read as ONC RPC records; a reply
+ * to an NFSv3 LOOKUP that the target refused with NFS3ERR_NOTDIR or
+ * NFS3ERR_NAMETOOLONG reaches the client as NFS3ERR_STALE (the failure
+ * body of the three is the same), which is what unfs3 answers to a LOOKUP
+ * below a regular file or of an over-long name: a server saying STALE
+ * about a handle that is not stale.
  *
  * Runtime switch: SIGUSR1 -> close mode (relayed connections are cut too,
  * as when the server behind the balancer dies), SIGUSR2 -> forward mode.
@@ -42,6 +49,18 @@
 #define MAX_PAIRS 256
 #define BUFSZ     (256 * 1024)
 
+/* Where a direction's RPC record scan stands (--lookup-stale): bytes of
+ * the buffer before pos are scanned; a record header not yet whole starts
+ * at rec and is held back (not sent) until it is, so it can be rewritten. */
+struct scan {
+	size_t pos, rec;
+	int in_hdr;	  /* at rec: a marker (and header) to read */
+	int cont;	  /* that marker starts a continuation fragment */
+	uint64_t skip;	  /* body bytes of the current fragment beyond pos */
+};
+
+#define NXIDS 1024
+
 /* One relayed connection: client <-> target, a buffer each way. */
 struct pair {
 	int cfd, tfd;
@@ -49,6 +68,9 @@ struct pair {
 	char *c2t, *t2c;
 	size_t c2t_len, t2c_len;
 	int c_eof, t_eof; /* that side sent FIN */
+	struct scan sc2t, st2c;
+	uint32_t lookups[NXIDS]; /* xids of LOOKUP calls seen, a ring */
+	unsigned nlookups;
 };
 
 static volatile sig_atomic_t want_mode = -1; /* 0 forward, 1 close */
@@ -60,6 +82,8 @@ static unsigned long long n_accepted, n_closed, n_forwarded, n_target_failed, n_
     n_switch_accepted;
 static const char *status_path;
 static struct sockaddr_in target;
+static int lookup_stale;
+static unsigned long long n_rewritten;
 
 static void on_usr1(int s)
 {
@@ -92,9 +116,9 @@ static void write_status(void)
 	}
 	fprintf(f,
 	        "mode %s\nswitches %llu\nswitch_accepted %llu\naccepted %llu\nclosed %llu\n"
-	        "forwarded %llu\nopen %d\ntarget_failed %llu\n",
+	        "forwarded %llu\nopen %d\ntarget_failed %llu\nrewritten %llu\n",
 	        mode_close ? "close" : "forward", n_switches, n_switch_accepted, n_accepted,
-	        n_closed, n_forwarded, npairs, n_target_failed);
+	        n_closed, n_forwarded, npairs, n_target_failed, n_rewritten);
 	if (fclose(f) != 0 || rename(tmp, status_path) != 0)
 		perror(status_path);
 }
@@ -128,6 +152,7 @@ static void accept_one(int lfd)
 	}
 	struct pair *p = &pairs[npairs];
 	memset(p, 0, sizeof(*p));
+	p->sc2t.in_hdr = p->st2c.in_hdr = 1;
 	p->cfd = fd;
 	p->c2t = malloc(BUFSZ);
 	p->t2c = malloc(BUFSZ);
@@ -168,13 +193,107 @@ static int fill(int fd, char *buf, size_t *len, int *eof)
 	return 0;
 }
 
-static int drain(int fd, char *buf, size_t *len)
+static uint32_t get32(const char *b)
 {
-	while (*len > 0) {
-		ssize_t n = send(fd, buf, *len, MSG_NOSIGNAL);
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+	return ntohl(v);
+}
+
+/* One record header at h (n bytes there): how many bytes it needs to be
+ * whole (> n: wait for more), after looking at it when it is. */
+static size_t header(struct pair *p, int to_target, char *h, size_t n)
+{
+	if (to_target) {
+		/* call: xid, CALL, rpcvers, prog, vers, proc */
+		if (n < 24)
+			return 24;
+		if (get32(h + 4) == 0 && get32(h + 12) == 100003 && get32(h + 16) == 3 &&
+		    get32(h + 20) == 3)
+			p->lookups[p->nlookups++ % NXIDS] = get32(h);
+		return 24;
+	}
+	/* reply: xid, REPLY, MSG_ACCEPTED, verifier, accept_stat, nfsstat3 */
+	if (n < 20)
+		return 20;
+	if (get32(h + 4) != 1 || get32(h + 8) != 0)
+		return 20;
+	uint32_t vl = get32(h + 16);
+	if (vl > 400)
+		return 20;
+	size_t at = 20 + ((vl + 3) & ~3u);
+	if (n < at + 8)
+		return at + 8;
+	uint32_t st = get32(h + at + 4);
+	if (get32(h + at) != 0 || (st != 20 && st != 63))
+		return at + 8;
+	for (unsigned k = 0; k < NXIDS && k < p->nlookups; k++) {
+		if (p->lookups[k] == get32(h)) {
+			uint32_t stale = htonl(70);
+			memcpy(h + at + 4, &stale, 4);
+			n_rewritten++;
+			break;
+		}
+	}
+	return at + 8;
+}
+
+/* Scans the bytes fill() added to buf (len now) for record headers. */
+static void scan(struct pair *p, int to_target, char *buf, size_t len)
+{
+	struct scan *s = to_target ? &p->sc2t : &p->st2c;
+
+	while (s->pos < len) {
+		if (!s->in_hdr) {
+			uint64_t k = len - s->pos < s->skip ? len - s->pos : s->skip;
+			s->pos += (size_t)k;
+			s->skip -= k;
+			if (s->skip == 0) {
+				s->in_hdr = 1;
+				s->rec = s->pos;
+			}
+			continue;
+		}
+		size_t have = len - s->rec;
+		if (have < 4)
+			break;
+		uint32_t mark = get32(buf + s->rec);
+		uint64_t flen = mark & 0x7fffffffu;
+		if (!s->cont) {
+			size_t need = header(p, to_target, buf + s->rec + 4,
+			                     have - 4 < flen ? have - 4 : (size_t)flen);
+			if (need <= flen && have - 4 < need)
+				break; /* not whole yet: hold it back */
+		}
+		s->cont = !(mark & 0x80000000u);
+		s->in_hdr = 0;
+		s->pos = s->rec + 4;
+		s->skip = flen;
+		if (s->skip == 0) {
+			s->in_hdr = 1;
+			s->rec = s->pos;
+		}
+	}
+	if (!s->in_hdr)
+		s->rec = s->pos;
+}
+
+/* Sends what may go of buf: all of it, or (--lookup-stale) up to a record
+ * header still being read. */
+static int drain(int fd, char *buf, size_t *len, struct scan *s)
+{
+	size_t hold = lookup_stale && s->in_hdr ? *len - s->rec : 0;
+
+	while (*len > hold) {
+		ssize_t n = send(fd, buf, *len - hold, MSG_NOSIGNAL);
 		if (n > 0) {
 			memmove(buf, buf + n, *len - (size_t)n);
 			*len -= (size_t)n;
+			if (lookup_stale) {
+				s->pos -= (size_t)n;
+				s->rec -= (size_t)n;
+			}
 		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			return 0;
 		} else {
@@ -206,7 +325,12 @@ static int pair_io(int i, short crev, short trev)
 		goto dead;
 	if ((trev & (POLLIN | POLLHUP | POLLERR)) && fill(p->tfd, p->t2c, &p->t2c_len, &p->t_eof))
 		goto dead;
-	if (drain(p->tfd, p->c2t, &p->c2t_len) || drain(p->cfd, p->t2c, &p->t2c_len))
+	if (lookup_stale) {
+		scan(p, 1, p->c2t, p->c2t_len);
+		scan(p, 0, p->t2c, p->t2c_len);
+	}
+	if (drain(p->tfd, p->c2t, &p->c2t_len, &p->sc2t) ||
+	    drain(p->cfd, p->t2c, &p->t2c_len, &p->st2c))
 		goto dead;
 	/* either side gone and nothing left to pass on: cut both (an RPC
 	 * connection has no use for a half-closed stream) */
@@ -229,7 +353,7 @@ static int parse_port(const char *s)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tcprelay --listen PORT --target HOST:PORT --status FILE "
-	                "[--mode forward|close] [--allow-nonloopback]\n");
+	                "[--mode forward|close] [--allow-nonloopback] [--lookup-stale]\n");
 	exit(2);
 }
 
@@ -257,6 +381,8 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(a, "--allow-nonloopback"))
 			allow_remote = 1;
+		else if (!strcmp(a, "--lookup-stale"))
+			lookup_stale = 1;
 		else
 			usage();
 	}
@@ -366,10 +492,13 @@ int main(int argc, char **argv)
 		}
 		/* pairs first, from the end (pair_close moves the last one into
 		 * the freed slot; the poll results of later slots are done) */
+		unsigned long long rewritten = n_rewritten;
 		for (int i = npairs - 1; i >= 0; i--) {
 			if (pair_io(i, pf[1 + 2 * i].revents, pf[2 + 2 * i].revents))
 				dirty = 1;
 		}
+		if (n_rewritten != rewritten)
+			dirty = 1;
 		if (pf[0].revents & POLLIN) {
 			for (int k = 0; k < 64; k++) {
 				unsigned long long before = n_accepted;
