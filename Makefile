@@ -40,7 +40,7 @@ LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
 # Debian 12 packages each target needs; `make deps-*` installs the missing ones.
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
-PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio \
+PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev
 
 # cachefsctl.c is the second binary (the operator's tool), not the daemon

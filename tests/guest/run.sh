@@ -24,6 +24,8 @@
 # GUEST_APPEND extra kernel command line (e.g. "loglevel=7" to debug a boot).
 #
 # Design notes
+# (The kernel NFS *server* guest, a second upstream for the tests, is
+# tests/guest/server.sh; its notes are at its top.)
 # - The host has no kernel NFS client, so a qemu guest runs Debian's stock
 #   kernel (/boot/vmlinuz-*, modules from /lib/modules) with busybox-static as
 #   userland. mkimage.sh builds it once into build/guest and rebuilds only when

@@ -1,5 +1,7 @@
 #!/bin/bash
 # upstreams: ganesha knfsd
+# H_* are set by the harness with printf -v:
+# shellcheck disable=SC2154
 # The data cache with default settings, on every upstream: a 6 MiB file read
 # through cachefsd twice. Every byte of both reads is compared with the
 # data written, and the second read sends no READ upstream (counted by

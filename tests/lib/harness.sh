@@ -494,6 +494,7 @@ h_start_cachefsd()
 	v="H_CACHE_$name"; cache=${!v}
 	[ -n "$cache" ] || cache=$H_TMP/$name-cache
 	log=$H_TMP/$name-cachefsd.log
+	# shellcheck disable=SC2086 # H_CACHEFSD_ARGS is a list of words
 	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
 		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" ${H_CACHEFSD_ARGS:-} "$@" >>"$log" 2>&1 &
 	local pid=$!
