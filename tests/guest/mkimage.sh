@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/guest/mkimage.sh [--server] OUTDIR
+# tests/guest/mkimage.sh [--server|--fetch] OUTDIR
 #
 # Builds the guest image that tests/guest/run.sh boots (design notes at the
 # top of run.sh), or with --server the kernel NFS server guest that
@@ -26,21 +26,57 @@
 # would start services), the host's /usr/sbin/rpcbind, the shared libraries
 # `ldd` lists for them and the dynamic loader, /etc/netconfig and
 # /etc/services, and tests/guest/init-server as /init. The stamp also names
-# the .deb and the host binaries' sizes and times.
+# the .deb and the host binaries' sizes and times. The .deb is looked for in
+# OUTDIR/deb, then build/guest-server/deb of this checkout and
+# /var/cache/apt/archives, and downloaded only if none has it (there is no
+# network inside tests/lib/isolate.sh: `make test` fetches it first).
+# --fetch: only that, the .deb into OUTDIR/deb (needs no kernel).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 role=client
-if [ "${1:-}" = --server ]; then
-	role=server
-	shift
-fi
-out=${1:?usage: mkimage.sh [--server] OUTDIR}
+case ${1:-} in
+--server) role=server; shift ;;
+--fetch) role=fetch; shift ;;
+esac
+out=${1:?usage: mkimage.sh [--server|--fetch] OUTDIR}
 nic=${GUEST_NIC:-virtio}
 initsrc=$here/init
 [ $role = client ] || initsrc=$here/init-server
 
 die() { echo "mkimage: $*" >&2; exit 1; }
+
+# newest_deb DIR: the newest nfs-kernel-server_*.deb in DIR, or nothing
+newest_deb() { find "$1" -maxdepth 1 -name 'nfs-kernel-server_*.deb' 2>/dev/null | sort -V | tail -n 1; }
+
+# fetch_deb: sets deb to nfs-kernel-server's .deb in $out/deb, copied from a
+# cache or downloaded (never installed: its scripts would start services)
+fetch_deb()
+{
+	local d f
+	mkdir -p "$out/deb"
+	deb=$(newest_deb "$out/deb")
+	[ -z "$deb" ] || return 0
+	for d in "$here/../../build/guest-server/deb" /var/cache/apt/archives; do
+		f=$(newest_deb "$d")
+		if [ -n "$f" ]; then
+			cp "$f" "$out/deb/"
+			deb=$out/deb/$(basename "$f")
+			return 0
+		fi
+	done
+	echo "mkimage: downloading nfs-kernel-server (not installed) into $out/deb" >&2
+	(cd "$out/deb" && apt-get -o APT::Sandbox::User=root download nfs-kernel-server >&2) ||
+		die "apt-get download nfs-kernel-server failed (no network, e.g. inside isolate.sh? run \`tests/guest/mkimage.sh --fetch $out\` outside first; apt-get update?)"
+	deb=$(newest_deb "$out/deb")
+	[ -n "$deb" ] || die "apt-get download left no nfs-kernel-server_*.deb in $out/deb"
+}
+if [ $role = fetch ]; then
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	fetch_deb
+	exit 0
+fi
 
 pick_kver()
 {
@@ -87,15 +123,7 @@ deb=
 if [ $role = server ]; then
 	# the export is an ext4 disk (virtio-blk); crc32c for its checksums
 	topmods="$nicmods virtio_blk crc32c_generic ext4 sunrpc grace lockd nfs_acl nfsd"
-	mkdir -p "$out/deb"
-	deb=$(ls "$out"/deb/nfs-kernel-server_*.deb 2>/dev/null | tail -n 1 || true)
-	if [ -z "$deb" ]; then
-		echo "mkimage: downloading nfs-kernel-server (not installed) into $out/deb" >&2
-		(cd "$out/deb" && apt-get -o APT::Sandbox::User=root download nfs-kernel-server >&2) ||
-			die "apt-get download nfs-kernel-server failed (apt-get update first?)"
-		deb=$(ls "$out"/deb/nfs-kernel-server_*.deb 2>/dev/null | tail -n 1 || true)
-		[ -n "$deb" ] || die "apt-get download left no nfs-kernel-server_*.deb in $out/deb"
-	fi
+	fetch_deb
 	debx=$out/deb/x-$(basename "$deb" .deb)
 	if [ ! -x "$debx/usr/sbin/rpc.nfsd" ]; then
 		rm -rf "$debx"

@@ -335,120 +335,37 @@ h_start_upstream()
 	esac
 }
 
-# _h_up NAME: "ganesha DIR" or "knfsd URL" for the h_up_* primitives
+# _h_up NAME NFSOP-ARGS... -- HOST-CMD...: one h_up_* primitive. knfsd: runs
+# tests/tools/nfsop NFSOP-ARGS against the upstream's URL (as root);
+# ganesha: runs HOST-CMD in its export directory (REL paths are relative
+# to it). stdin and stdout are the caller's in both cases.
 _h_up()
 {
-	local k="H_KIND_$1" e="H_EXPORT_$1" u="H_URL_$1"
-	case ${!k:-} in
-	ganesha) echo "ganesha ${!e}" ;;
-	knfsd) echo "knfsd ${!u}" ;;
-	*) echo "h_up: $1 is not a started upstream" >&2; return 1 ;;
-	esac
-}
-
-# _h_upop NAME NFSOP-ARGS...: nfsop against knfsd upstream NAME, as root
-_h_upop()
-{
-	local u="H_URL_$1"
+	local k="H_KIND_$1" e="H_EXPORT_$1" u="H_URL_$1" op=()
 	shift
-	"$H_BUILD/tests/nfsop" "${!u}" "$@"
-}
-
-h_up_put()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) cat <"$3" >"$where/$2" ;;
-	knfsd) _h_upop "$1" write "$2" <"$3" ;;
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		op+=("$1")
+		shift
+	done
+	shift
+	case ${!k:-} in
+	ganesha) (cd "${!e}" && "$@") ;;
+	knfsd) "$H_BUILD/tests/nfsop" "${!u}" "${op[@]}" ;;
+	*) echo "h_up: not a started upstream" >&2; return 1 ;;
 	esac
 }
 
-h_up_overwrite()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) dd if="$3" of="$where/$2" conv=notrunc status=none ;;
-	knfsd) _h_upop "$1" overwrite "$2" <"$3" ;;
-	esac
-}
-
-h_up_mkdata()
-{
-	local kind where tmp
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) h_mkdata "$where/$2" "$3" "${4:-1}" ;;
-	knfsd)
-		tmp=$(mktemp "$H_TMP/.upmk.XXXXXX")
-		h_mkdata "$tmp" "$3" "${4:-1}" && _h_upop "$1" write "$2" <"$tmp"
-		local rc=$?
-		rm -f "$tmp"
-		return $rc
-		;;
-	esac
-}
-
-h_up_mkdir()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) mkdir "$where/$2" ;;
-	knfsd) _h_upop "$1" mkdir "$2" ;;
-	esac
-}
-
-h_up_chmod()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) chmod "$2" "$where/$3" ;;
-	knfsd) _h_upop "$1" chmod "$2" "$3" ;;
-	esac
-}
-
-h_up_chown()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) chown -h "$2" "$where/$3" ;;
-	knfsd) _h_upop "$1" chown "$2" "$3" ;;
-	esac
-}
-
-h_up_rm()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) rm "$where/$2" ;;
-	knfsd) _h_upop "$1" rm "$2" ;;
-	esac
-}
-
-h_up_rmdir()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) rmdir "$where/$2" ;;
-	knfsd) _h_upop "$1" rmdir "$2" ;;
-	esac
-}
-
-h_up_cat()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) cat "$where/$2" ;;
-	knfsd) _h_upop "$1" cat "$2" ;;
-	esac
-}
+h_up_put() { _h_up "$1" write "$2" -- dd of="$2" status=none <"$3"; }
+h_up_overwrite() { _h_up "$1" overwrite "$2" -- dd of="$2" conv=notrunc status=none <"$3"; }
+h_up_mkdir() { _h_up "$1" mkdir "$2" -- mkdir -- "$2"; }
+h_up_chmod() { _h_up "$1" chmod "$2" "$3" -- chmod "$2" -- "$3"; }
+h_up_chown() { _h_up "$1" chown "$2" "$3" -- chown -h "$2" -- "$3"; }
+h_up_rm() { _h_up "$1" rm "$2" -- rm -- "$2"; }
+h_up_rmdir() { _h_up "$1" rmdir "$2" -- rmdir -- "$2"; }
+h_up_cat() { _h_up "$1" cat "$2" -- cat -- "$2"; }
+h_up_stat() { _h_up "$1" stat "$2" -- stat -c '%s %.9Y %a' -- "$2"; }
+# nfsop ls sorts with strcmp, the C locale's order
+h_up_ls() { _h_up "$1" ls "$2" -- find "$2" -mindepth 1 -maxdepth 1 -printf '%f\n' | LC_ALL=C sort; }
 
 h_up_md5()
 {
@@ -457,24 +374,14 @@ h_up_md5()
 	echo "${out%% *}"
 }
 
-h_up_stat()
+h_up_mkdata()
 {
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) stat -c '%s %.9Y %a' "$where/$2" ;;
-	knfsd) _h_upop "$1" stat "$2" ;;
-	esac
-}
-
-h_up_ls()
-{
-	local kind where
-	read -r kind where < <(_h_up "$1") || return 1
-	case $kind in
-	ganesha) (cd "$where/$2" && find . -mindepth 1 -maxdepth 1 -printf '%f\n' | LC_ALL=C sort) ;;
-	knfsd) _h_upop "$1" ls "$2" | LC_ALL=C sort ;;
-	esac
+	local tmp rc
+	tmp=$(mktemp "$H_TMP/.upmk.XXXXXX")
+	h_mkdata "$tmp" "$3" "${4:-1}" && h_up_put "$1" "$2" "$tmp"
+	rc=$?
+	rm -f "$tmp"
+	return $rc
 }
 
 # h_start_cachefsd NAME UPSTREAM_NAME [extra cachefsd flags...]
