@@ -165,7 +165,8 @@ static void destroy_rpc(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nfsread --port P [--mountport M] [--host H] (--export PATH --path REL | --fh HEX)\n"
+	fprintf(stderr, "usage: nfsread --port P [--mountport M] [--host H]\n"
+	                "               (--export PATH --path REL | --fh HEX)\n"
 	                "               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
 	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--timeout S]\n");
 	exit(2);
@@ -252,7 +253,8 @@ int main(int argc, char **argv)
 			mrpc = rpc_init_context();
 			if (mrpc == NULL)
 				return 1;
-			rpc_set_auth(mrpc, libnfs_authunix_create("nfsread", uid, gid, ngids, gids));
+			rpc_set_auth(mrpc,
+			             libnfs_authunix_create("nfsread", uid, gid, ngids, gids));
 			w.done = 0;
 			if (rpc_connect_async(mrpc, host, mountport, connect_cb, &w) != 0 ||
 			    wait_for(mrpc, &w) != 0)
