@@ -40,7 +40,7 @@ LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
 # Debian 12 packages each target needs; `make deps-*` installs the missing ones.
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
-PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio \
+PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev
 
 # cachefsctl.c is the second binary (the operator's tool), not the daemon
@@ -113,6 +113,10 @@ test: deps-test
 	$(MAKE) all tools $(UNIT_BINS)
 	$(MAKE) SANITIZER=address,undefined BUILD=build-san all tools unit-bins
 	$(MAKE) fuzz-build
+	@# the kernel NFS server guest's nfs-kernel-server .deb, downloaded (not
+	@# installed) while there is network: tests run inside isolate.sh have none
+	-tests/guest/mkimage.sh --fetch $(BUILD)/guest-server
+	-tests/guest/mkimage.sh --fetch build-san/guest-server
 	tests/run-all.sh $(BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all.sh build-san

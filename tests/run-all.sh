@@ -5,6 +5,12 @@
 # exits 77 when it cannot run here; with CI=1 a skip counts as a failure
 # (in CI everything runs).
 #
+# A test whose header has a line "# upstreams: ganesha knfsd" runs once per
+# upstream named there, with H_UPSTREAM set (tests/lib/harness.sh
+# h_start_upstream); its runs are named integ/NAME (ganesha) and
+# integ/NAME@knfsd. The filter matches "tests/integ/NAME.sh@UPSTREAM", so
+# "@knfsd" selects every knfsd run and "20-nfs3" both runs of that test.
+#
 #   tests/run-all.sh [--unit-only|--integ-only] [BUILD_DIR] [TEST_NAME_FILTER]
 set -u
 cd "$(dirname "$0")/.."
@@ -56,9 +62,14 @@ if [ $mode != integ ]; then
 fi
 if [ $mode != unit ]; then
 	for t in tests/integ/*.sh; do
-		[ -n "$FILTER" ] && [[ $t != *$FILTER* ]] && continue
-		# not --foreground: on timeout the whole group (qemu too) is stopped
-		run_one "integ/$(basename "$t" .sh)" timeout -k 10 900 "$t"
+		ups=$(sed -n 's/^# upstreams:[[:space:]]*//p' "$t" | head -n 1)
+		for up in ${ups:-ganesha}; do
+			[ -n "$FILTER" ] && [[ $t@$up != *$FILTER* ]] && continue
+			name=integ/$(basename "$t" .sh)
+			[ "$up" = ganesha ] || name+=@$up
+			# not --foreground: on timeout the whole group (qemu too) is stopped
+			run_one "$name" env H_UPSTREAM="$up" timeout -k 10 900 "$t"
+		done
 	done
 fi
 

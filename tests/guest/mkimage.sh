@@ -1,8 +1,9 @@
 #!/bin/bash
-# tests/guest/mkimage.sh OUTDIR
+# tests/guest/mkimage.sh [--server|--fetch] OUTDIR
 #
 # Builds the guest image that tests/guest/run.sh boots (design notes at the
-# top of run.sh):
+# top of run.sh), or with --server the kernel NFS server guest that
+# tests/guest/server.sh boots (notes at the top of server.sh):
 #   OUTDIR/vmlinux            uncompressed ELF kernel (PVH entry), extracted
 #                             from /boot/vmlinuz-<ver>; falls back to a copy
 #                             of the bzImage as OUTDIR/bzImage
@@ -17,13 +18,65 @@
 # (the host's running kernel does not matter); GUEST_KVER=<ver> overrides.
 # GUEST_NIC=virtio|e1000 picks the NIC driver (default virtio; run.sh must be
 # called with the same value).
+#
+# --server: the same kernel and busybox, plus the nfsd module and the
+# userland of a kernel NFS server: rpc.nfsd, rpc.mountd and exportfs from
+# Debian's nfs-kernel-server .deb (downloaded with `apt-get download` into
+# OUTDIR/deb once and unpacked there; never installed on the host, where it
+# would start services), the host's /usr/sbin/rpcbind, the shared libraries
+# `ldd` lists for them and the dynamic loader, /etc/netconfig and
+# /etc/services, and tests/guest/init-server as /init. The stamp also names
+# the .deb and the host binaries' sizes and times. The .deb is looked for in
+# OUTDIR/deb, then build/guest-server/deb of this checkout and
+# /var/cache/apt/archives, and downloaded only if none has it (there is no
+# network inside tests/lib/isolate.sh: `make test` fetches it first).
+# --fetch: only that, the .deb into OUTDIR/deb (needs no kernel).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: mkimage.sh OUTDIR}
+role=client
+case ${1:-} in
+--server) role=server; shift ;;
+--fetch) role=fetch; shift ;;
+esac
+out=${1:?usage: mkimage.sh [--server|--fetch] OUTDIR}
 nic=${GUEST_NIC:-virtio}
+initsrc=$here/init
+[ $role = client ] || initsrc=$here/init-server
 
 die() { echo "mkimage: $*" >&2; exit 1; }
+
+# newest_deb DIR: the newest nfs-kernel-server_*.deb in DIR, or nothing
+newest_deb() { find "$1" -maxdepth 1 -name 'nfs-kernel-server_*.deb' 2>/dev/null | sort -V | tail -n 1; }
+
+# fetch_deb: sets deb to nfs-kernel-server's .deb in $out/deb, copied from a
+# cache or downloaded (never installed: its scripts would start services)
+fetch_deb()
+{
+	local d f
+	mkdir -p "$out/deb"
+	deb=$(newest_deb "$out/deb")
+	[ -z "$deb" ] || return 0
+	for d in "$here/../../build/guest-server/deb" /var/cache/apt/archives; do
+		f=$(newest_deb "$d")
+		if [ -n "$f" ]; then
+			cp "$f" "$out/deb/"
+			deb=$out/deb/$(basename "$f")
+			return 0
+		fi
+	done
+	echo "mkimage: downloading nfs-kernel-server (not installed) into $out/deb" >&2
+	(cd "$out/deb" && apt-get -o APT::Sandbox::User=root download nfs-kernel-server >&2) ||
+		die "apt-get download nfs-kernel-server failed (no network, e.g. inside isolate.sh? run \`tests/guest/mkimage.sh --fetch $out\` outside first; apt-get update?)"
+	deb=$(newest_deb "$out/deb")
+	[ -n "$deb" ] || die "apt-get download left no nfs-kernel-server_*.deb in $out/deb"
+}
+if [ $role = fetch ]; then
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	fetch_deb
+	exit 0
+fi
 
 pick_kver()
 {
@@ -61,14 +114,40 @@ e1000) nicmods="e1000" ;;
 esac
 topmods="$nicmods sunrpc grace lockd nfs_acl nfs nfsv3"
 
-stamp="kver=$kver nic=$nic bzimage=${GUEST_BZIMAGE:-0}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# --- server userland: where each program comes from -------------------------
+srvbins=()
+deb=
+if [ $role = server ]; then
+	# the export is an ext4 disk (virtio-blk); crc32c for its checksums
+	topmods="$nicmods virtio_blk crc32c_generic ext4 sunrpc grace lockd nfs_acl nfsd"
+	fetch_deb
+	debx=$out/deb/x-$(basename "$deb" .deb)
+	if [ ! -x "$debx/usr/sbin/rpc.nfsd" ]; then
+		rm -rf "$debx"
+		dpkg-deb -x "$deb" "$debx" || die "dpkg-deb -x $deb failed"
+	fi
+	rpcbind=$(command -v rpcbind 2>/dev/null || echo /usr/sbin/rpcbind)
+	[ -x "$rpcbind" ] || die "rpcbind not found (apt-get install rpcbind)"
+	srvbins=("$debx/usr/sbin/rpc.nfsd" "$debx/usr/sbin/rpc.mountd"
+		"$debx/usr/sbin/exportfs" "$rpcbind")
+	for f in "${srvbins[@]}" /etc/netconfig /etc/services; do
+		[ -r "$f" ] || die "$f missing"
+	done
+fi
+
+stamp="role=$role kver=$kver nic=$nic bzimage=${GUEST_BZIMAGE:-0}
 kernel=$(stat -c '%s %Y' "$kimg")
 busybox=$(stat -c '%s %Y' "$busybox")
 mkimage=$(md5sum <"$0" | cut -d' ' -f1)
-init=$(md5sum <"$here/init" | cut -d' ' -f1)"
-
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+init=$(md5sum <"$initsrc" | cut -d' ' -f1)"
+if [ $role = server ]; then
+	stamp+="
+deb=$(basename "$deb")
+rpcbind=$(stat -c '%s %Y' "$rpcbind")"
+fi
 
 # One builder at a time; others wait and then find the stamp up to date.
 exec 9>"$out/.lock"
@@ -136,9 +215,46 @@ ln -s bin "$root/sbin"
 mkdir -p "$root/usr"
 ln -s ../bin "$root/usr/bin"
 ln -s ../bin "$root/usr/sbin"
-install -m 0755 "$here/init" "$root/init"
+install -m 0755 "$initsrc" "$root/init"
 echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
+if [ $role = server ]; then
+	for f in "${srvbins[@]}"; do
+		install -m 0755 "$f" "$root/bin/$(basename "$f")"
+	done
+	# every library the programs need, at the path ldd resolved it to,
+	# and the dynamic loader their PT_INTERP names
+	for lib in $(ldd "${srvbins[@]}" 2>/dev/null |
+		sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || die "no dynamic loader found by ldd"
+	cp /etc/netconfig /etc/services "$root/etc/"
+	# rpcbind drops to _rpc; the tests use uids 1000 and 2000
+	cat >"$root/etc/passwd" <<'PW'
+root:x:0:0:root:/:/bin/sh
+_rpc:x:100:65534::/run/rpcbind:/bin/false
+statd:x:101:65534::/var/lib/nfs:/bin/false
+user1000:x:1000:1000::/:/bin/false
+user2000:x:2000:2000::/:/bin/false
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+PW
+	cat >"$root/etc/group" <<'GR'
+root:x:0:
+user1000:x:1000:
+user2000:x:2000:
+nogroup:x:65534:
+GR
+	echo 'passwd: files
+group: files
+hosts: files' >"$root/etc/nsswitch.conf"
+	echo '127.0.0.1 localhost' >"$root/etc/hosts"
+	echo 'knfsd-guest' >"$root/etc/hostname"
+	mkdir -p "$root/var/lib/nfs/sm" "$root/var/lib/nfs/sm.bak" "$root/run" "$root/export"
+	: >"$root/var/lib/nfs/etab"
+	: >"$root/var/lib/nfs/rmtab"
+fi
 
 # Modules in dependency order (depth first over `modinfo -F depends`),
 # decompressed because busybox insmod may not handle .ko.xz/.ko.zst.
@@ -191,4 +307,4 @@ mv "$work/$kfile" "$out/$kfile"
 mv "$work/initramfs.cpio.gz" "$out/initramfs.cpio.gz"
 echo "$kfile" >"$out/kernel"
 printf '%s\n' "$stamp" >"$out/stamp"
-echo "mkimage: done: $out/$kfile, $out/initramfs.cpio.gz ($(du -k "$out/initramfs.cpio.gz" | cut -f1) KiB), modules: ${order[*]}" >&2
+echo "mkimage: done ($role): $out/$kfile, $out/initramfs.cpio.gz ($(du -k "$out/initramfs.cpio.gz" | cut -f1) KiB), modules: ${order[*]}" >&2

@@ -24,6 +24,8 @@
 # GUEST_APPEND extra kernel command line (e.g. "loglevel=7" to debug a boot).
 #
 # Design notes
+# (The kernel NFS *server* guest, a second upstream for the tests, is
+# tests/guest/server.sh; its notes are at its top.)
 # - The host has no kernel NFS client, so a qemu guest runs Debian's stock
 #   kernel (/boot/vmlinuz-*, modules from /lib/modules) with busybox-static as
 #   userland. mkimage.sh builds it once into build/guest and rebuilds only when
@@ -69,11 +71,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-usage()
-{
-	sed -n '4,/^# Design notes/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-	exit 2
-}
+# shellcheck source=tests/guest/common.sh
+. "$here/common.sh"
+usage() { guest_usage; }
 
 port='' mountport='' export='' script='' timeout=120 log='' opts=''
 envs=()
@@ -99,7 +99,6 @@ case $export$opts in *[[:space:]]*) echo "run.sh: export path and options must n
 
 build=${H_BUILD:-$root/build}
 imgdir=${GUEST_DIR:-$build/guest}
-nic=${GUEST_NIC:-virtio}
 "$here/mkimage.sh" "$imgdir"
 kfile=$imgdir/$(cat "$imgdir/kernel")
 
@@ -112,13 +111,7 @@ cleanup()
 	local rc=$?
 	trap - EXIT INT TERM
 	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
-		kill -TERM "$qpid" 2>/dev/null || true
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$qpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$qpid" 2>/dev/null || true
-		wait "$qpid" 2>/dev/null || true
+		guest_stop_qemu "$qpid"
 	fi
 	if [ -n "$tpid" ]; then
 		kill "$tpid" 2>/dev/null || true
@@ -153,15 +146,7 @@ base=$(stat -c %s "$imgdir/initramfs.cpio.gz")
 } >"$tmp/initrd"
 
 # --- boot ------------------------------------------------------------------
-case ${GUEST_KVM:-0} in
-1 | yes | true) accel=(-accel kvm -cpu host) ;;
-*) accel=(-accel tcg) ;;
-esac
-case $nic in
-virtio) nicdev=virtio-net-pci ;;
-e1000) nicdev=e1000 ;;
-*) echo "run.sh: GUEST_NIC must be virtio or e1000" >&2; exit 2 ;;
-esac
+guest_qemu_opts || exit 2
 cmdline="console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
 cmdline+=" cfs.export=$export cfs.port=$port cfs.mountport=$mountport"
 [ -z "$opts" ] || cmdline+=" cfs.opts=$opts"
@@ -171,11 +156,11 @@ console=${log:-$tmp/console.log}
 : >"$console"
 : >"$tmp/out"
 start=$(date +%s%N)
-qemu-system-x86_64 "${accel[@]}" -M pc -smp 1 -m "${GUEST_MEM:-512}" \
+qemu-system-x86_64 "${guest_accel[@]}" -M pc -smp 1 -m "${GUEST_MEM:-512}" \
 	-nodefaults -no-user-config -display none -monitor none -no-reboot \
 	-kernel "$kfile" -initrd "$tmp/initrd" -append "$cmdline" \
 	-serial "file:$console" -serial "file:$tmp/out" \
-	-netdev user,id=n0 -device "$nicdev,netdev=n0" \
+	-netdev user,id=n0 -device "$guest_nicdev,netdev=n0" \
 	</dev/null >>"$console" 2>&1 &
 qpid=$!
 tail -s 0.1 -n +1 -f --pid="$qpid" "$tmp/out" &

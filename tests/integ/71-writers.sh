@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha knfsd
 # Writers through the proxy:
 #  1. a reader through the proxy never sees old data after the writer's
 #     write + COMMIT and the reader's re-open (LOOKUP/GETATTR), over many
@@ -13,33 +14,35 @@
 h_init
 OP=$H_BUILD/tests/nfsop
 NR=$H_BUILD/tests/nfsread
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
-h_mkdata "$E/w" 3072 1
+h_up_mkdata up w 3072 1 || h_fail "cannot create w on the upstream"
 sleep 2.2 # older than fresh_guard
 h_start_cachefsd px up --write-quiesce 3
 U=$H_URL_px
 rd() { "$NR" --port "$H_PORT_px" --export "$E" --path "$1" | md5sum | cut -d' ' -f1; }
 
 # --- 3. the fresh guard (default 2 s) ---
-h_mkdata "$E/young" 2048 7
-[ "$(rd young)" = "$(h_md5 "$E/young")" ] || h_fail "young: wrong bytes"
+h_up_mkdata up young 2048 7 || h_fail "cannot create young on the upstream"
+want_young=$(h_up_md5 up young) || h_fail "md5 of young"
+[ "$(rd young)" = "$want_young" ] || h_fail "young: wrong bytes"
 # a READ across two chunks of fills that are not stored (a regression:
 # their bytes once went missing from the reply)
 got=$("$NR" --port "$H_PORT_px" --export "$E" --path young --offset 1000000 --length 100000 \
 	--rsize 100000 | md5sum | cut -d' ' -f1)
-[ "$got" = "$(tail -c +1000001 "$E/young" | head -c 100000 | md5sum | cut -d' ' -f1)" ] ||
+[ "$got" = "$(h_up_cat up young | tail -c +1000001 | head -c 100000 | md5sum | cut -d' ' -f1)" ] ||
 	h_fail "young: a READ across two unstored chunks returned wrong bytes"
 [ "$(h_stat px fresh_skips)" -gt 0 ] || h_fail "a file changed 0 s ago was stored"
 s0=$(h_stat px stores)
 sleep 2.2
-[ "$(rd young)" = "$(h_md5 "$E/young")" ] || h_fail "young (later): wrong bytes"
+[ "$(rd young)" = "$want_young" ] || h_fail "young (later): wrong bytes"
 [ "$(h_stat px stores)" -gt "$s0" ] || h_fail "a file older than fresh_guard was not stored"
 h_log "ok: fresh guard"
 
 # --- 2. caching off while written, on again after quiesce ---
-[ "$(rd w)" = "$(h_md5 "$E/w")" ] || h_fail "w: wrong bytes"
-[ "$(rd w)" = "$(h_md5 "$E/w")" ] || h_fail "w (warm): wrong bytes"
+want_w=$(h_up_md5 up w) || h_fail "md5 of w"
+[ "$(rd w)" = "$want_w" ] || h_fail "w: wrong bytes"
+[ "$(rd w)" = "$want_w" ] || h_fail "w (warm): wrong bytes"
 [ "$(h_stat px read_hits)" -gt 0 ] || h_fail "w was not cached before the write"
 h_mkdata "$H_TMP/v1" 3072 2
 "$OP" "$U" overwrite w <"$H_TMP/v1" || h_fail "write through the proxy failed"
@@ -69,7 +72,7 @@ for round in $(seq 1 12); do
 	got=$("$OP" "$U" cat w | md5sum | cut -d' ' -f1)
 	[ "$got" = "$(h_md5 "$H_TMP/v")" ] || h_fail "round $round: the reader saw old data"
 	[ "$(rd w)" = "$(h_md5 "$H_TMP/v")" ] || h_fail "round $round: raw reader saw old data"
-	[ "$(h_md5 "$E/w")" = "$(h_md5 "$H_TMP/v")" ] || h_fail "round $round: upstream differs"
+	[ "$(h_up_md5 up w)" = "$(h_md5 "$H_TMP/v")" ] || h_fail "round $round: upstream differs"
 	[ $((round % 4)) = 0 ] && sleep 3.2 # sometimes let caching resume in between
 done
 h_pass "writes through the proxy: never old data after commit + re-open; caching off while written, back after quiesce; fresh guard"

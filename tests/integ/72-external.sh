@@ -1,15 +1,18 @@
 #!/bin/bash
-# Changes made outside the proxy (on the server's disk, or by a client of
-# the server directly) are noticed at the next revalidation:
+# upstreams: ganesha knfsd
+# Changes made outside the proxy (on the server: ganesha's export directory
+# on the host, or a direct client as root for knfsd; and by a client of the
+# server directly) are noticed at the next revalidation:
 #  strict mode: at the next open (LOOKUP/GETATTR) the new bytes are read;
 #  ttl mode (meta_ttl 3): within 3 seconds, never later.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
 OP=$H_BUILD/tests/nfsop
-h_start_ganesha up
-E=$H_EXPORT_up
-for f in a b c d; do h_mkdata "$E/$f" 2048 "$(printf %d "'$f")"; done
+h_start_upstream up
+for f in a b c d; do
+	h_up_mkdata up $f 2048 "$(printf %d "'$f")" || h_fail "cannot create $f on the upstream"
+done
 sleep 2.2 # past the fresh guard: the first reads are stored
 
 # read F through the proxy like an opening client (LOOKUP + GETATTR + READ)
@@ -18,14 +21,15 @@ prd() { "$OP" "$H_URL_px" cat "$1" | md5sum | cut -d' ' -f1; }
 # --- strict ---
 h_start_cachefsd px up
 for f in a b; do
-	[ "$(prd $f)" = "$(h_md5 "$E/$f")" ] || h_fail "strict: $f cold read"
-	[ "$(prd $f)" = "$(h_md5 "$E/$f")" ] || h_fail "strict: $f warm read"
+	want=$(h_up_md5 up $f) || h_fail "md5 of $f"
+	[ "$(prd $f)" = "$want" ] || h_fail "strict: $f cold read"
+	[ "$(prd $f)" = "$want" ] || h_fail "strict: $f warm read"
 done
 [ "$(h_stat px read_hits)" -gt 0 ] || h_fail "strict: nothing was served from the cache"
-# on the server's disk, same size (only mtime/ctime tell)
+# on the server, same size (only mtime/ctime tell)
 h_mkdata "$H_TMP/new-a" 2048 101
-dd if="$H_TMP/new-a" of="$E/a" conv=notrunc 2>/dev/null
-[ "$(prd a)" = "$(h_md5 "$H_TMP/new-a")" ] || h_fail "strict: change on the server's disk not seen at the next open"
+h_up_overwrite up a "$H_TMP/new-a" || h_fail "overwriting a on the upstream"
+[ "$(prd a)" = "$(h_md5 "$H_TMP/new-a")" ] || h_fail "strict: change on the server not seen at the next open"
 # by a client of the server directly
 h_mkdata "$H_TMP/new-b" 1500 102
 "$OP" "$H_URL_up" write b <"$H_TMP/new-b" || h_fail "direct write failed"
@@ -38,7 +42,7 @@ h_log "ok: strict mode sees external changes at the next open"
 H_CACHE_px=$H_TMP/px-cache-ttl
 h_start_cachefsd px up --meta-ttl 3
 for f in c d; do
-	[ "$(prd $f)" = "$(h_md5 "$E/$f")" ] || h_fail "ttl: $f cold read"
+	[ "$(prd $f)" = "$(h_up_md5 up $f)" ] || h_fail "ttl: $f cold read"
 done
 check_within()
 {
@@ -59,7 +63,7 @@ check_within()
 	done
 }
 h_mkdata "$H_TMP/new-c" 2048 103
-dd if="$H_TMP/new-c" of="$E/c" conv=notrunc 2>/dev/null
+h_up_overwrite up c "$H_TMP/new-c" || h_fail "overwriting c on the upstream"
 check_within c "$(h_md5 "$H_TMP/new-c")"
 h_mkdata "$H_TMP/new-d" 999 104
 "$OP" "$H_URL_up" write d <"$H_TMP/new-d" || h_fail "direct write failed"

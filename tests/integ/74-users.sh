@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha knfsd
 # Per-user safety: data cached for one user never reaches a user the server
 # would refuse. User A (uid 1000) reads its 0600 file through the proxy (now
 # cached); user B (uid 2000) is refused with NFS3ERR_ACCES, by path and by
@@ -8,16 +9,20 @@
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
 NR=$H_BUILD/tests/nfsread
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
-mkdir -p "$E/home"
-chmod 755 "$E/home"
-h_mkdata "$E/home/secret" 1536 5
-chown 1000:1000 "$E/home/secret"
-chmod 600 "$E/home/secret"
-h_mkdata "$E/home/shared" 1536 6
-chown 1000:1000 "$E/home/shared"
-chmod 644 "$E/home/shared"
+{
+	h_up_mkdir up home &&
+		h_up_chmod up 755 home &&
+		h_up_mkdata up home/secret 1536 5 &&
+		h_up_chown up 1000:1000 home/secret &&
+		h_up_chmod up 600 home/secret &&
+		h_up_mkdata up home/shared 1536 6 &&
+		h_up_chown up 1000:1000 home/shared &&
+		h_up_chmod up 644 home/shared
+} || h_fail "cannot set up the files on the upstream"
+want_secret=$(h_up_md5 up home/secret) || h_fail "md5 of home/secret"
+want_shared=$(h_up_md5 up home/shared) || h_fail "md5 of home/shared"
 sleep 2.2 # past the fresh guard
 
 A="--uid 1000 --gid 1000"
@@ -38,9 +43,7 @@ rd()
 
 check_users()
 {
-	local what=$1 want_secret want_shared got
-	want_secret=$(md5sum <"$E/home/secret" | cut -d' ' -f1)
-	want_shared=$(md5sum <"$E/home/shared" | cut -d' ' -f1)
+	local what=$1 got
 	got=$(rd "$H_PORT_px" home/secret $A)
 	[ "$got" = "$want_secret" ] || h_fail "$what: A could not read its own file ($got)"
 	got=$(rd "$H_PORT_px" home/secret $A)

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Test harness: starts rpcbind (if not running), nfs-ganesha (FSAL VFS) on
-# loopback ports in a temp dir, and cachefsd in front of it. Everything it
-# starts is recorded by pid and stopped by h_cleanup, which runs on EXIT
-# (also on failure or Ctrl-C).
+# loopback ports in a temp dir, or the Linux kernel NFS server in a qemu
+# guest, and cachefsd in front of it. Everything it starts is recorded by
+# pid and stopped by h_cleanup, which runs on EXIT (also on failure or
+# Ctrl-C).
 #
 # Usage in a test script:
 #   . "$(dirname "$0")/../lib/harness.sh"
@@ -11,6 +12,37 @@
 #   h_start_cachefsd px up      # proxy on $H_PORT_px
 #   ...
 #   h_pass "what was proven"    # or h_fail "why"
+#
+# Upstreams. Every upstream NAME has H_KIND_<NAME> (ganesha|knfsd),
+# H_EXPORT_<NAME> (the export path clients mount), H_NFSPORT_<NAME>,
+# H_MNTPORT_<NAME>, H_PID_<NAME> and H_URL_<NAME>
+# (nfs://127.0.0.1<export>?nfsport=N&mountport=M).
+#   h_start_ganesha NAME [DIR]  nfs-ganesha on the host; the export is the
+#                               host directory DIR
+#   h_start_knfsd NAME          the kernel nfsd in a qemu guest
+#                               (tests/guest/server.sh); the export is an ext4
+#                               /export in the guest, reached through port
+#                               forwards; skips if no kernel/qemu here
+#   h_start_upstream NAME       the kind $H_UPSTREAM names (default ganesha);
+#                               tests/run-all.sh sets it per run for a test
+#                               whose header says "# upstreams: ganesha knfsd"
+# Test data on any upstream ("on the server": ganesha's export directory on
+# the host, knfsd's through a direct NFSv3 client as root, tests/tools/nfsop;
+# REL is relative to the export root, "." is the root):
+#   h_up_put NAME REL LOCALFILE        create/truncate REL with the file's bytes
+#   h_up_overwrite NAME REL LOCALFILE  write the bytes over the start of REL,
+#                                      no truncation (size may stay the same)
+#   h_up_mkdata NAME REL SIZE_KIB [SEED]  h_mkdata's bytes into REL
+#   h_up_mkdir NAME REL                one level, like mkdir
+#   h_up_chmod NAME OCTAL REL
+#   h_up_chown NAME UID:GID REL
+#   h_up_rm NAME REL                   a file or symlink
+#   h_up_rmdir NAME REL                an empty directory
+#   h_up_cat NAME REL                  the bytes to stdout
+#   h_up_md5 NAME REL                  md5 (hex) of the bytes
+#   h_up_stat NAME REL                 "SIZE MTIME_S.NS MODE_OCTAL"
+#   h_up_ls NAME REL                   names in REL, sorted, no . and ..
+# Each returns non-zero on failure (the caller h_fail's with context).
 
 H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 H_BUILD=${H_BUILD:-$H_ROOT/build}
@@ -196,6 +228,7 @@ EOF
 	h_track "ganesha-$name" "$pid"
 	h_wait_port "$nfsport" 30 || h_fail "nfs-ganesha $name did not start"
 	h_wait_port "$mntport" 10 || h_fail "nfs-ganesha $name mountd did not start"
+	printf -v "H_KIND_$name" '%s' ganesha
 	printf -v "H_EXPORT_$name" '%s' "$dir"
 	printf -v "H_NFSPORT_$name" '%s' "$nfsport"
 	printf -v "H_MNTPORT_$name" '%s' "$mntport"
@@ -232,9 +265,130 @@ h_restart_ganesha()
 	h_wait_port "$nfsport" 30 || h_fail "nfs-ganesha $name did not restart"
 }
 
+# h_start_knfsd NAME: the Linux kernel NFS server (nfsd) in a qemu guest,
+# booted in the background by tests/guest/server.sh on two free host ports
+# (its design notes say how). Sets the upstream variables (see the top),
+# H_KIND_<NAME>=knfsd, H_MAXBLOCK_<NAME> (nfsd's max_block_size: its rtmax
+# and wtmax) and H_SKEW_<NAME> (guest clock minus host clock, ms, measured
+# with a file's mtime). Skips if the guest cannot run here.
+h_start_knfsd()
+{
+	local name=$1 dir=$H_TMP/$1-knfsd nfsport mntport out rc v
+	nfsport=$(h_free_port)
+	mntport=$(h_free_port)
+	out=$(H_BUILD=$H_BUILD "$H_ROOT/tests/guest/server.sh" --dir "$dir" \
+		--nfsport "$nfsport" --mountport "$mntport" 2>>"$H_TMP/$name-knfsd.log")
+	rc=$?
+	# the guest's console goes into the logs shown when a test fails
+	ln -sf "$dir/console.log" "$H_TMP/$name-knfsd-console.log"
+	case $rc in
+	0) ;;
+	3) h_skip "kernel NFS server guest: $(tail -n 1 "$H_TMP/$name-knfsd.log")" ;;
+	*) h_fail "the kernel NFS server guest did not boot (server.sh exit $rc): $(tail -n 3 "$H_TMP/$name-knfsd.log")" ;;
+	esac
+	local pid url maxblock boot
+	pid=$(sed -n 's/^PID=//p' <<<"$out")
+	url=$(sed -n 's/^URL=//p' <<<"$out")
+	maxblock=$(sed -n 's/^MAXBLOCK=//p' <<<"$out")
+	boot=$(sed -n 's/^BOOT_MS=//p' <<<"$out")
+	[ -n "$pid" ] && [ -n "$url" ] || h_fail "server.sh printed no PID/URL: $out"
+	h_track "knfsd-$name" "$pid"
+	printf -v "H_KIND_$name" '%s' knfsd
+	printf -v "H_EXPORT_$name" '%s' /export
+	printf -v "H_NFSPORT_$name" '%s' "$nfsport"
+	printf -v "H_MNTPORT_$name" '%s' "$mntport"
+	printf -v "H_PID_$name" '%s' "$pid"
+	printf -v "H_URL_$name" '%s' "$url"
+	printf -v "H_MAXBLOCK_$name" '%s' "$maxblock"
+	# the guest's clock against ours: fresh_guard compares the server's
+	# ctime with cachefsd's clock
+	local t0 t1 st m skew
+	t0=$EPOCHREALTIME
+	"$H_BUILD/tests/nfsop" "$url" write .clock-probe </dev/null ||
+		h_fail "knfsd $name: cannot create a file on the export"
+	t1=$EPOCHREALTIME
+	st=$("$H_BUILD/tests/nfsop" "$url" stat .clock-probe) || h_fail "knfsd $name: stat"
+	"$H_BUILD/tests/nfsop" "$url" rm .clock-probe || h_fail "knfsd $name: rm"
+	m=$(awk '{print $2}' <<<"$st")
+	skew=$(awk -v m="$m" -v a="$t0" -v b="$t1" 'BEGIN{printf "%d", (m - (a + b) / 2) * 1000}')
+	printf -v "H_SKEW_$name" '%s' "$skew"
+	v=${skew#-}
+	[ "$v" -le 1000 ] || h_fail "knfsd $name: guest clock is ${skew} ms off the host's"
+	h_log "knfsd $name: booted in ${boot} ms, max_block_size $maxblock, clock skew ${skew} ms, $url"
+}
+
+# h_stop_knfsd NAME: stop the guest (qemu, by pid). Its export is gone.
+h_stop_knfsd()
+{
+	local pidvar="H_PID_$1"
+	h_stop_pid "${!pidvar}" 15
+}
+
+# h_start_upstream NAME: the upstream kind $H_UPSTREAM names (ganesha, the
+# default, or knfsd)
+h_start_upstream()
+{
+	case ${H_UPSTREAM:-ganesha} in
+	ganesha) h_start_ganesha "$1" ;;
+	knfsd) h_start_knfsd "$1" ;;
+	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha or knfsd" ;;
+	esac
+}
+
+# _h_up NAME NFSOP-ARGS... -- HOST-CMD...: one h_up_* primitive. knfsd: runs
+# tests/tools/nfsop NFSOP-ARGS against the upstream's URL (as root);
+# ganesha: runs HOST-CMD in its export directory (REL paths are relative
+# to it). stdin and stdout are the caller's in both cases.
+_h_up()
+{
+	local k="H_KIND_$1" e="H_EXPORT_$1" u="H_URL_$1" op=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		op+=("$1")
+		shift
+	done
+	shift
+	case ${!k:-} in
+	ganesha) (cd "${!e}" && "$@") ;;
+	knfsd) "$H_BUILD/tests/nfsop" "${!u}" "${op[@]}" ;;
+	*) echo "h_up: not a started upstream" >&2; return 1 ;;
+	esac
+}
+
+h_up_put() { _h_up "$1" write "$2" -- dd of="$2" status=none <"$3"; }
+h_up_overwrite() { _h_up "$1" overwrite "$2" -- dd of="$2" conv=notrunc status=none <"$3"; }
+h_up_mkdir() { _h_up "$1" mkdir "$2" -- mkdir -- "$2"; }
+h_up_chmod() { _h_up "$1" chmod "$2" "$3" -- chmod "$2" -- "$3"; }
+h_up_chown() { _h_up "$1" chown "$2" "$3" -- chown -h "$2" -- "$3"; }
+h_up_rm() { _h_up "$1" rm "$2" -- rm -- "$2"; }
+h_up_rmdir() { _h_up "$1" rmdir "$2" -- rmdir -- "$2"; }
+h_up_cat() { _h_up "$1" cat "$2" -- cat -- "$2"; }
+h_up_stat() { _h_up "$1" stat "$2" -- stat -c '%s %.9Y %a' -- "$2"; }
+# nfsop ls sorts with strcmp, the C locale's order
+h_up_ls() { _h_up "$1" ls "$2" -- find "$2" -mindepth 1 -maxdepth 1 -printf '%f\n' | LC_ALL=C sort; }
+
+h_up_md5()
+{
+	local out
+	out=$(set -o pipefail; h_up_cat "$1" "$2" | md5sum) || return 1
+	echo "${out%% *}"
+}
+
+h_up_mkdata()
+{
+	local tmp rc
+	tmp=$(mktemp "$H_TMP/.upmk.XXXXXX")
+	h_mkdata "$tmp" "$3" "${4:-1}" && h_up_put "$1" "$2" "$tmp"
+	rc=$?
+	rm -f "$tmp"
+	return $rc
+}
+
 # h_start_cachefsd NAME UPSTREAM_NAME [extra cachefsd flags...]
 # Sets H_PORT_<NAME>, H_PID_<NAME>, H_CACHE_<NAME>, H_URL_<NAME> (URL of the
-# upstream's export through the proxy), H_LOG_<NAME>.
+# upstream's export through the proxy), H_LOG_<NAME>. H_CACHEFSD_ARGS (words)
+# are added to every cachefsd's flags, before the test's own (to try a test
+# with other settings, e.g. H_CACHEFSD_ARGS="--chunk-size 128K").
 h_start_cachefsd()
 {
 	local name=$1 up=$2
@@ -247,8 +401,9 @@ h_start_cachefsd()
 	v="H_CACHE_$name"; cache=${!v}
 	[ -n "$cache" ] || cache=$H_TMP/$name-cache
 	log=$H_TMP/$name-cachefsd.log
+	# shellcheck disable=SC2086 # H_CACHEFSD_ARGS is a list of words
 	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
-		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" "$@" >>"$log" 2>&1 &
+		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" ${H_CACHEFSD_ARGS:-} "$@" >>"$log" 2>&1 &
 	local pid=$!
 	h_track "cachefsd-$name" "$pid"
 	printf -v "H_PORT_$name" '%s' "$port"

@@ -430,6 +430,7 @@ struct side {
 	struct fh root;
 	struct fh dir[NDIRS];
 	unsigned long calls;
+	uint32_t wtmax; /* FSINFO: no WRITE is larger (knfsd drops the connection) */
 };
 
 static struct side g_proxy = {.label = "proxy"}, g_direct = {.label = "direct"};
@@ -654,6 +655,15 @@ static void side_mount(struct side *s, int mnt_port)
 	s->root = r.fh;
 	if (mnt_port)
 		rpc_destroy_context(m.rpc);
+	res_clear(&r);
+	/* like a real client, never WRITE more than the server's wtmax: the
+	 * Linux server sizes it by RAM (128 KiB at 1 GiB) and closes the
+	 * connection on a larger record */
+	call_start(s, &c, &r);
+	call_run(s, &c, "FSINFO", send_fsinfo(s->rpc, &c, &s->root));
+	if (r.stat != NFS3_OK)
+		fatal("%s: FSINFO: %s", s->label, nfsstat_name(r.stat));
+	s->wtmax = r.fsinfo.wtmax ? r.fsinfo.wtmax : MAX_WRITE;
 	res_clear(&r);
 }
 
@@ -1246,13 +1256,14 @@ static void write_bytes(struct side *s, int i, const struct fh *fh, uint64_t off
 
 	rnd_bytes(g_wbuf, len);
 	while (done < len) {
-		int st = c3_write(s, fh, off + done, g_wbuf + done, len - done, how, &g_r);
+		uint32_t n = len - done < s->wtmax ? len - done : s->wtmax;
+		int st = c3_write(s, fh, off + done, g_wbuf + done, n, how, &g_r);
 
 		g_fail_slot = i;
 		expect_ok(s, "WRITE", st);
-		if (g_r.count == 0 || g_r.count > len - done)
+		if (g_r.count == 0 || g_r.count > n)
 			fatal("%s WRITE %s: count %u for %u bytes", s->label, slot_path(i),
-			      g_r.count, len - done);
+			      g_r.count, n);
 		done += g_r.count;
 	}
 	if (how == UNSTABLE)

@@ -11,7 +11,7 @@
  *     ls DIR            the names in DIR, sorted, one per line (no . and ..)
  *     lsl DIR           "name size" per line, sorted
  *     mkdir PATH | rmdir PATH | rm PATH | rename FROM TO | symlink TARGET PATH
- *     chmod OCTAL PATH | truncate SIZE PATH
+ *     chmod OCTAL PATH | chown UID:GID PATH | truncate SIZE PATH
  * Exit 0, or 1 with libnfs's error on stderr. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -176,6 +176,8 @@ int main(int argc, char **argv)
 		rc = nfs_symlink(nfs, a1, a2) ? fail(a2) : 0;
 	else if (strcmp(cmd, "chmod") == 0 && a2)
 		rc = nfs_chmod(nfs, a2, (int)strtol(a1, NULL, 8)) ? fail(a2) : 0;
+	else if (strcmp(cmd, "chown") == 0 && a2 && strchr(a1, ':') != NULL)
+		rc = nfs_chown(nfs, a2, atoi(a1), atoi(strchr(a1, ':') + 1)) ? fail(a2) : 0;
 	else if (strcmp(cmd, "truncate") == 0 && a2)
 		rc = nfs_truncate(nfs, a2, strtoull(a1, NULL, 0)) ? fail(a2) : 0;
 	else {

@@ -3,12 +3,13 @@
  * tests: "read by handle" needs no LOOKUP, so with the upstream stopped a
  * read through the proxy can only be answered from the cache.
  *
- *   nfsread --port P [--host H] (--export PATH --path REL | --fh HEX)
+ *   nfsread --port P [--mountport M] [--host H] (--export PATH --path REL | --fh HEX)
  *           [--offset N] [--length N] [--rsize N] [--uid U --gid G [--gids a,b]]
  *           [--out FILE] [--print-fh] [--timeout S]
  *
  * Writes the bytes to --out (or stdout). --print-fh prints the handle in hex
- * on stderr (as "fh HEX"). Exit: 0 read to EOF or --length; 3 an NFS error
+ * on stderr (as "fh HEX"). MOUNT goes to --port too (the proxy serves
+ * both), or to --mountport (a server's own mountd). Exit: 0 read to EOF or --length; 3 an NFS error
  * (its nfsstat3 is printed, e.g. "status NFS3ERR_ACCES"); 1 RPC or
  * connection failure; 2 usage. */
 #include <errno.h>
@@ -164,7 +165,8 @@ static void destroy_rpc(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nfsread --port P [--host H] (--export PATH --path REL | --fh HEX)\n"
+	fprintf(stderr, "usage: nfsread --port P [--mountport M] [--host H]\n"
+	                "               (--export PATH --path REL | --fh HEX)\n"
 	                "               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
 	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--timeout S]\n");
 	exit(2);
@@ -173,7 +175,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *fhhex = NULL, *out = NULL;
-	int port = 0, print_fh = 0, ofd = 1;
+	int port = 0, mountport = 0, print_fh = 0, ofd = 1;
 	unsigned long long offset = 0, length = ~0ULL;
 	uint32_t rsize = 1 << 20, uid = 0, gid = 0, gids[16], ngids = 0;
 	static struct waiter w;
@@ -189,6 +191,8 @@ int main(int argc, char **argv)
 		i++;
 		if (strcmp(a, "--port") == 0)
 			port = atoi(v);
+		else if (strcmp(a, "--mountport") == 0)
+			mountport = atoi(v);
 		else if (strcmp(a, "--host") == 0)
 			host = v;
 		else if (strcmp(a, "--export") == 0)
@@ -242,10 +246,26 @@ int main(int argc, char **argv)
 		}
 		w.fhlen = (uint32_t)(n / 2);
 	} else {
-		/* MOUNT on the same port (the proxy serves both), then LOOKUPs */
+		/* MOUNT on the same port (the proxy serves both) or on its own
+		 * connection to --mountport, then LOOKUPs */
+		struct rpc_context *mrpc = rpc;
+		if (mountport > 0) {
+			mrpc = rpc_init_context();
+			if (mrpc == NULL)
+				return 1;
+			rpc_set_auth(mrpc,
+			             libnfs_authunix_create("nfsread", uid, gid, ngids, gids));
+			w.done = 0;
+			if (rpc_connect_async(mrpc, host, mountport, connect_cb, &w) != 0 ||
+			    wait_for(mrpc, &w) != 0)
+				return 1;
+		}
 		w.done = 0;
-		if (rpc_mount3_mnt_async(rpc, mnt_cb, (char *)export, &w) != 0 ||
-		    wait_for(rpc, &w) != 0)
+		int mrc = rpc_mount3_mnt_async(mrpc, mnt_cb, (char *)export, &w) != 0 ||
+		          wait_for(mrpc, &w) != 0;
+		if (mrpc != rpc)
+			rpc_destroy_context(mrpc);
+		if (mrc)
 			return 1;
 		if (w.mnt != MNT3_OK) {
 			fprintf(stderr, "nfsread: MNT %s: mountstat3 %d\n", export, w.mnt);
