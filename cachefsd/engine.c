@@ -116,6 +116,7 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 	ctr_of(e)->upstream_failures++;
 	count_reply(e, req, 1, NFS3ERR_IO, ENGINE_ERROR);
 	switch (status) {
+	case -ECONNRESET: /* the upstream closes the connection on this call */
 	case -ETIMEDOUT:
 		/* soft mode gave up */
 		if (req->prog == NFS_PROGRAM && req->proc != NFS3_NULL) {
@@ -232,10 +233,21 @@ static void writer(struct engine *e, const nfs_fh3 *fh)
 static void mutation(struct engine *e, struct cfs_req *req)
 {
 	switch (req->proc) {
-	case NFS3_WRITE:
-		ctr_of(e)->bytes_written += req->args.write.data.data_len;
-		writer(e, &req->args.write.file);
+	case NFS3_WRITE: {
+		/* no more than the upstream takes (knfsd closes the connection on
+		 * a larger record): a short count is a legal answer, the client
+		 * writes the rest (RFC 1813 WRITE) */
+		uint32_t wtmax = upstream_info(e->up)->fsinfo.wtmax;
+		WRITE3args *w = &req->args.write;
+
+		if (wtmax && w->count > wtmax)
+			w->count = wtmax;
+		if (w->data.data_len > w->count)
+			w->data.data_len = w->count;
+		ctr_of(e)->bytes_written += w->data.data_len;
+		writer(e, &w->file);
 		break;
+	}
 	case NFS3_COMMIT:
 		writer(e, &req->args.commit.file);
 		break;
@@ -581,6 +593,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("upstream_replies", u->replies);
 	KV("upstream_reconnects", u->reconnects);
 	KV("upstream_connect_attempts", u->connect_attempts);
+	KV("upstream_dropped_calls", u->dropped_calls);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
 	KV("upstream_failures", c->upstream_failures);

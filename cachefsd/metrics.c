@@ -194,6 +194,10 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_upstream_connect_attempts_total",
 	        "TCP connections to the upstream started (back-off while it does not answer).",
 	        u->connect_attempts);
+	counter(f, "cachefsd_upstream_dropped_calls_total",
+	        "Calls given up because the upstream closed the connection every time they "
+	        "were sent (answered NFS3ERR_IO).",
+	        u->dropped_calls);
 	family(f, "cachefsd_upstream_calls_total", "counter",
 	       "Calls sent to the upstream (re-sends included), by procedure.");
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)

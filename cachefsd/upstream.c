@@ -83,6 +83,7 @@ struct up_call {
 	struct up_call *next;		/* waiting queue */
 	struct up_call *iprev, *inext; /* in-flight list */
 	int abandoned;			/* soft timeout reported; libnfs still owns it */
+	int lost; /* times the connection died while it was in flight */
 };
 
 struct upstream {
@@ -779,6 +780,15 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		if (uc && uc->state == UC_UP) {
 			uc->state = UC_DOWN;
 			up->ctr.conns_up--;
+		}
+		if (++c->lost >= UPSTREAM_MAX_LOST) {
+			up->ctr.dropped_calls++;
+			log_warn("upstream %s: the connection closed %d times while procedure %u "
+			         "was in flight: given up (the server will not take it)",
+			         up->info.url.host, c->lost, c->proc);
+			c->cb(-ECONNRESET, NULL, c->priv);
+			call_free(c);
+			return;
 		}
 		up->ctr.resends++;
 		wait_push(up, c, 1);

@@ -69,6 +69,8 @@ struct upstream_counters {
 	uint64_t rpc_errors; /* RPC-level errors from the upstream */
 	uint64_t reconnects; /* outages ended: the server answered again */
 	uint64_t connect_attempts; /* TCP connects started (first ones at start included) */
+	uint64_t dropped_calls;	   /* calls given up: the connection died under them
+				    * UPSTREAM_MAX_LOST times */
 	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
 	uint64_t timeouts;
 	uint64_t cancelled; /* waiting calls dropped: their client went away */
@@ -134,10 +136,18 @@ const char *upstream_strerror(int status);
  * with that RPC-level error; -E2BIG: the call is too large for libnfs to
  * encode (4 KiB without WRITE data: names or paths of some KiB); -EPROTO
  * or -EINVAL: it could not be sent or failed otherwise; -ETIMEDOUT: soft
- * mode gave up; -ECANCELED: shutting down or nobody waits for it. res is
+ * mode gave up; -ECONNRESET: the upstream closed the connection every
+ * time the call was sent (UPSTREAM_MAX_LOST times, while it answered
+ * others: a call it will not take, such as a WRITE over its wtmax);
+ * -ECANCELED: shutting down or nobody waits for it. res is
  * NULL unless status is 0. upstream_call*() return -E2BIG and -EINVAL
  * too, for a call that could be sent at once. */
 typedef void (*upstream_cb)(int status, void *res, void *priv);
+/* Hard mount: a call whose connection dies under it is sent again once one
+ * is up. A server that drops the connection on one call (knfsd on a record
+ * above its limit) would get it forever; this many losses, each time on a
+ * connection the server had answered, end it with -ECONNRESET. */
+#define UPSTREAM_MAX_LOST 5
 /* Asked before a waiting call is sent: 0 means nobody wants the answer any
  * more (the client went away); the call then completes with -ECANCELED
  * without being sent. */

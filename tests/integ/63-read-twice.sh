@@ -7,7 +7,10 @@
 # data written, and the second read sends no READ upstream (counted by
 # cachefsd: upstream_calls_READ). Then a READ across a chunk boundary at an
 # odd offset, and a whole read after a cachefsd restart (from the disk
-# cache): the same bytes, again with no READ upstream.
+# cache): the same bytes, again with no READ upstream. Last, one WRITE
+# larger than the upstream's wtmax (a client that ignores FSINFO): the
+# proxy answers it with a short count, as a server may (knfsd itself
+# closes the connection on it, and a re-sent call would loop forever).
 #
 # Against knfsd the server's largest READ (rtmax, nfsd's max_block_size:
 # 128 KiB with the guest's 1 GiB) is smaller than cachefsd's 1 MiB chunk,
@@ -80,4 +83,17 @@ rd "$H_TMP/r4" --rsize $MiB
 same "$H_TMP/r4" "read after a restart (rsize 1 MiB)"
 r4=$(h_stat px upstream_calls_READ)
 [ "$r4" = 0 ] || h_fail "after a restart the read sent $r4 READs upstream"
+# a WRITE over the upstream's wtmax
+wtmax=$(awk '/upstream .* mounted/ { for (i = 1; i < NF; i++) if ($i == "wtmax") print $(i + 1) }' \
+	"$H_LOG_px" | tr -d ',)' | tail -n 1)
+[ -n "$wtmax" ] || h_fail "cachefsd did not log the upstream's wtmax"
+[ "$wtmax" -le $MiB ] || wtmax=$MiB
+big=$((2 * wtmax > MiB ? MiB : 2 * wtmax))
+h_up_put up wide /dev/null || h_fail "cannot create wide on the upstream"
+out=$(timeout 60 "$H_BUILD/tests/nfscall" --port "$P" --export "$E" --path wide write $big)
+grep -qx "status NFS3_OK" <<<"$out" || h_fail "a WRITE of $big bytes (wtmax $wtmax) through the proxy: $out"
+count=$(awk '$1=="count"{print $2}' <<<"$out")
+[ "$count" -gt 0 ] && [ "$count" -le "$wtmax" ] || h_fail "WRITE of $big bytes: count $count (wtmax $wtmax)"
+[ "$(h_stat px upstream_dropped_calls)" = 0 ] || h_fail "the WRITE was dropped by the upstream"
+h_log "ok: a WRITE of $big bytes (wtmax $wtmax) answered with count $count"
 h_pass "$H_KIND_up (rtmax $rtmax): 6 MiB read twice, every byte right, the second read, a range read and a read after a restart sent no READ upstream"

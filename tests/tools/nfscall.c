@@ -7,7 +7,9 @@
  *     --path REL  the object the call is about: REL below the export,
  *                 walked with LOOKUPs first ("" or "." is the export root)
  *     --fh HEX    ... or that handle (from --print-fh of nfsread or here)
- *     CALL        getattr | lookup NAME | access | fh (print the handle)
+ *     CALL        getattr | lookup NAME | access | fh (print the handle) |
+ *                 write N (one FILE_SYNC WRITE of N zero bytes at offset 0,
+ *                 whatever the server's wtmax; prints "count C")
  *     NAME        a name, or @N for a name of N 'x' bytes
  * Prints one line: "status NFS3_OK", "status NFS3ERR_STALE", ... for an NFS
  * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" for
@@ -26,7 +28,8 @@ static int timeout_ms = 30000;
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfscall --port P [--mountport M] [--host H] --export PATH "
-			"[--uid U --gid G] (--fh HEX | --path REL) getattr|lookup NAME|access|fh\n");
+			"[--uid U --gid G] (--fh HEX | --path REL) getattr|lookup NAME|access|fh|"
+			"write N\n");
 	exit(2);
 }
 
@@ -190,6 +193,12 @@ int main(int argc, char **argv)
 		return 0;
 	} else if (strcmp(callname, "getattr") == 0) {
 		rc = send_getattr(rpc, &c, &obj);
+	} else if (strcmp(callname, "write") == 0 && arg) {
+		long n = atol(arg);
+		static unsigned char zeros[1 << 20];
+		if (n <= 0 || n > (long)sizeof(zeros))
+			usage();
+		rc = send_write(rpc, &c, &obj, 0, zeros, (uint32_t)n, FILE_SYNC);
 	} else if (strcmp(callname, "access") == 0) {
 		rc = send_access(rpc, &c, &obj, ACCESS3_READ);
 	} else if (strcmp(callname, "lookup") == 0 && arg) {
@@ -214,6 +223,8 @@ int main(int argc, char **argv)
 		print_fh("fh", &r.fh);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "getattr") == 0 && r.has_attr)
 		printf("nlink %u\n", r.attr.nlink);
+	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "write") == 0)
+		printf("count %u\n", r.count);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "access") == 0)
 		printf("access 0x%x\n", r.access);
 	res_free(&r);
