@@ -4,7 +4,7 @@
 # Runs CMD as its own "host": new network, mount and pid namespaces, with
 # loopback up, a veth pair holding 10.254.0.1/24 (getaddrinfo with
 # AI_ADDRCONFIG finds no IPv4 until some interface other than lo has an
-# address) and a private tmpfs on /run (so rpcbind, nfs-ganesha and
+# address), a fresh sysfs, a private tmpfs on /run (so rpcbind, nfs-ganesha and
 # rpc.statd started inside see none of the host's). Two test runs in two
 # isolate.sh shells cannot see each other's servers, so they can run at
 # the same time: one nfs-ganesha per rpcbind is all that works (a second
@@ -21,6 +21,9 @@ if [ "${CFS_ISOLATED:-}" != 1 ]; then
 		env CFS_ISOLATED=1 "$0" "$@"
 fi
 mount -t tmpfs -o mode=755 tmpfs /run
+# /sys/class/net shows the network namespace of whoever mounted sysfs: a
+# fresh mount shows this one's interfaces (the bench reads veth counters)
+mount -t sysfs sysfs /sys
 mkdir -p /run/rpcbind /run/lock
 ip link set lo up
 ip link add cfsiso0 type veth peer name cfsiso1
