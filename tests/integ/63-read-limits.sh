@@ -9,6 +9,8 @@
 #     with the server's rtmax as rsize, as a kernel client would: every byte
 #     right both times, the first read sends about one READ per rtmax
 #     upstream, the second none, and the data is on the cache disk;
+#     READs are answered as their piece comes in; four readers of one cold
+#     file at once share its fills and all get the right bytes;
 #  3. clients asking 1 MiB READs get them answered from the cache;
 #  4. a small file of two rtmax pieces is cached inline at lookup;
 #  5. the limit is in the log, cachefsctl info and stats, and the metrics.
@@ -28,6 +30,7 @@ for lim in 32768 65536; do
 	h_mkdata "$E/big" 24576 $lim              # 24 MiB
 	h_mkdata "$E/odd" $((3 * 1024 + 7)) 3     # 3 MiB + 7 KiB
 	head -c $((lim + lim / 2)) "$E/big" >"$E/small" # two READs, below inline_max
+	h_mkdata "$E/shared" 8192 7                    # 8 MiB, read by 4 at once
 	sleep 3 # older than fresh_guard (2 s): stored, with default settings
 	MP=$(h_free_port)
 	h_start_cachefsd $px $up --metrics-listen "127.0.0.1:$MP"
@@ -68,6 +71,30 @@ for lim in 32768 65536; do
 		h_log "ok: rtmax $lim: $f ($size bytes) cold $cold upstream READs, warm 0"
 	done
 	[ "$(h_stat $px cache_chunks)" -ge 28 ] || h_fail "rtmax $lim: only $(h_stat $px cache_chunks) chunks cached"
+	# READs of one rtmax were answered as their piece came in, before
+	# the rest of their chunk
+	[ "$(h_stat $px fill_early)" -gt 0 ] || h_fail "rtmax $lim: no READ was answered before its chunk was complete"
+
+	# --- 2b. four readers of one cold file at once share its fills ---
+	r0=$(ups)
+	pids=()
+	for i in 1 2 3 4; do rd shared --rsize $lim >"$H_TMP/par$i" & pids+=($!); done
+	wait "${pids[@]}" # not a bare wait: the servers are children too
+	for i in 1 2 3 4; do
+		[ "$(cat "$H_TMP/par$i")" = "$(want shared)" ] || h_fail "rtmax $lim: parallel reader $i: md5 differs"
+	done
+	par=$(($(ups) - r0)) need=$((8 * MiB / lim))
+	[ "$par" -le $((need * 3 / 2)) ] ||
+		h_fail "rtmax $lim: 4 parallel cold reads of 8 MiB sent $par READs upstream (one read: $need)"
+	r0=$(ups)
+	pids=()
+	for i in 1 2 3 4; do rd shared --rsize $lim >"$H_TMP/par$i" & pids+=($!); done
+	wait "${pids[@]}" # not a bare wait: the servers are children too
+	for i in 1 2 3 4; do
+		[ "$(cat "$H_TMP/par$i")" = "$(want shared)" ] || h_fail "rtmax $lim: parallel warm reader $i: md5 differs"
+	done
+	[ "$(($(ups) - r0))" = 0 ] || h_fail "rtmax $lim: 4 parallel warm reads went upstream"
+	h_log "ok: rtmax $lim: 4 parallel readers: cold $par upstream READs for 8 MiB, warm 0"
 	[ "$(h_stat $px fill_short_reads)" = 0 ] || h_fail "rtmax $lim: ganesha answered short before EOF"
 
 	# --- 3. a client asking more than the server's rtmax ---
