@@ -13,7 +13,10 @@
 #     file at once share its fills and all get the right bytes;
 #  3. clients asking 1 MiB READs get them answered from the cache;
 #  4. a small file of two rtmax pieces is cached inline at lookup;
-#  5. the limit is in the log, cachefsctl info and stats, and the metrics.
+#  5. the limit is in the log, cachefsctl info and stats, and the metrics;
+#  6. a server that answers less than its rtmax (fills made to ask 4x it):
+#     the rest of each short answer is asked again, the real size is learnt
+#     and logged once, every byte is right, the warm read stays local.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
@@ -129,6 +132,30 @@ for lim in 32768 65536; do
 	done
 	h_log "ok: rtmax $lim shown in the log, info, stats and metrics"
 	h_stop_cachefsd $px
+
+	# --- 6. a server that answers less than its rtmax ---
+	# (CFS_TEST_RTMAX: fills take the rtmax for 4 times the real one, so ganesha answers
+	# every READ of theirs short: RFC 1813 allows it before EOF)
+	H_CACHE_sx=$H_TMP/sx$lim-cache
+	CFS_TEST_RTMAX=$((4 * lim)) h_start_cachefsd sx$lim $up
+	sx=sx$lim
+	v=H_PORT_$sx P=${!v}
+	v=H_LOG_$sx L=${!v}
+	r0=$(h_stat $sx upstream_calls_READ)
+	[ "$(rd big --rsize $lim)" = "$(want big)" ] || h_fail "rtmax $lim, short answers: cold read: md5 differs"
+	short=$(h_stat $sx fill_short_reads)
+	[ "$short" -ge 2 ] || h_fail "rtmax $lim: ganesha's short answers were not followed up ($short)"
+	grep -q "upstream answers READs with at most $lim bytes" "$L" ||
+		h_fail "rtmax $lim: the real READ size was not learnt: $(grep -i 'answers READs' "$L")"
+	[ "$(grep -c 'upstream answers READs' "$L")" = 1 ] || h_fail "rtmax $lim: the short answers were logged more than once"
+	[ "$(h_stat $sx fill_read_size)" = $lim ] || h_fail "rtmax $lim: fill_read_size $(h_stat $sx fill_read_size)"
+	cold=$(($(h_stat $sx upstream_calls_READ) - r0))
+	[ "$cold" -le $((24 * MiB / lim + 48)) ] || h_fail "rtmax $lim, short answers: cold read sent $cold READs"
+	r0=$(h_stat $sx upstream_calls_READ)
+	[ "$(rd big --rsize $lim)" = "$(want big)" ] || h_fail "rtmax $lim, short answers: warm read: md5 differs"
+	[ "$(($(h_stat $sx upstream_calls_READ) - r0))" = 0 ] || h_fail "rtmax $lim, short answers: warm read went upstream"
+	h_log "ok: rtmax $lim: a server answering short: $short answers followed up, cold $cold READs, warm 0"
+	h_stop_cachefsd $sx
 	h_stop_ganesha $up
 done
 h_pass "files above chunk_size cached at rtmax 32 KiB and 64 KiB: warm reads send no READ upstream"
