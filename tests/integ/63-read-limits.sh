@@ -79,25 +79,28 @@ for lim in 32768 65536; do
 	[ "$(h_stat $px fill_early)" -gt 0 ] || h_fail "rtmax $lim: no READ was answered before its chunk was complete"
 
 	# --- 2b. four readers of one cold file at once share its fills ---
-	r0=$(ups)
-	pids=()
-	for i in 1 2 3 4; do rd shared --rsize $lim >"$H_TMP/par$i" & pids+=($!); done
-	wait "${pids[@]}" # not a bare wait: the servers are children too
-	for i in 1 2 3 4; do
-		[ "$(cat "$H_TMP/par$i")" = "$(want shared)" ] || h_fail "rtmax $lim: parallel reader $i: md5 differs"
-	done
-	par=$(($(ups) - r0)) need=$((8 * MiB / lim))
+	# par4 WHAT: four readers of shared at once, every byte checked; sets
+	# par to the upstream READs they cost (not $(...): h_fail must exit
+	# the test, not a subshell)
+	par4() {
+		local r0 i pids=()
+		r0=$(ups)
+		for i in 1 2 3 4; do rd shared --rsize $lim >"$H_TMP/par$i" & pids+=($!); done
+		wait "${pids[@]}" # not a bare wait: the servers are children too
+		for i in 1 2 3 4; do
+			[ "$(cat "$H_TMP/par$i")" = "$(want shared)" ] ||
+				h_fail "rtmax $lim: $1 parallel reader $i: md5 differs"
+		done
+		par=$(($(ups) - r0))
+	}
+	par4 cold
+	need=$((8 * MiB / lim))
 	[ "$par" -le $((need * 3 / 2)) ] ||
 		h_fail "rtmax $lim: 4 parallel cold reads of 8 MiB sent $par READs upstream (one read: $need)"
-	r0=$(ups)
-	pids=()
-	for i in 1 2 3 4; do rd shared --rsize $lim >"$H_TMP/par$i" & pids+=($!); done
-	wait "${pids[@]}" # not a bare wait: the servers are children too
-	for i in 1 2 3 4; do
-		[ "$(cat "$H_TMP/par$i")" = "$(want shared)" ] || h_fail "rtmax $lim: parallel warm reader $i: md5 differs"
-	done
-	[ "$(($(ups) - r0))" = 0 ] || h_fail "rtmax $lim: 4 parallel warm reads went upstream"
-	h_log "ok: rtmax $lim: 4 parallel readers: cold $par upstream READs for 8 MiB, warm 0"
+	cold=$par
+	par4 warm
+	[ "$par" = 0 ] || h_fail "rtmax $lim: 4 parallel warm reads sent $par READs upstream"
+	h_log "ok: rtmax $lim: 4 parallel readers: cold $cold upstream READs for 8 MiB, warm 0"
 	[ "$(h_stat $px fill_short_reads)" = 0 ] || h_fail "rtmax $lim: ganesha answered short before EOF"
 
 	# --- 3. a client asking more than the server's rtmax ---
