@@ -26,6 +26,10 @@
 #   --wan-full-tree       tar over wan walks the full tree, not tree-wan
 #   --lan-rate R / --wan-rate R / --wan-delay-ms D   (1gbit / 100mbit / 5)
 #   --window N            READs in flight for one file (default 4)
+#   --upstream-rtmax N    the upstream export's MaxRead = PrefRead = N bytes
+#                         (a filer with a READ limit, e.g. 65536 like NetApp
+#                         ONTAP); the bench client then reads N at a time on
+#                         every path, as a kernel client would from FSINFO
 #   --cachefsd-args "A"   extra cachefsd flags for every cachefsd started
 #                         (e.g. "--busy-poll 0"), recorded in meta.txt
 #   --guest               also run the kernel client in the qemu guest (wan)
@@ -52,7 +56,7 @@ scenarios=direct,peer,disk,cold,warm-disk,warm-page
 modes=strict,ttl
 tree_src='' wan_full_tree=0
 lan_rate=1gbit wan_rate=100mbit wan_delay=5
-window=4 guest=0 guest_n=3
+window=4 guest=0 guest_n=3 up_rtmax=''
 out='' build=$root/build
 mount_args=()
 while [ $# -gt 0 ]; do
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--wan-rate) wan_rate=${2:?}; shift 2 ;;
 	--wan-delay-ms) wan_delay=${2:?}; shift 2 ;;
 	--window) window=${2:?}; shift 2 ;;
+	--upstream-rtmax) up_rtmax=${2:?}; shift 2 ;;
 	--cachefsd-args) B_CFS_ARGS=$2; shift 2 ;;
 	--guest) guest=1; shift ;;
 	--guest-only) guest=1; profiles=''; shift ;;
@@ -95,6 +100,14 @@ n=${n:-20}
 warmup=${warmup:-5}
 case $n$warmup$budget$seed$window in *[!0-9]*) echo "bench: numbers expected" >&2; exit 2 ;; esac
 [ "$n" -ge 1 ] || { echo "bench: --n must be >= 1" >&2; exit 2; }
+rsize_args=()
+if [ -n "$up_rtmax" ]; then
+	[[ $up_rtmax =~ ^[0-9]+$ ]] && [ "$up_rtmax" -ge 4096 ] && [ "$up_rtmax" -le 1048576 ] ||
+		{ echo "bench: --upstream-rtmax takes bytes, 4096..1048576" >&2; exit 2; }
+	# read by b_start_upstream (bench/lib/env.sh)
+	export B_UP_EXPORT_OPTS="MaxRead = $up_rtmax; PrefRead = $up_rtmax;"
+	rsize_args=(--rsize "$up_rtmax")
+fi
 
 date_tag=$(date +%Y-%m-%dT%H%M)
 out=${out:-$root/bench/results/$date_tag}
@@ -233,6 +246,7 @@ fi
 	echo "warmup=$warmup"
 	echo "budget=$budget"
 	echo "window=$window"
+	echo "upstream_rtmax=${up_rtmax:-default}"
 	echo "cachefsd_args=${B_CFS_ARGS:-}"
 	echo "profiles=$profiles"
 	echo "workloads=$workloads"
@@ -377,7 +391,8 @@ run_one()
 		vargs=(--verify "$vfile")
 	fi
 	res=$("$B_BIN/nfsbench" "${wl%%-*}" --host "$host" --port "$port" --mountport "$mport" \
-		--export "$xport" --path "$path" --window "$window" --timeout 600 "${vargs[@]}") ||
+		--export "$xport" --path "$path" --window "$window" --timeout 600 "${rsize_args[@]}" \
+		"${vargs[@]}") ||
 		b_die "nfsbench $wl via $label ($profile) failed"
 	l1=$(b_link_bytes)
 	if [ -n "$proxy_pid" ]; then

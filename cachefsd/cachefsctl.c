@@ -414,7 +414,9 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, "free_files_pct"), kv_get(info, "bcull"),
 	       kv_get(info, "fcull"), kv_get(info, "bstop"), kv_get(info, "fstop"));
 	printf("             filling %s, culling %s",
-	       kv_num(s, "fill_stopped") ? "STOPPED (reads pass through)" : "on",
+	       kv_num(s, "fill_stopped")    ? "STOPPED (reads pass through)"
+	       : kv_num(s, "fills_blocked") ? "BLOCKED by the upstream (see below)"
+	                                    : "on",
 	       kv_num(s, "culling") ? "in progress" : "idle");
 	if (kv_num(s, "cache_oldest_access")) {
 		time_t t = time(NULL);
@@ -436,6 +438,37 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "fill_bytes")),
 	       (unsigned long long)kv_num(s, "stores"),
 	       (unsigned long long)kv_num(s, "fresh_skips"));
+	printf("             %llu READs of %s per %s chunk (upstream rtmax %s); %llu upstream "
+	       "READs, %llu short answers followed up, %llu answered before their chunk was in\n",
+	       (unsigned long long)kv_num(s, "fill_reads_per_chunk"),
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "fill_read_size")),
+	       human_bytes(b2, sizeof(b2), (double)kv_num(info, "chunk_size")),
+	       human_bytes(b3, sizeof(b3), (double)kv_num(s, "upstream_rtmax")),
+	       (unsigned long long)kv_num(s, "fill_reads"),
+	       (unsigned long long)kv_num(s, "fill_short_reads"),
+	       (unsigned long long)kv_num(s, "fill_early"));
+	if (kv_num(s, "fill_mixed") + kv_num(s, "fill_noattrs") + kv_num(s, "fill_bad_replies"))
+		printf("             given up: %llu (file changed between the chunk's READs), %llu "
+		       "(READ reply without attributes), %llu (unusable READ reply)\n",
+		       (unsigned long long)kv_num(s, "fill_mixed"),
+		       (unsigned long long)kv_num(s, "fill_noattrs"),
+		       (unsigned long long)kv_num(s, "fill_bad_replies"));
+	switch (kv_num(s, "fills_blocked")) {
+	case 0:
+		break;
+	case 1:
+		printf("CACHING IS BLOCKED: the upstream's READ replies carry no file attributes, "
+		       "so no "
+		       "fill can be stored; READs pass through (tried again every minute)\n");
+		break;
+	default:
+		printf(
+		    "CACHING IS BLOCKED: the upstream's READ replies cannot be used (more bytes "
+		    "than "
+		    "asked, none before EOF, no progress); READs pass through (tried again every "
+		    "minute)\n");
+		break;
+	}
 	printf("evictions    %llu (%s); %llu checksum failures; %llu dropped as changed upstream\n",
 	       (unsigned long long)kv_num(s, "evictions"),
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "evicted_bytes")),

@@ -12,6 +12,7 @@
 #include "store.h"
 
 struct read_op;
+struct fill;
 
 enum chunk_state {
 	CH_LOADING, /* being read from the store by a worker */
@@ -22,6 +23,10 @@ enum chunk_state {
 struct op_wait {
 	struct read_op *op;
 	struct op_wait *next;
+	/* the op needs only [from, to) of this chunk (chunk-relative) and can
+	 * be answered as soon as a fill has those bytes, before the rest */
+	int early;
+	uint32_t from, to;
 };
 
 struct chunk {
@@ -29,12 +34,13 @@ struct chunk {
 	uint32_t idx;
 	enum chunk_state state;
 	uint64_t data_id; /* store data the bytes belong to (0: not stored) */
-	uint8_t *buf;
-	uint32_t len;
+	uint8_t *buf;     /* while FILLING: filled piece by piece by its fill */
+	uint32_t len;     /* bytes at buf (0 until READY) */
 	int eof;	      /* the upstream said EOF at the end of this chunk */
 	int have_attrs;	      /* attributes the upstream sent with a fill */
 	fattr3 attrs;
 	struct op_wait *waiters;
+	struct fill *fill;    /* while FILLING: the fill (read.c), which holds the chunk */
 	int refs;	      /* users besides the table: workers, fills */
 	struct chunk *next;   /* in obj->chunks */
 	struct chunk *mprev, *mnext; /* memory LRU of READY chunks */

@@ -71,7 +71,7 @@ static const struct cfg_key keys[] = {
 	{"anon_gid", CFG_INT, OFF(anon_gid), "65534", 0, 2147483647, "GID",
 	 "the group root is squashed to"},
 	{"chunk_size", CFG_SIZE, OFF(chunk_size), "1M", 64 << 10, 1 << 20, "SIZE",
-	 "unit of caching and of upstream fills (power of two, 64K..1M)"},
+	 "unit of caching (power of two, 64K..1M); fetched as READs of the upstream's rtmax"},
 	{"inline_max", CFG_SIZE, OFF(inline_max), "64K", 0, 1 << 20, "SIZE",
 	 "files up to this size are kept inside the index (one lookup per read)"},
 	{"cache_size", CFG_SIZE, OFF(cache_size), "0", 0, LONG_MAX, "SIZE",

@@ -908,6 +908,25 @@ static void cmd_info(struct ctl_conn *c)
 	out_printf(c, "bstop %d", cfg->bstop);
 	out_printf(c, "fcull %d", cfg->fcull);
 	out_printf(c, "fstop %d", cfg->fstop);
+	{
+		/* transfer sizes: the upstream's, what clients are offered, what
+		 * fills ask */
+		FSINFO3resok fi = ui->fsinfo;
+		struct engine_fill_state fs;
+
+		engine_fill_state(env->engine, &fs);
+		out_printf(c, "upstream_rtmax %u", ui->fsinfo.rtmax);
+		out_printf(c, "upstream_rtpref %u", ui->fsinfo.rtpref);
+		out_printf(c, "upstream_wtmax %u", ui->fsinfo.wtmax);
+		out_printf(c, "upstream_wtpref %u", ui->fsinfo.wtpref);
+		engine_clamp_fsinfo(&fi);
+		out_printf(c, "client_rtmax %u", fi.rtmax);
+		out_printf(c, "client_wtmax %u", fi.wtmax);
+		out_printf(c, "chunk_size %u", fs.chunk_size);
+		out_printf(c, "fill_read_size %u", fs.read_size);
+		out_printf(c, "fill_reads_per_chunk %u", fs.reads_per_chunk);
+		out_printf(c, "fills_blocked %s", engine_fill_block_name(fs.blocked));
+	}
 	out_end(c, 1, NULL);
 }
 

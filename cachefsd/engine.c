@@ -443,6 +443,7 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 	}
 	e->prefetch_t0_ms = loop_clock_ms();
 	workers_submit(e->workers, prefetch_work, prefetch_done, e); /* best effort */
+	engine_fills_init(e);
 	e->objs = cobj_table_new(cfg->memory_cache, 200000);
 	if (e->objs == NULL) {
 		rc = -ENOMEM;
@@ -568,6 +569,25 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("data_drops", c->data_drops);
 	KV("stores", c->stores);
 	KV("fresh_skips", c->fresh_skips);
+	{
+		/* how fills fetch chunks, and whether the upstream lets them */
+		const FSINFO3resok *fi = &upstream_info(e->up)->fsinfo;
+		struct engine_fill_state fs;
+
+		engine_fill_state(e, &fs);
+		KV("upstream_rtmax", fi->rtmax);
+		KV("upstream_rtpref", fi->rtpref);
+		KV("upstream_wtmax", fi->wtmax);
+		KV("fill_read_size", fs.read_size);
+		KV("fill_reads_per_chunk", fs.reads_per_chunk);
+		KV("fills_blocked", fs.blocked);
+		KV("fill_reads", c->fill_reads);
+		KV("fill_short_reads", c->fill_short_reads);
+		KV("fill_early", c->fill_early);
+		KV("fill_mixed", c->fill_mixed);
+		KV("fill_noattrs", c->fill_noattrs);
+		KV("fill_bad_replies", c->fill_bad_replies);
+	}
 	KV("meta_hits", c->meta_hits);
 	KV("meta_misses", c->meta_misses);
 	KV("meta_records", store_meta_count(e->store));

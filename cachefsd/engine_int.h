@@ -26,7 +26,22 @@ struct engine {
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
 	int fills_inflight; /* upstream fills, readahead included */
-	int ra_inflight;    /* readahead fills */
+	int ra_inflight;    /* readahead fills (and lookup prefetches) */
+	/* Fills ask a chunk as READs of fill_piece bytes (the upstream's
+	 * rtmax, lowered when it answers less). The readahead budget counts
+	 * READs, not fills: a fill is up to FILL_WINDOW READs, and the
+	 * upstream's in-flight slots must keep room for clients' calls. */
+	uint32_t fill_piece;
+	int fill_reads_inflight; /* READs of fills in flight */
+	int ra_reads;            /* ... of readahead fills and lookup prefetches */
+	int ra_read_budget;      /* ra_reads at most (half the upstream's slots) */
+	/* Caching must never stop silently (read.c fill_trouble()): what the
+	 * upstream did that keeps fills from being stored. */
+	int fill_blocked;               /* enum engine_fill_block while paused, else 0 */
+	uint64_t fill_blocked_until_ms; /* fills are tried again from then on */
+	int fill_trouble_streak;        /* consecutive fills that hit it */
+	unsigned fill_logged;           /* bit per enum engine_fill_block logged */
+	int clock_logged;               /* upstream clock ahead: logged */
 	int stopping;
 	int prefetch_stop;	  /* read by the index prefetch job's worker */
 	/* while observing a reply: when its call was issued (loop_clock_us;
@@ -92,6 +107,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 			    const struct cfs_cred *cred);
 /* READ (read.c). */
 void engine_read(struct engine *e, struct cfs_req *req);
+/* Sets up the fill parameters from the upstream's FSINFO (read.c). */
+void engine_fills_init(struct engine *e);
 /* Counts and times a reply about to be sent. */
 void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 status);
 

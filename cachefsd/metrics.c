@@ -263,6 +263,45 @@ static void render(const struct ops_env *env, FILE *f)
 	      "1 while filling is stopped (below bstop/fstop until brun/frun): reads pass "
 	      "through.",
 	      (uint64_t)ss.fill_stopped);
+	{
+		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
+		struct engine_fill_state fs;
+
+		engine_fill_state(env->engine, &fs);
+		gauge(f, "cachefsd_upstream_read_max_bytes",
+		      "The upstream's largest READ (FSINFO rtmax of the export root).", fi->rtmax);
+		gauge(f, "cachefsd_upstream_write_max_bytes",
+		      "The upstream's largest WRITE (FSINFO wtmax of the export root).", fi->wtmax);
+		gauge(f, "cachefsd_fill_read_bytes",
+		      "Bytes per READ a fill asks the upstream (rtmax, lower if the server answers "
+		      "less).",
+		      fs.read_size);
+		gauge(f, "cachefsd_fill_reads_per_chunk",
+		      "Upstream READs one full chunk fill takes.", fs.reads_per_chunk);
+		family(
+		    f, "cachefsd_fills_blocked", "gauge",
+		    "1 while fills are paused because of what the upstream does (reason): "
+		    "nothing is cached, READs pass through, fills are tried again every minute.");
+		for (int b = ENGINE_FILL_NO_ATTRS; b <= ENGINE_FILL_BAD_READS; b++)
+			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
+			        engine_fill_block_name(b), fs.blocked == b);
+	}
+	counter(f, "cachefsd_fill_reads_total", "Upstream READs sent by fills.", c->fill_reads);
+	counter(f, "cachefsd_fill_short_reads_total",
+	        "Fill READs the upstream answered with fewer bytes than asked before EOF (the rest "
+	        "was asked again).",
+	        c->fill_short_reads);
+	counter(f, "cachefsd_fill_early_replies_total",
+	        "READs answered from a fill before its whole chunk was in.", c->fill_early);
+	family(f, "cachefsd_fills_given_up_total", "counter",
+	       "Fills given up (their READs forwarded), by reason: mixed (the file changed between "
+	       "the chunk's READs), no_attributes (a READ reply had none), bad_reply.");
+	fprintf(f, "cachefsd_fills_given_up_total{reason=\"mixed\"} %llu\n",
+	        (unsigned long long)c->fill_mixed);
+	fprintf(f, "cachefsd_fills_given_up_total{reason=\"no_attributes\"} %llu\n",
+	        (unsigned long long)c->fill_noattrs);
+	fprintf(f, "cachefsd_fills_given_up_total{reason=\"bad_reply\"} %llu\n",
+	        (unsigned long long)c->fill_bad_replies);
 	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
 	      "Age of the least recently used object's last access (0: empty cache).",
 	      ss.oldest_access && (uint64_t)now > ss.oldest_access

@@ -7,14 +7,21 @@
  * answered from one index lookup. Chunked objects are gathered chunk by
  * chunk: from memory (recently verified chunks), from the cache disk (read
  * and checksummed by a worker), or filled from the upstream (one aligned
- * chunk per call; concurrent misses on a chunk share the fill). The client
- * is answered as soon as its range is there; the chunk is written to the
- * data file by a worker and its index entry committed after that.
+ * chunk per fill; concurrent misses on a chunk share the fill). A fill asks
+ * its chunk as READs of at most the upstream's rtmax, up to FILL_WINDOW in
+ * flight, and asks again for the rest of a short answer (fillplan.h); every
+ * answer's attributes must agree. A client whose range lies in one chunk is
+ * answered as soon as its bytes are in, others when their chunks are
+ * complete; the chunk is written to the data file by a worker and its index
+ * entry committed after that.
  *
  * Anything unusual (no post-op attributes, a file changing under the fill,
  * an upstream error, fills stopped on a full cache disk) falls back to
- * forwarding the client's READ as it was: the server's own answer. */
+ * forwarding the client's READ as it was: the server's own answer. What
+ * keeps fills from working is logged once and shown in the stats
+ * (fill_trouble()). */
 #include "engine_int.h"
+#include "fillplan.h"
 #include "log.h"
 #include "proto.h"
 
@@ -25,7 +32,10 @@
 #define OP_MAGIC   0x524f5031u /* "ROP1" */
 #define FILL_MAGIC 0x46494c31u /* "FIL1" */
 #define MAX_OP_CHUNKS 32       /* 1 MiB READ over 64 KiB chunks, unaligned: 17 */
-#define MAX_READAHEAD_FILLS 32
+#define MAX_READAHEAD_FILLS 32       /* memory: each holds a chunk buffer */
+#define FILL_PAUSE_MS       60000    /* fills blocked by the upstream are tried again after */
+#define FILL_TROUBLE_STREAK 3        /* consecutive fills in trouble before pausing */
+#define CLOCK_AHEAD_S       60       /* upstream ctimes this far in the future: say so */
 
 struct read_op {
 	uint32_t magic;
@@ -45,14 +55,32 @@ struct read_op {
 	ACCESS3args aargs;
 };
 
+struct fill;
+
+/* One READ of a fill in flight; its arguments live until the callback (a
+ * call may be re-sent after a reconnect). */
+struct fill_read {
+	struct fill *f;
+	uint32_t slot; /* in f->plan */
+	READ3args args;
+};
+
 struct fill {
 	uint32_t magic;
 	struct engine *e;
-	struct chunk *c; /* held */
+	struct chunk *c; /* held until the last READ came back */
 	uint8_t fh[NFS3_FHSIZE];
-	READ3args args;
 	struct cfs_cred cred;
+	uint64_t cstart; /* file offset of the chunk */
 	int readahead;
+	int finished;   /* completed or given up: READs still out are ignored */
+	int have_attrs; /* attrs: of the latest answer; all must agree on the snapshot */
+	fattr3 attrs;
+	struct store_snap snap;
+	uint64_t fetched; /* payload bytes received */
+	uint32_t cap;     /* bytes allocated at c->buf */
+	struct fill_plan plan;
+	struct fill_read rd[FILL_WINDOW];
 };
 
 struct disk_job {
@@ -74,7 +102,12 @@ static void op_gather(struct read_op *op);
 static int load_start(struct engine *e, struct chunk *c, uint64_t data_id, uint64_t csum,
 		      uint32_t len, uint32_t cs, int ra);
 static void op_finish(struct read_op *op);
-static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra);
+static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred,
+                       uint64_t size_hint, int ra);
+static int fills_allowed(struct engine *e);
+static int readahead_room(const struct engine *e, uint64_t bytes);
+static void fill_read_done(int status, void *res, void *priv);
+static uint64_t size_hint(const struct cobj *o);
 static void read_start(struct engine *e, struct cfs_req *req, int asked);
 
 static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
@@ -128,13 +161,18 @@ static void wake_waiters(struct chunk *c, int failed)
 	}
 }
 
-static int add_waiter(struct chunk *c, struct read_op *op)
+/* early: op needs only [from, to) of c and may be answered from a fill
+ * before the chunk is complete. */
+static int add_waiter(struct chunk *c, struct read_op *op, int early, uint32_t from, uint32_t to)
 {
 	struct op_wait *w = malloc(sizeof(*w));
 
 	if (w == NULL)
 		return -ENOMEM;
 	w->op = op;
+	w->early = early;
+	w->from = from;
+	w->to = to;
 	w->next = c->waiters;
 	c->waiters = w;
 	op->pending++;
@@ -164,7 +202,7 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 		uint32_t len;
 		struct chunk *c;
 
-		if (e->ra_inflight >= MAX_READAHEAD_FILLS)
+		if (!readahead_room(e, cs))
 			break;
 		if (chunk_find(o, idx))
 			continue;
@@ -180,12 +218,12 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 			}
 			continue;
 		}
-		if (!store_fill_allowed(e->store))
+		if (!fills_allowed(e))
 			continue;
 		c = chunk_new(e->objs, o, idx, CH_FILLING);
 		if (c == NULL)
 			break;
-		fill_start(e, c, cred, 1);
+		fill_start(e, c, cred, size, 1);
 	}
 	o->ra_next = idx;
 }
@@ -215,6 +253,25 @@ static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *d
 	op->req = NULL;
 	engine_count_reply(e, req, NFS3_OK);
 	proto_reply(req, &res);
+}
+
+/* Answers op with n bytes at data (from its offset; size: the file's, as
+ * attrs say), frees it and reads ahead for a sequential reader. */
+static void op_answer(struct read_op *op, const fattr3 *attrs, const uint8_t *data, uint32_t n,
+                      uint64_t size)
+{
+	struct engine *e = op->e;
+	struct cfs_cred cred = op->req->cred;
+	struct cobj *o = op->obj;
+	uint32_t cs = op->cs;
+	uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
+	uint64_t end = op->off + n;
+
+	reply_data(op, attrs, data, n, end >= size);
+	o->refs++; /* keep o across op_free */
+	op_free(op);
+	readahead(e, o, &cred, end, size, cs, data_id);
+	cobj_put(e->objs, o);
 }
 
 /* All chunks are here: assemble the client's range and answer. */
@@ -265,18 +322,9 @@ static void op_finish(struct read_op *op)
 		uint64_t cstart = (uint64_t)op->lo * op->cs;
 		if (op->off >= cstart && end <= cstart + c->len &&
 		    (!op->have_rec || c->data_id == op->rec.data_id)) {
-			struct cfs_cred cred = op->req->cred;
-			struct cobj *o = op->obj;
-			uint32_t cs = op->cs;
-			uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
-
 			if (c->idx != UINT32_MAX)
 				chunk_touch(e->objs, c);
-			reply_data(op, attrs, c->buf + (op->off - cstart), n, end >= size);
-			o->refs++;
-			op_free(op);
-			readahead(e, o, &cred, end, size, cs, data_id);
-			cobj_put(e->objs, o);
+			op_answer(op, attrs, c->buf + (op->off - cstart), n, size);
 			return;
 		}
 	}
@@ -313,19 +361,8 @@ static void op_finish(struct read_op *op)
 		op_forward(op);
 		return;
 	}
-	{
-		struct cfs_cred cred = op->req->cred;
-		struct cobj *o = op->obj;
-		uint32_t cs = op->cs;
-		uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
-
-		reply_data(op, attrs, buf, n, end >= size);
-		free(buf);
-		o->refs++; /* keep o across op_free */
-		op_free(op);
-		readahead(e, o, &cred, end, size, cs, data_id);
-		cobj_put(e->objs, o);
-	}
+	op_answer(op, attrs, buf, n, size);
+	free(buf);
 }
 
 /* --- disk loads ------------------------------------------------------------ */
@@ -380,11 +417,11 @@ static void load_done(void *arg)
 				 (unsigned long long)j->data_id, j->len, (unsigned long long)j->off);
 			store_chunk_drop(e->store, j->fh, j->fhlen, c->idx);
 		}
-		if (c->waiters && store_fill_allowed(e->store)) {
+		if (c->waiters && fills_allowed(e)) {
 			/* refetch under the credential of a waiter (it has READ
 			 * evidence: loads only happen for data that was current) */
 			c->state = CH_FILLING;
-			fill_start(e, c, &c->waiters->op->req->cred, 0);
+			fill_start(e, c, &c->waiters->op->req->cred, size_hint(c->obj), 0);
 		} else {
 			wake_waiters(c, 1);
 			chunk_remove(e->objs, c);
@@ -455,9 +492,20 @@ static void write_done(void *arg)
 
 /* Two changes within one timestamp tick leave (size, mtime, ctime) equal:
  * data of a file changed this recently is served, not stored. */
-static int too_fresh(const struct engine *e, const fattr3 *a)
+static int too_fresh(struct engine *e, const fattr3 *a)
 {
-	return (int64_t)(wall_ms() / 1000) - (int64_t)a->ctime.seconds < e->cfg->fresh_guard;
+	int64_t now = (int64_t)(wall_ms() / 1000), ahead = (int64_t)a->ctime.seconds - now;
+
+	if (ahead > CLOCK_AHEAD_S && !e->clock_logged) {
+		/* a ctime is the server's clock: ahead of ours, every file it
+		 * changed within `ahead` seconds looks too fresh to store */
+		e->clock_logged = 1;
+		log_warn("upstream file times run %lld s ahead of this host's clock: files changed "
+		         "upstream within that time (plus fresh_guard) are served but not cached; "
+		         "check the clocks (NTP)",
+		         (long long)ahead);
+	}
+	return now - (int64_t)a->ctime.seconds < e->cfg->fresh_guard;
 }
 
 /* Decides whether and how the filled chunk c is stored; returns the data_id
@@ -524,23 +572,343 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 
 /* --- fills ------------------------------------------------------------------- */
 
+/* The freshest known size of o's file, if any: the fill plans its READs up
+ * to it (the answers' attributes correct it). */
+static uint64_t size_hint(const struct cobj *o)
+{
+	return o->have_attrs && o->attrs.type == NF3REG ? o->attrs.size : FILL_SIZE_UNKNOWN;
+}
+
+static uint64_t left_from(uint64_t size, uint64_t cstart)
+{
+	if (size == FILL_SIZE_UNKNOWN)
+		return FILL_SIZE_UNKNOWN;
+	return size > cstart ? size - cstart : 0;
+}
+
+/* READs a new fill of `bytes` puts in flight at once. */
+static int fill_cost(const struct engine *e, uint64_t bytes)
+{
+	uint64_t n = (bytes + e->fill_piece - 1) / e->fill_piece;
+
+	return n == 0 ? 1 : n > FILL_WINDOW ? FILL_WINDOW : (int)n;
+}
+
+/* Room for one more readahead fill, disk load or lookup prefetch of
+ * `bytes`: its buffer (MAX_READAHEAD_FILLS) and its READs (ra_read_budget,
+ * which is at least FILL_WINDOW, so one always fits when none runs). */
+static int readahead_room(const struct engine *e, uint64_t bytes)
+{
+	return e->ra_inflight < MAX_READAHEAD_FILLS &&
+	       e->ra_reads + fill_cost(e, bytes) <= e->ra_read_budget;
+}
+
+static const char *const block_text[] = {
+    [ENGINE_FILL_NO_ATTRS] = "the upstream's READ replies carry no file attributes, so no "
+                             "fill can be stored",
+    [ENGINE_FILL_BAD_READS] = "the upstream's READ replies cannot be used (more bytes than "
+                              "asked, none before the end of the file, or no progress)",
+};
+
+const char *engine_fill_block_name(int blocked)
+{
+	switch (blocked) {
+	case ENGINE_FILL_NO_ATTRS:
+		return "no_read_attributes";
+	case ENGINE_FILL_BAD_READS:
+		return "bad_read_replies";
+	default:
+		return "none";
+	}
+}
+
+/* A fill ran into something the upstream does that keeps chunks from being
+ * cached (the fill is given up; its clients' READs are forwarded). After
+ * FILL_TROUBLE_STREAK such fills in a row, fills pause for FILL_PAUSE_MS:
+ * each READ would otherwise cost a useless fill READ besides the forwarded
+ * one. Logged once per outage, shown in the stats (fills_blocked). */
+static void fill_trouble(struct engine *e, int why)
+{
+	if (++e->fill_trouble_streak < FILL_TROUBLE_STREAK)
+		return;
+	e->fill_blocked = why;
+	e->fill_blocked_until_ms = loop_now(e->loop) + FILL_PAUSE_MS;
+	if (!(e->fill_logged & (1u << why))) {
+		e->fill_logged |= 1u << why;
+		log_warn(
+		    "caching stopped: %s; READs are forwarded, fills are tried again every %d s",
+		    block_text[why], FILL_PAUSE_MS / 1000);
+	}
+}
+
+static void fill_went_well(struct engine *e)
+{
+	e->fill_trouble_streak = 0;
+	if (e->fill_blocked) {
+		log_info("caching resumed: a fill was stored again");
+		e->fill_logged &= ~(1u << e->fill_blocked);
+		e->fill_blocked = 0;
+	}
+}
+
+static int fills_allowed(struct engine *e)
+{
+	return store_fill_allowed(e->store) &&
+	       (!e->fill_blocked || loop_now(e->loop) >= e->fill_blocked_until_ms);
+}
+
+/* A server that answers less than its FSINFO rtmax: later fills ask what
+ * it really returns, instead of following up every READ. */
+static void fill_learn(struct engine *e, const struct fill_plan *p)
+{
+	uint32_t cs = (uint32_t)e->cfg->chunk_size;
+
+	if (p->piece >= e->fill_piece)
+		return;
+	e->fill_piece = p->piece;
+	log_warn("upstream answers READs with at most %u bytes (FSINFO rtmax %u): fills now use %u "
+	         "READs of %u KiB per %u KiB chunk",
+	         p->piece, upstream_info(e->up)->fsinfo.rtmax, fill_reads_per_chunk(p->piece, cs),
+	         p->piece / 1024, cs / 1024);
+}
+
+void engine_fills_init(struct engine *e)
+{
+	uint32_t rtmax = upstream_info(e->up)->fsinfo.rtmax;
+	const char *t = getenv("CFS_TEST_RTMAX");
+
+	/* test hook (63-read-limits): fills believe the upstream allows
+	 * more than it does, so a real server answers them short */
+	if (t && *t) {
+		rtmax = (uint32_t)strtoul(t, NULL, 0);
+		log_warn("CFS_TEST_RTMAX: fills take the upstream's rtmax for %u", rtmax);
+	}
+	e->fill_piece = fill_read_size(rtmax, (uint32_t)e->cfg->chunk_size);
+	e->ra_read_budget = upstream_max_inflight(e->up) / 2;
+	if (e->ra_read_budget < FILL_WINDOW)
+		e->ra_read_budget = FILL_WINDOW;
+}
+
+void engine_fill_state(const struct engine *e, struct engine_fill_state *out)
+{
+	out->chunk_size = (uint32_t)e->cfg->chunk_size;
+	out->read_size = e->fill_piece;
+	out->reads_per_chunk = fill_reads_per_chunk(e->fill_piece, out->chunk_size);
+	out->blocked = e->fill_blocked;
+}
+
+/* A chunk whose fill could not even start. */
 static void fill_failed(struct engine *e, struct chunk *c)
 {
 	wake_waiters(c, 1);
 	chunk_remove(e->objs, c);
 }
 
-static void fill_done(int status, void *res, void *priv)
+static void fill_free(struct fill *f)
 {
-	struct fill *f = priv;
-	struct engine *e = f->e;
-	struct chunk *c = f->c;
-	READ3res *r = res;
+	assert(f->finished && f->plan.nout == 0);
+	chunk_release(f->e->objs, f->c);
+	f->magic = 0;
+	free(f);
+}
 
-	assert(f->magic == FILL_MAGIC);
+/* The fill is over: completed or given up. READs still out come back to
+ * fill_read_done(), which frees the fill after the last. */
+static void fill_end(struct fill *f)
+{
+	struct engine *e = f->e;
+
+	f->finished = 1;
+	f->c->fill = NULL;
 	e->fills_inflight--;
 	if (f->readahead)
 		e->ra_inflight--;
+}
+
+static void fill_give_up(struct fill *f)
+{
+	struct chunk *c = f->c;
+
+	if (f->finished)
+		return;
+	fill_end(f);
+	if (c->idx != UINT32_MAX) {
+		wake_waiters(c, 1); /* they forward their READs */
+		chunk_remove(f->e->objs, c);
+	}
+}
+
+static void fill_complete(struct fill *f)
+{
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+	uint32_t len = fill_plan_end(&f->plan);
+
+	fill_end(f);
+	fill_went_well(e);
+	if (c->idx == UINT32_MAX)
+		return;
+	if (len < f->cap) {
+		/* the end of the file: give back what it does not use */
+		uint8_t *b = realloc(c->buf, len ? len : 1);
+		if (b)
+			c->buf = b;
+	}
+	c->len = len;
+	c->eof = f->plan.eof_at == len;
+	c->have_attrs = 1;
+	c->attrs = f->attrs;
+	e->ctr.fills++;
+	if (f->readahead)
+		e->ctr.readahead_fills++;
+	c->data_id = store_fill(e, c);
+	chunk_ready(e->objs, c);
+	wake_waiters(c, 0);
+	if (c->data_id == 0)
+		chunk_remove(e->objs, c); /* not reusable without a snapshot */
+}
+
+/* Sends the READs the plan has room for. */
+static int fill_send(struct fill *f)
+{
+	struct engine *e = f->e;
+	struct fill_range r;
+	uint32_t slot;
+
+	while (fill_plan_next(&f->plan, &slot, &r)) {
+		struct fill_read *rd = &f->rd[slot];
+
+		rd->f = f;
+		rd->slot = slot;
+		rd->args.file.data.data_len = f->c->obj->fhlen;
+		rd->args.file.data.data_val = (char *)f->fh;
+		rd->args.offset = f->cstart + r.off;
+		rd->args.count = r.len;
+		if (upstream_call(e->up, NFS3_READ, &rd->args, &f->cred, fill_read_done, rd) != 0) {
+			fill_plan_cancel(&f->plan, slot);
+			return -EIO;
+		}
+		e->fill_reads_inflight++;
+		e->ctr.fill_reads++;
+		if (f->readahead)
+			e->ra_reads++;
+	}
+	return 0;
+}
+
+/* Waiters whose range lies in this chunk are answered as soon as their
+ * bytes are in: every answer so far agreed on (size, mtime, ctime), so the
+ * bytes are those of one version of the file, the one f->attrs describes.
+ * Multi-chunk ranges wait for complete chunks (op_finish checks them). */
+static void fill_serve_early(struct fill *f)
+{
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+
+	if (!f->have_attrs || f->finished || !f->plan.size_known)
+		return;
+again:
+	for (struct op_wait **pp = &c->waiters; *pp; pp = &(*pp)->next) {
+		struct op_wait *w = *pp;
+		struct read_op *op = w->op;
+		uint64_t size = f->attrs.size;
+		uint32_t n;
+
+		if (!w->early || !fill_plan_covered(&f->plan, w->from, w->to))
+			continue;
+		n = op->off >= size
+		        ? 0
+		        : (uint32_t)(size - op->off < op->count ? size - op->off : op->count);
+		if (op->off + n > f->cstart + fill_plan_end(&f->plan))
+			continue; /* EOF said earlier than the size: wait for the whole chunk */
+		*pp = w->next;
+		free(w);
+		op->pending--;
+		e->ctr.fill_early++;
+		op_answer(op, &f->attrs, c->buf + (op->off - f->cstart), n, size);
+		goto again; /* answering may have changed the list */
+	}
+}
+
+/* One READ of the fill came back with data. */
+static void fill_piece_in(struct fill *f, struct fill_read *rd, const READ3resok *ok)
+{
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+	struct fill_range want = f->plan.out[rd->slot];
+	uint32_t n = ok->data.data_len;
+	const fattr3 *a = &ok->file_attributes.post_op_attr_u.attributes;
+	struct store_snap snap;
+
+	if (!ok->file_attributes.attributes_follow) {
+		/* no snapshot: nothing of this chunk could be stored */
+		e->ctr.fill_noattrs++;
+		fill_plan_cancel(&f->plan, rd->slot);
+		fill_give_up(f);
+		fill_trouble(e, ENGINE_FILL_NO_ATTRS);
+		return;
+	}
+	store_snap_of(a, &snap);
+	if (f->have_attrs && !store_snap_equal(&snap, &f->snap)) {
+		/* the file changed between two READs of the chunk: its bytes
+		 * are of two versions. The clients' READs are forwarded. */
+		e->ctr.fill_mixed++;
+		fill_plan_cancel(&f->plan, rd->slot);
+		fill_give_up(f);
+		return;
+	}
+	f->have_attrs = 1;
+	f->attrs = *a;
+	f->snap = snap;
+	if (n > want.len || fill_plan_reply(&f->plan, rd->slot, n, ok->eof) != 0) {
+		e->ctr.fill_bad_replies++;
+		fill_plan_cancel(&f->plan, rd->slot);
+		fill_give_up(f);
+		fill_trouble(e, ENGINE_FILL_BAD_READS);
+		return;
+	}
+	/* want lies within the plan's end when it was asked, and f->cap only
+	 * grows with that end */
+	memcpy(c->buf + want.off, ok->data.data_val, n);
+	f->fetched += n;
+	e->ctr.fill_bytes += n;
+	if (!ok->eof && n < want.len)
+		e->ctr.fill_short_reads++;
+	fill_learn(e, &f->plan);
+	fill_plan_size(&f->plan, left_from(a->size, f->cstart));
+	if (fill_plan_end(&f->plan) > f->cap) {
+		/* the file grew, or its size was not known */
+		uint32_t cap = fill_plan_end(&f->plan);
+		uint8_t *b = realloc(c->buf, cap);
+		if (b == NULL) {
+			fill_give_up(f);
+			return;
+		}
+		c->buf = b;
+		f->cap = cap;
+	}
+	if (fill_plan_done(&f->plan)) {
+		fill_complete(f);
+		return;
+	}
+	if (fill_send(f) != 0) {
+		fill_give_up(f);
+		return;
+	}
+	fill_serve_early(f);
+}
+
+static void fill_read_done(int status, void *res, void *priv)
+{
+	struct fill_read *rd = priv;
+	struct fill *f = rd->f;
+	struct engine *e = f->e;
+	READ3res *r = res;
+
+	assert(f->magic == FILL_MAGIC);
+	e->fill_reads_inflight--;
+	if (f->readahead)
+		e->ra_reads--;
 	if (status == 0) {
 		/* what the upstream said about the file and the caller */
 		struct cfs_req fake;
@@ -548,48 +916,26 @@ static void fill_done(int status, void *res, void *priv)
 		fake.prog = NFS_PROGRAM;
 		fake.proc = NFS3_READ;
 		fake.cred = f->cred;
-		fake.args.read = f->args;
+		fake.args.read = rd->args;
 		engine_observe_result(e, &fake, r);
 	}
-	if (c->idx == UINT32_MAX) {
-		/* removed meanwhile (cannot have waiters) */
-	} else if (status != 0 || r->status != NFS3_OK) {
-		fill_failed(e, c);
+	if (f->finished || f->c->idx == UINT32_MAX || status != 0 || r->status != NFS3_OK) {
+		fill_plan_cancel(&f->plan, rd->slot);
+		fill_give_up(f);
 	} else {
-		READ3resok *ok = &r->READ3res_u.resok;
-		uint32_t n = ok->data.data_len;
-
-		c->buf = malloc(n ? n : 1);
-		if (c->buf == NULL) {
-			fill_failed(e, c);
-		} else {
-			memcpy(c->buf, ok->data.data_val, n);
-			c->len = n;
-			c->eof = ok->eof;
-			c->have_attrs = ok->file_attributes.attributes_follow;
-			if (c->have_attrs)
-				c->attrs = ok->file_attributes.post_op_attr_u.attributes;
-			e->ctr.fills++;
-			e->ctr.fill_bytes += n;
-			if (f->readahead)
-				e->ctr.readahead_fills++;
-			c->data_id = store_fill(e, c);
-			chunk_ready(e->objs, c);
-			wake_waiters(c, 0);
-			if (c->data_id == 0)
-				chunk_remove(e->objs, c); /* not reusable without a snapshot */
-		}
+		fill_piece_in(f, rd, &r->READ3res_u.resok);
 	}
-	chunk_release(e->objs, c);
-	f->magic = 0;
-	free(f);
+	if (f->finished && f->plan.nout == 0)
+		fill_free(f);
 }
 
-static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred, int ra)
+static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred,
+                       uint64_t size_hint, int ra)
 {
 	struct fill *f = calloc(1, sizeof(*f));
 	uint32_t cs = (uint32_t)e->cfg->chunk_size;
 
+	assert(c->buf == NULL && c->fill == NULL);
 	if (f == NULL) {
 		fill_failed(e, c);
 		return;
@@ -600,21 +946,26 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
 	f->cred = *cred;
 	f->readahead = ra;
 	memcpy(f->fh, c->obj->fh, c->obj->fhlen);
-	f->args.file.data.data_len = c->obj->fhlen;
-	f->args.file.data.data_val = (char *)f->fh;
-	f->args.offset = chunk_off(c, cs);
-	f->args.count = cs;
-	c->state = CH_FILLING;
-	chunk_hold(c);
-	if (upstream_call(e->up, NFS3_READ, &f->args, cred, fill_done, f) != 0) {
-		chunk_release(e->objs, c);
+	f->cstart = chunk_off(c, cs);
+	fill_plan_init(&f->plan, cs, e->fill_piece, FILL_WINDOW, left_from(size_hint, f->cstart));
+	f->cap = fill_plan_end(&f->plan);
+	c->buf = malloc(f->cap ? f->cap : 1);
+	if (c->buf == NULL) {
 		free(f);
 		fill_failed(e, c);
 		return;
 	}
+	c->state = CH_FILLING;
+	c->fill = f;
+	chunk_hold(c);
 	e->fills_inflight++;
 	if (ra)
 		e->ra_inflight++;
+	if (fill_send(f) != 0 || f->plan.nout == 0) {
+		fill_give_up(f);
+		if (f->plan.nout == 0)
+			fill_free(f);
+	}
 }
 
 /* --- lookup prefetch ----------------------------------------------------------- */
@@ -623,9 +974,9 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
  * and reads it: `tar`, `cp -r`, a compiler reading headers. A small file's
  * bytes are fetched at once, during those round trips, so its READ is
  * answered here instead of waiting on the upstream. Files of at most
- * inline_max bytes (one upstream READ each), within the readahead budget;
- * the fill runs with the caller's credential, and the READ still needs
- * its own caller's READ evidence (engine_read). */
+ * inline_max bytes (a fill of one chunk, a READ or a few), within the
+ * readahead budget; the fill runs with the caller's credential, and the
+ * READ still needs its own caller's READ evidence (engine_read). */
 void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
 			    const struct cfs_cred *cred)
 {
@@ -637,7 +988,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 
 	if (!e->cfg->lookup_prefetch || !pa->attributes_follow || a->type != NF3REG ||
 	    a->size == 0 || a->size > e->cfg->inline_max || e->workers == NULL ||
-	    e->ra_inflight >= MAX_READAHEAD_FILLS || !store_fill_allowed(e->store))
+	    !readahead_room(e, a->size) || !fills_allowed(e))
 		return;
 	if (too_fresh(e, a))
 		return; /* it would not be stored: the READ would fetch it again */
@@ -651,7 +1002,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 		c = chunk_new(e->objs, o, 0, CH_FILLING);
 		if (c) {
 			e->ctr.lookup_prefetches++;
-			fill_start(e, c, cred, 1);
+			fill_start(e, c, cred, a->size, 1);
 		}
 	}
 	cobj_put(e->objs, o);
@@ -664,7 +1015,8 @@ static void op_gather(struct read_op *op)
 {
 	struct engine *e = op->e;
 	struct cobj *o = op->obj;
-	int fill_ok = store_fill_allowed(e->store);
+	int fill_ok = fills_allowed(e);
+	struct chunk *early_c = NULL;
 
 	op->pending = 1; /* held until every chunk is requested */
 	for (uint32_t idx = op->lo; idx <= op->hi; idx++) {
@@ -688,7 +1040,7 @@ static void op_gather(struct read_op *op)
 				c = chunk_new(e->objs, o, idx, CH_FILLING);
 				if (c) {
 					op->filled = 1;
-					fill_start(e, c, &op->req->cred, 0);
+					fill_start(e, c, &op->req->cred, size_hint(o), 0);
 					/* a failed start removed c */
 					c = chunk_find(o, idx);
 				}
@@ -704,12 +1056,31 @@ static void op_gather(struct read_op *op)
 		}
 		chunk_hold(c);
 		op->chunks[idx - op->lo] = c;
-		if (c->state != CH_READY && add_waiter(c, op) != 0) {
-			op->fallback = 1;
-			break;
+		if (c->state != CH_READY) {
+			/* a range within one chunk being filled can be answered
+			 * before the chunk is complete (fill_serve_early) */
+			int early = c->state == CH_FILLING && op->lo == op->hi && !op->have_rec;
+			uint64_t cstart = (uint64_t)idx * op->cs;
+			uint64_t to = op->off + op->count - cstart;
+
+			if (add_waiter(c, op, early, early ? (uint32_t)(op->off - cstart) : 0,
+			               to > op->cs ? op->cs : (uint32_t)to) != 0) {
+				op->fallback = 1;
+				break;
+			}
+			if (early)
+				early_c = c;
 		}
 	}
+	if (early_c)
+		chunk_hold(early_c); /* op may be gone after op_chunk_done() */
 	op_chunk_done(op);
+	if (early_c) {
+		/* the bytes may be in already (another reader's fill) */
+		if (early_c->fill)
+			fill_serve_early(early_c->fill);
+		chunk_release(e->objs, early_c);
+	}
 }
 
 /* --- the READ entry point ------------------------------------------------------- */

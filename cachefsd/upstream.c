@@ -20,6 +20,7 @@
  * only by that answer. An outage starts when the last connection that was
  * up fails and ends at the first answer; it is logged once at each end. */
 #include "upstream.h"
+#include "fillplan.h"
 #include "log.h"
 #include "proto.h"
 
@@ -1227,11 +1228,20 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 		if (boot_wait(&b, deadline) != 0)
 			goto boot_failed_pool;
 	}
-	log_info("upstream %s:%s mounted (nfs port %d, mount port %d, %d connections, rtmax %u, "
-		 "wtmax %u)",
-		 up->info.url.host, up->info.url.path, up->info.url.nfsport,
-		 up->info.url.mountport, up->nconns, up->info.fsinfo.rtmax,
-		 up->info.fsinfo.wtmax);
+	{
+		/* what fills will ask (read.c uses the same rule) */
+		uint32_t cs = (uint32_t)cfg->chunk_size;
+		uint32_t piece = fill_read_size(up->info.fsinfo.rtmax, cs);
+
+		log_info("upstream %s:%s mounted (nfs port %d, mount port %d, %d connections, "
+		         "rtmax %u, rtpref %u, wtmax %u); fills: %u READ%s of %u KiB per %u KiB "
+		         "chunk",
+		         up->info.url.host, up->info.url.path, up->info.url.nfsport,
+		         up->info.url.mountport, up->nconns, up->info.fsinfo.rtmax,
+		         up->info.fsinfo.rtpref, up->info.fsinfo.wtmax,
+		         fill_reads_per_chunk(piece, cs),
+		         fill_reads_per_chunk(piece, cs) == 1 ? "" : "s", piece / 1024, cs / 1024);
+	}
 	*out = up;
 	return 0;
 
@@ -1286,6 +1296,11 @@ void upstream_stop(struct upstream *up)
 const struct upstream_info *upstream_info(const struct upstream *up)
 {
 	return &up->info;
+}
+
+int upstream_max_inflight(const struct upstream *up)
+{
+	return INFLIGHT_PER_CONN * up->nconns;
 }
 
 const struct upstream_counters *upstream_counters(const struct upstream *up)

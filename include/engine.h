@@ -67,6 +67,12 @@ struct engine_counters {
 	uint64_t data_drops;	    /* cached data dropped: the upstream file changed */
 	uint64_t stores;	    /* chunks / inline files written to the cache */
 	uint64_t fresh_skips;	    /* fills not stored: the file changed too recently */
+	uint64_t fill_reads;        /* upstream READs sent by fills (a chunk may take several) */
+	uint64_t fill_short_reads;  /* fill READs answered with fewer bytes than asked before EOF */
+	uint64_t fill_mixed;        /* fills given up: their READs' attributes disagreed */
+	uint64_t fill_noattrs;      /* fills given up: a READ reply carried no attributes */
+	uint64_t fill_bad_replies;  /* fills given up: a READ reply could not be used */
+	uint64_t fill_early;        /* READs answered from a fill before its chunk was complete */
 	/* coherence */
 	uint64_t meta_hits;	    /* metadata calls answered from the cache (ttl mode) */
 	uint64_t meta_misses;	    /* ... that had to go upstream */
@@ -124,7 +130,29 @@ void engine_invalidate_meta(struct engine *e);
  * metadata cache (it would not be kept current). */
 void engine_reconfigure(struct engine *e);
 
-/* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO. */
+/* Why fills are paused: caching is impossible for now, READs pass
+ * through, and fills are tried again every minute. */
+enum engine_fill_block {
+	ENGINE_FILL_OK = 0,
+	ENGINE_FILL_NO_ATTRS,  /* READ replies carry no file attributes: nothing can be stored */
+	ENGINE_FILL_BAD_READS, /* READ replies are unusable (more bytes than asked, none before
+	                          EOF, no progress) */
+};
+
+/* How fills fetch a chunk from the upstream, and whether they can. */
+struct engine_fill_state {
+	uint32_t chunk_size;
+	uint32_t read_size; /* bytes per fill READ: rtmax, or less if the server answers less */
+	uint32_t reads_per_chunk; /* READs one full chunk takes */
+	int blocked;              /* enum engine_fill_block */
+};
+void engine_fill_state(const struct engine *e, struct engine_fill_state *out);
+/* Stable names for enum engine_fill_block ("none", "no_read_attributes",
+ * "bad_read_replies"), for info lines and metric labels. */
+const char *engine_fill_block_name(int blocked);
+
+/* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO
+ * (the upstream's own answer, so never above what the upstream allows). */
 void engine_clamp_fsinfo(FSINFO3resok *r);
 
 /* Normalises a MOUNT path in place: collapses repeated '/', drops a

@@ -171,6 +171,9 @@ int upstream_call_for(struct upstream *up, uint32_t proc, void *args,
 		      const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
 		      void *priv);
 
+/* Calls the pool sends at once at most (beyond, they wait in its queue):
+ * budgets for the proxy's own calls (fills, readahead) are taken from it. */
+int upstream_max_inflight(const struct upstream *up);
 const struct upstream_info *upstream_info(const struct upstream *up);
 const struct upstream_counters *upstream_counters(const struct upstream *up);
 

@@ -176,6 +176,7 @@ b_link_bytes()
 # --- the upstream: nfs-ganesha (FSAL VFS) in the namespace -------------------
 # b_start_upstream EXPORT_DIR: sets UP_NFSPORT UP_MNTPORT UP_PID (ports inside
 # the namespace, on $B_NS_IP), UP_PSEUDO (the NFSv4 path, for the peer).
+# B_UP_EXPORT_OPTS, when set, goes into the EXPORT block (--upstream-rtmax).
 b_start_upstream()
 {
 	local dir=$1 conf=$B_TMP/up-ganesha.conf
@@ -205,6 +206,7 @@ EXPORT {
 	Transports = TCP;
 	SecType = sys;
 	FSAL { Name = VFS; }
+	${B_UP_EXPORT_OPTS:-}
 }
 EOF
 	ip netns exec "$B_NS" ganesha.nfsd -F -f "$conf" -L "$B_TMP/up-ganesha.log" \

@@ -184,6 +184,9 @@ h_start_rpcbind()
 # h_start_ganesha NAME [EXPORT_DIR]
 # Sets H_EXPORT_<NAME> (the export's real path, what NFSv3 clients mount),
 # H_NFSPORT_<NAME>, H_MNTPORT_<NAME>, H_PID_<NAME>, H_URL_<NAME>.
+# H_GANESHA_EXPORT_OPTS, when set, is added inside the EXPORT block, e.g.
+#   H_GANESHA_EXPORT_OPTS='MaxRead = 65536; PrefRead = 65536;' h_start_ganesha up
+# (a filer with a 64 KiB READ limit, like NetApp ONTAP's default).
 h_start_ganesha()
 {
 	local name=$1 dir=${2:-$H_TMP/$1-export}
@@ -220,6 +223,7 @@ EXPORT {
 	# kernel server (the external-writer tests make them)
 	Attr_Expiration_Time = 0;
 	FSAL { Name = VFS; }
+	${H_GANESHA_EXPORT_OPTS:-}
 }
 EOF
 	ganesha.nfsd -F -f "$conf" -L "$H_TMP/$name-ganesha.log" -p "$H_TMP/$name-ganesha.pid" \

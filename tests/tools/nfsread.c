@@ -5,11 +5,13 @@
  *
  *   nfsread --port P [--mountport M] [--host H] (--export PATH --path REL | --fh HEX)
  *           [--offset N] [--length N] [--rsize N] [--uid U --gid G [--gids a,b]]
- *           [--out FILE] [--print-fh] [--timeout S]
+ *           [--out FILE] [--print-fh] [--print-reads] [--timeout S]
  *
  * Writes the bytes to --out (or stdout). --print-fh prints the handle in hex
- * on stderr (as "fh HEX"). MOUNT goes to --port too (the proxy serves
- * both), or to --mountport (a server's own mountd). Exit: 0 read to EOF or --length; 3 an NFS error
+ * on stderr (as "fh HEX"); --print-reads the READs it took and the largest
+ * answer (as "reads N max M": a server's READ limit shows). MOUNT goes to
+ * --port too (the proxy serves both), or to --mountport (a server's own
+ * mountd). Exit: 0 read to EOF or --length; 3 an NFS error
  * (its nfsstat3 is printed, e.g. "status NFS3ERR_ACCES"); 1 RPC or
  * connection failure; 2 usage. */
 #include <errno.h>
@@ -168,20 +170,26 @@ static void usage(void)
 	fprintf(stderr, "usage: nfsread --port P [--mountport M] [--host H]\n"
 	                "               (--export PATH --path REL | --fh HEX)\n"
 	                "               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
-	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--timeout S]\n");
+	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--print-reads]\n"
+	                "               [--timeout S]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *fhhex = NULL, *out = NULL;
-	int port = 0, mountport = 0, print_fh = 0, ofd = 1;
+	int port = 0, mountport = 0, print_fh = 0, print_reads = 0, ofd = 1;
+	uint32_t nreads = 0, maxgot = 0;
 	unsigned long long offset = 0, length = ~0ULL;
 	uint32_t rsize = 1 << 20, uid = 0, gid = 0, gids[16], ngids = 0;
 	static struct waiter w;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--print-reads") == 0) {
+			print_reads = 1;
+			continue;
+		}
 		if (strcmp(a, "--print-fh") == 0) {
 			print_fh = 1;
 			continue;
@@ -331,11 +339,16 @@ int main(int argc, char **argv)
 			perror("write");
 			return 1;
 		}
+		nreads++;
+		if (w.len > maxgot)
+			maxgot = w.len;
 		offset += w.len;
 		length -= w.len < length ? w.len : length;
 		if (w.eof || w.len == 0)
 			break;
 	}
+	if (print_reads)
+		fprintf(stderr, "reads %u max %u\n", nreads, maxgot);
 	if (ofd != 1)
 		close(ofd);
 	return 0;

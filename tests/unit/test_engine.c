@@ -59,6 +59,17 @@ static void test_fsinfo_clamp(void **state)
 	assert_int_equal(r.wtpref, 64 << 10);
 	assert_int_equal(r.dtpref, CFS_MAX_IO);
 	assert_true(r.maxfilesize == 1ULL << 50);
+
+	/* a filer with a 64 KiB READ limit (ONTAP's default): clients are
+	 * offered exactly that, never more, whatever rtpref says */
+	memset(&r, 0, sizeof(r));
+	r.rtmax = 64 << 10;
+	r.rtpref = 1 << 20;
+	r.wtmax = 64 << 10;
+	engine_clamp_fsinfo(&r);
+	assert_int_equal(r.rtmax, 64 << 10);
+	assert_int_equal(r.rtpref, 64 << 10);
+	assert_int_equal(r.wtpref, 64 << 10);
 }
 
 static void test_url(void **state)
