@@ -75,6 +75,11 @@ h_start_cachefsd px relay --reconnect-max "$CAP" --upstream-connections "$CONNS"
 P="nfsport=$H_PORT_px&mountport=$H_PORT_px"
 U="nfs://127.0.0.1$E"
 nfs-ls "$U/dir?$P" >/dev/null || h_fail "nfs-ls through the relay failed before the outage"
+# every connection of the pool comes up (the status file lags up to 100 ms)
+for i in $(seq 1 50); do
+	[ "$(rst forwarded)" -ge "$CONNS" ] && break
+	sleep 0.1
+done
 [ "$(rst forwarded)" -ge "$CONNS" ] || h_fail "cachefsd does not go through the relay ($(rst forwarded) relayed)"
 lost0=$(grep -c 'connection lost' "$H_LOG_px")
 reg0=$(grep -c 'connection regained' "$H_LOG_px")
