@@ -205,7 +205,9 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 
 void engine_send_failed(struct engine *e, struct cfs_req *req, int rc)
 {
-	log_warn("client %s: cannot forward %s: %s", proto_req_peer(req),
+	static struct log_limit lim;
+
+	log_limited(&lim, CFS_LOG_WARN, "client %s: cannot forward %s: %s", proto_req_peer(req),
 	         proto_proc_name(req->prog, req->proc),
 	         rc == -E2BIG ? "larger than libnfs's 4 KiB call buffer (NAMETOOLONG)"
 	                      : strerror(-rc));

@@ -166,6 +166,13 @@ static void before_sleep(struct loop *l, void *arg)
 		loop_stop(l);
 }
 
+static void log_tick(struct loop *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	log_limit_flush();
+}
+
 /* Network and FUSE filesystems are refused: LMDB needs local file locking
  * and mmap coherence, and a cache on the network defeats its purpose. */
 static const char *remote_fs_name(long type)
@@ -485,6 +492,8 @@ int main(int argc, char **argv)
 		log_init(1, d.cfg.log_level);
 	}
 	loop_before_sleep(d.loop, before_sleep, &d);
+	/* summaries of rate-limited log lines (log_limited) */
+	loop_timer_add(d.loop, 1000, 1000, log_tick, NULL);
 	loop_run(d.loop);
 
 	log_info("shutting down");

@@ -784,9 +784,11 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		}
 		if (++c->lost >= UPSTREAM_MAX_LOST) {
 			up->ctr.dropped_calls++;
-			log_warn("upstream %s: the connection closed %d times while procedure %u "
-			         "was in flight: given up (the server will not take it)",
-			         up->info.url.host, c->lost, c->proc);
+			static struct log_limit lim;
+			log_limited(&lim, CFS_LOG_WARN,
+			            "upstream %s: the connection closed %d times while procedure %u "
+			            "was in flight: given up (the server will not take it)",
+			            up->info.url.host, c->lost, c->proc);
 			c->cb(-ECONNRESET, NULL, c->priv);
 			call_free(c);
 			return;
@@ -822,8 +824,14 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		 * handed on as it came */
 		up->ctr.rpc_errors++;
 		rc = upstream_rpc_status(data);
-		log_warn("upstream: %s failed: %s (%s)", proto_proc_name(NFS_PROGRAM, c->proc),
-		         upstream_strerror(rc), data ? (const char *)data : "?");
+		{
+			/* clients choose what the server refuses (AUTH_NONE, a
+			 * flavour it does not take): one line per window */
+			static struct log_limit lim;
+			log_limited(&lim, CFS_LOG_WARN, "upstream: %s failed: %s (%s)",
+			            proto_proc_name(NFS_PROGRAM, c->proc), upstream_strerror(rc),
+			            data ? (const char *)data : "?");
+		}
 		break;
 	}
 	c->cb(rc, rc == 0 ? data : NULL, c->priv);
