@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 enum cfg_type {
 	CFG_STR,
@@ -59,11 +60,20 @@ static const struct cfg_key keys[] = {
 	 "where SIGUSR1 writes every counter (default: <cache_dir>/stats)"},
 	{"client_max_inflight", CFG_INT, OFF(client_max_inflight), "256", 1, 65536, "N",
 	 "calls one client connection may have in flight before it is not read"},
+	{"client_idle_timeout", CFG_INT, OFF(client_idle_timeout), "360", 0, 86400 * 7, "SECONDS",
+	 "close a client connection that sent nothing for this long and waits for nothing "
+	 "(NFS clients reconnect when they need to); 0: never"},
+	{"client_memory_max", CFG_SIZE, OFF(client_memory_max), "256M", 16 << 20, 1L << 40, "SIZE",
+	 "memory all client connections may hold (records being received, calls in flight, "
+	 "replies not yet sent); beyond it no new call is read and stalled connections are "
+	 "closed, biggest first"},
 	{"allow", CFG_ALLOW, OFF(allow), "127.0.0.0/8, ::1", 0, 0, "CIDR,...",
 	 "client networks allowed to connect and mount"},
-	{"secure_ports", CFG_BOOL, OFF(secure_ports), "false", 0, 1, "BOOL",
+	{"secure_ports", CFG_BOOL, OFF(secure_ports), "true", 0, 1, "BOOL",
 	 "refuse clients whose source port is 1024 or above (MNT: MNT3ERR_ACCES; NFS: "
-	 "AUTH_TOOWEAK)"},
+	 "AUTH_TOOWEAK), as the filer does by default: only root on a client host can use a "
+	 "port below 1024, so no other user there can claim a uid; false for clients behind "
+	 "NAT or unprivileged user-space clients"},
 	{"root_squash", CFG_BOOL, OFF(root_squash), "false", 0, 1, "BOOL",
 	 "forward calls of uid 0 as anon_uid/anon_gid"},
 	{"anon_uid", CFG_INT, OFF(anon_uid), "65534", 0, 2147483647, "UID",
@@ -334,6 +344,29 @@ static int addr_port_ok(const char *v)
 	return *end == 0 && port >= 1 && port <= 65535;
 }
 
+/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address) with a port
+ * 1..65535 written in digits: getaddrinfo() would take 99999 and bind some
+ * other port. */
+static int listen_ok(const char *v)
+{
+	const char *colon;
+
+	if (v[0] == '[') {
+		const char *end = strchr(v, ']');
+		if (end == NULL || end == v + 1 || end[1] != ':')
+			return 0;
+		colon = end + 1;
+	} else {
+		colon = strrchr(v, ':');
+		if (colon == NULL)
+			return 0;
+	}
+	if (colon[1] == 0 || strlen(colon + 1) > 5 || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return 0;
+	long port = strtol(colon + 1, NULL, 10);
+	return port >= 1 && port <= 65535;
+}
+
 /* Rules on one key's value alone, checked as it is set so that a mistake
  * in a file names its line (rules across keys: config_validate()). */
 static int check_value(const char *key, const char *v, uint64_t n, char *err, size_t errlen)
@@ -342,8 +375,8 @@ static int check_value(const char *key, const char *v, uint64_t n, char *err, si
 		errf(err, errlen, "'%s' is not an nfs:// URL", v);
 	else if (strcmp(key, "export_path") == 0 && v[0] != '/')
 		errf(err, errlen, "'%s' must start with /", v);
-	else if (strcmp(key, "listen") == 0 && strrchr(v, ':') == NULL)
-		errf(err, errlen, "'%s' is not ADDR:PORT", v);
+	else if (strcmp(key, "listen") == 0 && !listen_ok(v))
+		errf(err, errlen, "'%s' is not ADDR:PORT (port 1..65535)", v);
 	else if (strcmp(key, "control_socket") == 0 && v[0] != '/')
 		errf(err, errlen, "'%s' must be an absolute path", v);
 	else if (strcmp(key, "control_socket") == 0 && strlen(v) > 107)
@@ -496,6 +529,16 @@ int config_load_file(struct cfs_config *c, const char *path, char *err, size_t e
 		errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -errno;
 	}
+	{
+		/* fopen() opens a directory, and reading it fails at once:
+		 * it would pass as an empty file */
+		struct stat st;
+		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			errf(err, errlen, "%s: is a directory, not a configuration file", path);
+			fclose(f);
+			return -EISDIR;
+		}
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *p, *eq, *key, *val;
 
@@ -548,6 +591,12 @@ int config_load_file(struct cfs_config *c, const char *path, char *err, size_t e
 			fclose(f);
 			return -EINVAL;
 		}
+	}
+	if (ferror(f)) {
+		int e = errno ? errno : EIO;
+		errf(err, errlen, "%s: cannot read: %s", path, strerror(e));
+		fclose(f);
+		return -e;
 	}
 	fclose(f);
 	return 0;
@@ -759,7 +808,7 @@ static const char *const live_keys[] = {
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
-	"reconnect_max",
+	"reconnect_max", "client_idle_timeout", "client_memory_max",
 };
 
 int config_key_live(const char *key)

@@ -122,6 +122,16 @@ void ops_write_stats(const struct ops_env *env, FILE *out)
 	KV("rpc_conns_accepted", proto_counters.conns_accepted);
 	KV("rpc_conns_refused", proto_counters.conns_refused);
 	KV("rpc_mounts_insecure", proto_counters.mounts_insecure);
+	KV("rpc_conns_idle_closed", proto_counters.conns_idle_closed);
+	KV("rpc_conns_evicted", proto_counters.conns_evicted);
+	KV("rpc_conns_memory_closed", proto_counters.conns_memory_closed);
+	KV("rpc_accept_fd_episodes", proto_counters.accept_fd_episodes);
+	KV("rpc_accept_fd_waits", proto_counters.accept_fd_waits);
+	KV("rpc_accept_pauses", proto_counters.accept_pauses);
+	KV("client_memory_bytes", proto_counters.client_memory);
+	KV("client_memory_paused", proto_counters.client_memory_paused);
+	KV("client_memory_pauses", proto_counters.client_memory_pauses);
+	KV("log_lines_suppressed", log_limit_suppressed());
 	KV("rpc_bytes_in", proto_counters.bytes_in);
 	KV("rpc_bytes_out", proto_counters.bytes_out);
 	KV("control_requests", cc->requests);
@@ -1178,7 +1188,9 @@ static void accept_io(struct loop *l, int fd, int revents, void *arg)
 			static const char msg[] = ".error permission denied (root only)\n";
 			if (write(cfd, msg, sizeof(msg) - 1) < 0)
 				log_debug("control: %s", strerror(errno));
-			log_warn("control: refused a connection from uid %d", (int)cr.uid);
+			static struct log_limit lim;
+			log_limited(&lim, CFS_LOG_WARN, "control: refused a connection from uid %d",
+			            (int)cr.uid);
 			close(cfd);
 			continue;
 		}

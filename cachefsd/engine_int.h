@@ -22,6 +22,12 @@ struct engine {
 	struct cobj_table *objs;
 	char *export_path;
 	struct mount_entry *mounts;
+	/* MNT walks (mount.c): at most MNT_WALKS_MAX at once and one per
+	 * client connection; the others wait, first in first out */
+	struct mnt_walk *mnt_wait_head, *mnt_wait_tail;
+	struct mnt_walk *mnt_active;
+	int mnt_nactive;
+	int mnt_scheduling, mnt_again;
 	struct engine_counters ctr;
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
@@ -145,6 +151,7 @@ void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status)
 void engine_reply_failure(struct engine *e, struct cfs_req *req, int status);
 /* MOUNT program (mount.c). */
 void mount_submit(struct engine *e, struct cfs_req *req);
+/* Frees the mount list and drops the MNTs still waiting for a walk. */
 void mount_free_all(struct engine *e);
 
 #endif

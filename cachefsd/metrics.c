@@ -159,6 +159,33 @@ static void render(const struct ops_env *env, FILE *f)
 	        proto_counters.conns_accepted);
 	counter(f, "cachefsd_client_connections_refused_total",
 	        "Client connections refused (allow list).", proto_counters.conns_refused);
+	family(f, "cachefsd_client_connections_closed_total", "counter",
+	       "Client connections the proxy closed to bound its resources, by reason.");
+	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"idle\"} %llu\n",
+	        (unsigned long long)proto_counters.conns_idle_closed);
+	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"make_room\"} %llu\n",
+	        (unsigned long long)proto_counters.conns_evicted);
+	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"memory\"} %llu\n",
+	        (unsigned long long)proto_counters.conns_memory_closed);
+	counter(f, "cachefsd_accept_descriptor_shortages_total",
+	        "Times new clients found no descriptor (EMFILE, ENFILE or the client limit).",
+	        proto_counters.accept_fd_episodes);
+	counter(f, "cachefsd_accept_descriptor_waits_total",
+	        "Accepts that failed or waited for lack of a descriptor.",
+	        proto_counters.accept_fd_waits);
+	gauge(f, "cachefsd_client_memory_bytes",
+	      "Memory held for client connections: records being received, calls in flight, "
+	      "replies not yet sent.",
+	      proto_counters.client_memory);
+	gauge(f, "cachefsd_client_memory_over_limit",
+	      "1 while clients hold more than client_memory_max (no new calls are read).",
+	      proto_counters.client_memory_paused);
+	counter(f, "cachefsd_client_memory_over_limit_total",
+	        "Times clients went over client_memory_max.", proto_counters.client_memory_pauses);
+	counter(f, "cachefsd_log_lines_suppressed_total",
+	        "Repeated log lines held back by the rate limit (each window ends in a summary "
+	        "line with their count).",
+	        log_limit_suppressed());
 	family(f, "cachefsd_client_bytes_total", "counter",
 	       "RPC record bytes between clients and the proxy.");
 	fprintf(f, "cachefsd_client_bytes_total{direction=\"received\"} %llu\n",

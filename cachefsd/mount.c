@@ -4,7 +4,14 @@
  * start-up); MNT of a path below it walks there with LOOKUPs upstream as the
  * caller, like a server that lets clients mount a subdirectory of an
  * export. EXPORT lists the one export; DUMP/UMNT/UMNTALL keep the list of
- * who mounted what (informational, as on any server). */
+ * who mounted what (informational, as on any server).
+ *
+ * A walk costs up to MNT_MAX_DEPTH upstream LOOKUPs for one small call, so
+ * walks are bounded: at most MNT_WALKS_MAX run at once and one per client
+ * connection; other MNTs wait in arrival order, and when a walk ends,
+ * every waiting MNT of the same path by the same credential gets its
+ * answer (they overlapped it). 2000 pipelined MNTs of one deep path cost
+ * one walk. */
 #include "engine_int.h"
 #include "log.h"
 #include "proto.h"
@@ -15,19 +22,24 @@
 
 #define MNT_MAGIC 0x4d4e5431u /* "MNT1" */
 #define MNT_MAX_DEPTH 64
+#define MNT_WALKS_MAX 8
 
 struct mnt_walk {
 	uint32_t magic;
 	struct engine *e;
 	struct cfs_req *req;
 	char *path;  /* owned copy of the part below the export, '/'-separated */
-	char *next;  /* next component in path */
+	char *nextc; /* next component in path */
 	uint8_t fh[NFS3_FHSIZE];
 	uint32_t fh_len;
 	LOOKUP3args args; /* kept until the callback (re-send after reconnect) */
 	int depth;
 	uint64_t t_us; /* when the LOOKUP in flight was issued */
+	struct mnt_walk *next; /* on the engine's wait or active list */
 };
+
+static void walk_step(struct mnt_walk *w);
+static void walk_free(struct mnt_walk *w);
 
 int engine_normalize_path(char *path)
 {
@@ -116,6 +128,14 @@ static void mounts_remove(struct engine *e, const char *host, const char *dir)
 
 void mount_free_all(struct engine *e)
 {
+	while (e->mnt_wait_head) {
+		struct mnt_walk *w = e->mnt_wait_head;
+		e->mnt_wait_head = w->next;
+		proto_drop(w->req);
+		walk_free(w);
+	}
+	e->mnt_wait_tail = NULL;
+	e->ctr.mount_walks_waiting = 0;
 	while (e->mounts) {
 		struct mount_entry *m = e->mounts;
 		e->mounts = m->next;
@@ -151,7 +171,108 @@ static void walk_free(struct mnt_walk *w)
 	free(w);
 }
 
-static void walk_step(struct mnt_walk *w);
+static void list_remove(struct mnt_walk **head, struct mnt_walk **tail, struct mnt_walk *w)
+{
+	struct mnt_walk *prev = NULL;
+
+	for (struct mnt_walk *x = *head; x; prev = x, x = x->next) {
+		if (x != w)
+			continue;
+		if (prev)
+			prev->next = x->next;
+		else
+			*head = x->next;
+		if (tail && *tail == x)
+			*tail = prev;
+		x->next = NULL;
+		return;
+	}
+}
+
+static int conn_walking(const struct engine *e, const struct proto_conn *conn)
+{
+	if (conn == NULL)
+		return 0;
+	for (const struct mnt_walk *a = e->mnt_active; a; a = a->next)
+		if (a->req->conn == conn)
+			return 1;
+	return 0;
+}
+
+/* Starts waiting walks while slots are free: the first in line whose
+ * connection has none running. A walk answered without the upstream (ttl
+ * mode) ends inside walk_step() and schedules again: that is a flag here,
+ * not a recursion. */
+static void mnt_schedule(struct engine *e)
+{
+	if (e->mnt_scheduling) {
+		e->mnt_again = 1;
+		return;
+	}
+	e->mnt_scheduling = 1;
+	do {
+		e->mnt_again = 0;
+		while (e->mnt_nactive < MNT_WALKS_MAX && !e->stopping) {
+			struct mnt_walk *w = e->mnt_wait_head;
+
+			while (w && conn_walking(e, w->req->conn))
+				w = w->next;
+			if (w == NULL)
+				break;
+			list_remove(&e->mnt_wait_head, &e->mnt_wait_tail, w);
+			e->ctr.mount_walks_waiting--;
+			if (!proto_req_alive(w->req)) {
+				proto_drop(w->req); /* its client went away */
+				walk_free(w);
+				continue;
+			}
+			w->next = e->mnt_active;
+			e->mnt_active = w;
+			e->mnt_nactive++;
+			e->ctr.mount_walks++;
+			walk_step(w);
+		}
+	} while (e->mnt_again);
+	e->mnt_scheduling = 0;
+}
+
+static void mounted(struct engine *e, struct cfs_req *req, const uint8_t *fh, uint32_t fh_len);
+
+/* w's walk ended with st (MNT3_OK with fh): the answer of w and of every
+ * waiting MNT of the same path and credential; -1 drops them all (the
+ * upstream is going away). */
+static void walk_end(struct mnt_walk *w, int st, const uint8_t *fh, uint32_t fh_len)
+{
+	struct engine *e = w->e;
+	struct mnt_walk *x = e->mnt_wait_head, *next;
+
+	for (; x; x = next) {
+		next = x->next;
+		if (strcmp(x->req->args.mntpath, w->req->args.mntpath) != 0 ||
+		    !cfs_cred_equal(&x->req->cred, &w->req->cred))
+			continue;
+		list_remove(&e->mnt_wait_head, &e->mnt_wait_tail, x);
+		e->ctr.mount_walks_waiting--;
+		e->ctr.mount_walks_shared++;
+		if (st < 0)
+			proto_drop(x->req);
+		else if (st == MNT3_OK)
+			mounted(e, x->req, fh, fh_len);
+		else
+			reply_mnt(x->req, (mountstat3)st, NULL, 0);
+		walk_free(x);
+	}
+	if (st < 0)
+		proto_drop(w->req);
+	else if (st == MNT3_OK)
+		mounted(e, w->req, fh, fh_len);
+	else
+		reply_mnt(w->req, (mountstat3)st, NULL, 0);
+	list_remove(&e->mnt_active, NULL, w);
+	e->mnt_nactive--;
+	walk_free(w);
+	mnt_schedule(e);
+}
 
 static void walk_done(int status, void *res, void *priv)
 {
@@ -173,30 +294,26 @@ static void walk_done(int status, void *res, void *priv)
 		engine_observe_result(w->e, &fake, r);
 	}
 	if (status != 0) {
-		if (status == -ECANCELED)
-			proto_drop(w->req);
-		else
-			reply_mnt(w->req, status == UPSTREAM_E_DENIED ? MNT3ERR_ACCES : MNT3ERR_IO,
-			          NULL, 0);
-		walk_free(w);
+		walk_end(w,
+		         status == -ECANCELED		? -1
+		         : status == UPSTREAM_E_DENIED ? MNT3ERR_ACCES
+		                                       : MNT3ERR_IO,
+		         NULL, 0);
 		return;
 	}
 	if (r->status != NFS3_OK) {
-		reply_mnt(w->req, mountstat_of(r->status), NULL, 0);
-		walk_free(w);
+		walk_end(w, mountstat_of(r->status), NULL, 0);
 		return;
 	}
 	nfs_fh3 *obj = &r->LOOKUP3res_u.resok.object;
 	if (obj->data.data_len == 0 || obj->data.data_len > NFS3_FHSIZE) {
-		reply_mnt(w->req, MNT3ERR_SERVERFAULT, NULL, 0);
-		walk_free(w);
+		walk_end(w, MNT3ERR_SERVERFAULT, NULL, 0);
 		return;
 	}
 	post_op_attr *a = &r->LOOKUP3res_u.resok.obj_attributes;
 	if (a->attributes_follow && a->post_op_attr_u.attributes.type != NF3DIR) {
 		/* only directories can be mounted (and walked through) */
-		reply_mnt(w->req, MNT3ERR_NOTDIR, NULL, 0);
-		walk_free(w);
+		walk_end(w, MNT3ERR_NOTDIR, NULL, 0);
 		return;
 	}
 	memcpy(w->fh, obj->data.data_val, obj->data.data_len);
@@ -218,9 +335,8 @@ static int walk_cached(struct mnt_walk *w, const char *name, int *done)
 	*done = 0;
 	if (known == 0) {
 		w->e->ctr.meta_hits++;
-		reply_mnt(w->req, MNT3ERR_NOENT, NULL, 0);
 		*done = 1;
-		walk_free(w);
+		walk_end(w, MNT3ERR_NOENT, NULL, 0);
 		return 1;
 	}
 	if (known < 0)
@@ -230,14 +346,20 @@ static int walk_cached(struct mnt_walk *w, const char *name, int *done)
 		return 0; /* the name is known, what it is not: ask */
 	w->e->ctr.meta_hits++;
 	if (attrs.type != NF3DIR) {
-		reply_mnt(w->req, MNT3ERR_NOTDIR, NULL, 0);
 		*done = 1;
-		walk_free(w);
+		walk_end(w, MNT3ERR_NOTDIR, NULL, 0);
 		return 1;
 	}
 	memcpy(w->fh, child, len);
 	w->fh_len = len;
 	return 1;
+}
+
+static void mounted(struct engine *e, struct cfs_req *req, const uint8_t *fh, uint32_t fh_len)
+{
+	mounts_add(e, proto_req_peer(req), req->args.mntpath);
+	log_debug("client %s mounted %s", proto_req_peer(req), req->args.mntpath);
+	reply_mnt(req, MNT3_OK, fh, fh_len);
 }
 
 static void walk_step(struct mnt_walk *w)
@@ -246,25 +368,21 @@ static void walk_step(struct mnt_walk *w)
 	int rc;
 
 next:
-	name = w->next;
+	name = w->nextc;
 	if (name == NULL || *name == 0) {
-		mounts_add(w->e, proto_req_peer(w->req), w->req->args.mntpath);
-		log_debug("client %s mounted %s", proto_req_peer(w->req), w->req->args.mntpath);
-		reply_mnt(w->req, MNT3_OK, w->fh, w->fh_len);
-		walk_free(w);
+		walk_end(w, MNT3_OK, w->fh, w->fh_len);
 		return;
 	}
 	if (++w->depth > MNT_MAX_DEPTH) {
-		reply_mnt(w->req, MNT3ERR_NAMETOOLONG, NULL, 0);
-		walk_free(w);
+		walk_end(w, MNT3ERR_NAMETOOLONG, NULL, 0);
 		return;
 	}
 	slash = strchr(name, '/');
 	if (slash) {
 		*slash = 0;
-		w->next = slash + 1;
+		w->nextc = slash + 1;
 	} else {
-		w->next = NULL;
+		w->nextc = NULL;
 	}
 	if (meta_enabled(w->e)) {
 		int done;
@@ -282,10 +400,8 @@ next:
 	w->args.what.name = name;
 	w->t_us = loop_clock_us();
 	rc = upstream_call(w->e->up, NFS3_LOOKUP, &w->args, &w->req->cred, walk_done, w);
-	if (rc != 0) {
-		reply_mnt(w->req, MNT3ERR_SERVERFAULT, NULL, 0);
-		walk_free(w);
-	}
+	if (rc != 0)
+		walk_end(w, MNT3ERR_SERVERFAULT, NULL, 0);
 }
 
 static void do_mnt(struct engine *e, struct cfs_req *req)
@@ -296,8 +412,11 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 	const struct sockaddr_storage *peer = proto_req_peer_addr(req);
 
 	if (peer && !config_allowed(e->cfg, peer)) {
+		static struct log_limit lim;
+
 		e->ctr.mounts_refused++;
-		log_warn("client %s: MNT %s refused (not in allow)", proto_req_peer(req), path);
+		log_limited(&lim, CFS_LOG_WARN, "client %s: MNT %s refused (not in allow)",
+		            proto_req_peer(req), path);
 		reply_mnt(req, MNT3ERR_ACCES, NULL, 0);
 		return;
 	}
@@ -307,9 +426,7 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 		return;
 	}
 	if (strcmp(path, e->export_path) == 0) {
-		mounts_add(e, proto_req_peer(req), path);
-		log_debug("client %s mounted %s", proto_req_peer(req), path);
-		reply_mnt(req, MNT3_OK, ui->root_fh, ui->root_fh_len);
+		mounted(e, req, ui->root_fh, ui->root_fh_len);
 		return;
 	}
 	const char *below = NULL;
@@ -318,9 +435,11 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 	else if (strncmp(path, e->export_path, el) == 0 && path[el] == '/')
 		below = path + el + 1;
 	if (below == NULL) {
+		static struct log_limit lim;
+
 		e->ctr.mounts_refused++;
-		log_info("client %s: MNT %s: not exported (export is %s)", proto_req_peer(req),
-			 path, e->export_path);
+		log_limited(&lim, CFS_LOG_INFO, "client %s: MNT %s: not exported (export is %s)",
+		            proto_req_peer(req), path, e->export_path);
 		reply_mnt(req, MNT3ERR_NOENT, NULL, 0);
 		return;
 	}
@@ -333,10 +452,17 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 	w->magic = MNT_MAGIC;
 	w->e = e;
 	w->req = req;
-	w->next = w->path;
+	w->nextc = w->path;
 	memcpy(w->fh, ui->root_fh, ui->root_fh_len);
 	w->fh_len = ui->root_fh_len;
-	walk_step(w);
+	/* in line behind the walks already waiting */
+	if (e->mnt_wait_tail)
+		e->mnt_wait_tail->next = w;
+	else
+		e->mnt_wait_head = w;
+	e->mnt_wait_tail = w;
+	e->ctr.mount_walks_waiting++;
+	mnt_schedule(e);
 }
 
 static void do_export(struct engine *e, struct cfs_req *req)

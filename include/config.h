@@ -37,6 +37,8 @@ struct cfs_config {
 	char *pid_file;
 	char *stats_file; /* NULL: <cache_dir>/stats */
 	int client_max_inflight;
+	int client_idle_timeout;    /* seconds without a call before closing; 0: never */
+	uint64_t client_memory_max; /* bytes all client connections may hold */
 	char *allow;
 	int secure_ports; /* clients must use a source port below 1024 */
 	int root_squash;  /* uid 0 is forwarded as anon_uid/anon_gid */

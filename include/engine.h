@@ -43,6 +43,9 @@ struct engine_counters {
 	uint64_t nfs_latency_us[ENGINE_NPROCS];
 	uint64_t mount_calls[6];
 	uint64_t mounts_refused;
+	uint64_t mount_walks;	     /* MNTs below the export walked with upstream LOOKUPs */
+	uint64_t mount_walks_shared; /* MNTs answered by a walk of the same path and caller */
+	uint64_t mount_walks_waiting; /* gauge: MNTs waiting for a walk slot */
 	uint64_t upstream_failures; /* calls answered with an RPC or I/O error */
 	uint64_t bytes_read;	    /* READ payload bytes sent to clients */
 	uint64_t bytes_written;	    /* WRITE payload bytes received from clients */

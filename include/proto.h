@@ -36,6 +36,16 @@ struct proto_counters {
 	uint64_t drc_replays;	    /* retransmitted calls answered from the duplicate-request cache */
 	uint64_t drc_busy;	    /* retransmissions dropped: the call was still in progress */
 	uint64_t mounts_insecure;   /* MNT refused: source port >= 1024 with secure_ports */
+	/* bounds (docs/design.md, Connection lifetime) */
+	uint64_t conns_idle_closed;   /* closed after client_idle_timeout without a call */
+	uint64_t conns_evicted;	      /* idle ones closed to make room for a new client */
+	uint64_t conns_memory_closed; /* stalled ones closed over client_memory_max */
+	uint64_t accept_fd_episodes;  /* times new clients found no descriptor (or the limit) */
+	uint64_t accept_fd_waits;     /* accepts that failed or waited for one */
+	uint64_t accept_pauses;	      /* listener back-offs (100 ms doubling to 1 s) */
+	uint64_t client_memory;	      /* gauge: bytes held for client connections */
+	uint64_t client_memory_paused; /* gauge: 1 while over client_memory_max */
+	uint64_t client_memory_pauses; /* times it went over */
 };
 extern struct proto_counters proto_counters;
 
@@ -86,6 +96,10 @@ int proto_proc_mutates(uint32_t proc);
  * are well formed and within the limits in req.h, -EBADMSG when not,
  * -ENOSYS for an unknown procedure. */
 int proto_check_args(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
+/* About how many bytes the reply to the call in rec[0..len) can take (a
+ * READ's count, a READDIR's maxcount, ...; 512 for the small ones): what
+ * the connection may hold for it while memory is short. */
+size_t proto_reply_estimate(const uint8_t *rec, size_t len);
 /* The RPC call header of one record (RFC 5531). Pointers point into the
  * record. */
 struct proto_call_hdr {

@@ -14,20 +14,35 @@
  * request in flight. Closing it stops watching and destroys the libnfs
  * context at once (never while it is inside a callback of its own); the
  * struct stays until the last request is freed, and replies for a closed
- * connection are dropped. */
+ * connection are dropped.
+ *
+ * Bounds (docs/design.md, Connection lifetime): connections are kept on a
+ * list ordered by when they last sent something; one that sends nothing
+ * for client_idle_timeout with nothing in flight is closed. The memory
+ * connections hold (buffered input, arguments of calls in flight, replies
+ * not yet written) is counted against client_memory_max: beyond it no
+ * connection starts a new record, and once a second the biggest one that
+ * made no progress for CONN_STALL_MS is closed. Out of descriptors (or at
+ * the client limit derived from RLIMIT_NOFILE), the connection idle the
+ * longest is closed to make room, as knfsd does; when none is, the
+ * listener is not watched for 100 ms doubling to 1 s. */
 #include "log.h"
+#include "loop.h"
 #include "proto.h"
 #include "proto_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,6 +59,31 @@
 /* Largest record accepted, fragments included: what libnfs accepts, 1 MiB
  * of data plus 4 KiB of headers. */
 #define CFS_MAX_RECORD (CFS_MAX_IO + 4096)
+/* Over client_memory_max, a connection whose partial record or unsent
+ * replies have not moved for this long may be closed (biggest first). */
+#define CONN_STALL_MS 5000
+/* What one call may bring at most (its largest reply, its record), and
+ * what calls in flight and replies of one connection may hold: a client
+ * that does not read its replies holds at most this much. */
+#define CALL_MAX_HOLD (CFS_MAX_RECORD + REPLY_OVERHEAD + 1024)
+#define CONN_HOLD_MAX ((size_t)OUTQ_MAX * CALL_MAX_HOLD)
+/* Over the cap, calls whose replies can take more than this wait. */
+#define PAUSED_REPLY_MAX (256 * 1024)
+/* Back to reading every connection below this share of the cap (%). */
+#define MEM_RESUME_PCT 90
+/* Descriptors kept for everything but client connections: the upstream
+ * pool and its reconnects, the index, data files the workers open, the
+ * control socket and metrics listener and their clients. */
+#define FD_RESERVE 64
+/* An idle connection is closed to make room for a new one only when it
+ * has sent nothing for this long (a client between two calls is not idle). */
+#define EVICT_IDLE_MS 1000
+/* Listener back-off when no descriptor can be had. */
+#define ACCEPT_BACKOFF_MIN_MS 100
+#define ACCEPT_BACKOFF_MAX_MS 1000
+/* What a queued reply holds besides its data: libnfs 4.0 allocates its
+ * encode buffer as ZDR_ENCODEBUF_MINSIZE (4 KiB) + hint, plus the PDU. */
+#define REPLY_OVERHEAD (4096 + 256)
 
 struct proto_conn {
 	uint32_t magic;
@@ -66,6 +106,16 @@ struct proto_conn {
 	/* on the server's kick list: complete records wait in inbuf */
 	int kicked;
 	struct proto_conn *next_kick;
+	/* on the server's activity list, least recently heard from first */
+	struct proto_conn *act_prev, *act_next;
+	uint64_t last_rx_ms;   /* bytes last received (accept time before) */
+	uint64_t partial_ms;   /* a partial record since then (0: none) */
+	uint64_t out_move_ms;  /* queued replies last moved (one written, or the first queued) */
+	/* memory held, counted in srv->held: buffers, arguments of calls in
+	 * flight, and queued replies (their sizes in queue order, a ring) */
+	size_t held_in, held_req, held_out;
+	size_t *outsz;
+	unsigned out_head, out_n, out_cap;
 };
 
 struct proto_server {
@@ -79,6 +129,19 @@ struct proto_server {
 	struct proto_conn **byfd;
 	int nbyfd;
 	struct proto_conn *kick; /* connections to parse before sleeping */
+	/* activity list: act_head heard from least recently */
+	struct proto_conn *act_head, *act_tail;
+	struct loop_timer *tick; /* once a second: idle and memory bounds */
+	uint64_t held;		 /* memory held by all connections */
+	int mem_paused;		 /* over client_memory_max: no new records */
+	uint64_t mem_paused_ms;
+	int max_clients; /* from RLIMIT_NOFILE, FD_RESERVE kept */
+	/* out of descriptors: the listener is not watched for backoff_ms */
+	int fd_episode;
+	int retry_after_room; /* the accept being retried follows make_room() */
+	unsigned backoff_ms;
+	uint64_t episode_start_ms, episode_fails, episode_evicted;
+	struct loop_timer *resume;
 };
 
 struct proto_counters proto_counters;
@@ -88,7 +151,142 @@ static void conn_update(struct proto_conn *c);
 /* May more requests be taken from this client now? */
 static int conn_can_take(const struct proto_conn *c)
 {
-	return c->inflight < c->srv->cfg->client_max_inflight && rpc_queue_length(c->rpc) < OUTQ_MAX;
+	return c->inflight < c->srv->cfg->client_max_inflight &&
+	       rpc_queue_length(c->rpc) < OUTQ_MAX &&
+	       c->held_req + c->held_out + CALL_MAX_HOLD <= CONN_HOLD_MAX;
+}
+
+static uint64_t now_ms(const struct proto_server *srv)
+{
+	return srv->loop ? loop_now(srv->loop) : loop_clock_ms();
+}
+
+/* --- memory held by connections ------------------------------------------ */
+
+static void mem_pause(struct proto_server *srv);
+
+/* client_memory_max; 0 (a test's zeroed configuration) is no cap */
+static uint64_t mem_cap(const struct proto_server *srv)
+{
+	return srv->cfg->client_memory_max ? srv->cfg->client_memory_max : UINT64_MAX;
+}
+
+static uint64_t mem_resume_level(const struct proto_server *srv)
+{
+	return mem_cap(srv) / 100 * MEM_RESUME_PCT;
+}
+
+static void held_add(struct proto_conn *c, size_t *field, size_t n)
+{
+	*field += n;
+	c->srv->held += n;
+	proto_counters.client_memory = c->srv->held;
+	if (!c->srv->mem_paused && c->srv->held > mem_cap(c->srv))
+		mem_pause(c->srv);
+}
+
+static void held_sub(struct proto_conn *c, size_t *field, size_t n)
+{
+	assert(*field >= n && c->srv->held >= n);
+	*field -= n;
+	c->srv->held -= n;
+	proto_counters.client_memory = c->srv->held;
+	if (c->srv->mem_paused && c->srv->held <= mem_resume_level(c->srv) && c->srv->loop)
+		loop_pending(c->srv->loop); /* kick_hook reads every connection again */
+}
+
+/* The input buffers' share: recounted after every change to them. */
+static void held_in_update(struct proto_conn *c)
+{
+	size_t now = c->incap + c->fraglen;
+
+	if (now > c->held_in)
+		held_add(c, &c->held_in, now - c->held_in);
+	else if (now < c->held_in)
+		held_sub(c, &c->held_in, c->held_in - now);
+}
+
+static size_t conn_held(const struct proto_conn *c)
+{
+	return c->held_in + c->held_req + c->held_out;
+}
+
+/* A queued reply of about n bytes. Returns 0 or -ENOMEM. */
+static int out_push(struct proto_conn *c, size_t n)
+{
+	if (c->out_n == c->out_cap) {
+		unsigned cap = c->out_cap ? c->out_cap * 2 : 16;
+		size_t *b = malloc(cap * sizeof(*b));
+		if (b == NULL)
+			return -ENOMEM;
+		for (unsigned i = 0; i < c->out_n; i++)
+			b[i] = c->outsz[(c->out_head + i) % c->out_cap];
+		free(c->outsz);
+		c->outsz = b;
+		c->out_cap = cap;
+		c->out_head = 0;
+	}
+	if (c->out_n == 0)
+		c->out_move_ms = now_ms(c->srv);
+	c->outsz[(c->out_head + c->out_n) % c->out_cap] = n;
+	c->out_n++;
+	held_add(c, &c->held_out, n);
+	return 0;
+}
+
+/* Replies written since the last call leave the count (the writer's queue
+ * is first in, first out). */
+static void out_sync(struct proto_conn *c)
+{
+	unsigned q = c->rpc ? (unsigned)rpc_queue_length(c->rpc) : 0;
+
+	while (c->out_n > q) {
+		held_sub(c, &c->held_out, c->outsz[c->out_head]);
+		c->out_head = (c->out_head + 1) % c->out_cap;
+		c->out_n--;
+		c->out_move_ms = now_ms(c->srv);
+	}
+}
+
+/* --- the activity list ------------------------------------------------------ */
+
+static void act_unlink(struct proto_conn *c)
+{
+	struct proto_server *srv = c->srv;
+
+	if (c->act_prev)
+		c->act_prev->act_next = c->act_next;
+	else if (srv->act_head == c)
+		srv->act_head = c->act_next;
+	if (c->act_next)
+		c->act_next->act_prev = c->act_prev;
+	else if (srv->act_tail == c)
+		srv->act_tail = c->act_prev;
+	c->act_prev = c->act_next = NULL;
+}
+
+/* c was just heard from: to the tail. */
+static void act_touch(struct proto_conn *c, uint64_t now)
+{
+	struct proto_server *srv = c->srv;
+
+	c->last_rx_ms = now;
+	if (srv->act_tail == c)
+		return;
+	act_unlink(c);
+	c->act_prev = srv->act_tail;
+	if (srv->act_tail)
+		srv->act_tail->act_next = c;
+	else
+		srv->act_head = c;
+	srv->act_tail = c;
+}
+
+/* Nothing of c is pending on our side: no call in flight, no reply
+ * queued. Closing it loses nothing; its client reconnects. */
+static int conn_quiet(const struct proto_conn *c)
+{
+	return !c->busy && c->inflight == 0 && (c->rpc == NULL || rpc_queue_length(c->rpc) == 0);
 }
 
 static void conn_free(struct proto_conn *c)
@@ -97,6 +295,7 @@ static void conn_free(struct proto_conn *c)
 	c->magic = 0;
 	free(c->inbuf);
 	free(c->frag);
+	free(c->outsz);
 	free(c);
 }
 
@@ -106,26 +305,31 @@ static void conn_unref(struct proto_conn *c)
 		conn_free(c);
 }
 
-void proto_conn_hold(struct proto_conn *c)
+void proto_conn_hold(struct proto_conn *c, size_t bytes)
 {
 	assert(c->magic == CONN_MAGIC);
 	c->refs++;
 	c->inflight++;
+	if (!c->closed)
+		held_add(c, &c->held_req, bytes);
 }
 
-void proto_conn_release(struct proto_conn *c)
+void proto_conn_release(struct proto_conn *c, size_t bytes)
 {
 	assert(c->magic == CONN_MAGIC);
 	c->inflight--;
-	if (!c->closed && !c->busy)
-		conn_update(c);
+	if (!c->closed) {
+		held_sub(c, &c->held_req, bytes);
+		if (!c->busy)
+			conn_update(c);
+	}
 	conn_unref(c);
 }
 
 void proto_conn_submit(struct proto_conn *c, struct cfs_req *req)
 {
 	req->conn = c;
-	proto_conn_hold(c);
+	proto_conn_hold(c, proto_req_size(req));
 	c->srv->submit(req, c->srv->arg);
 }
 
@@ -178,6 +382,12 @@ static void conn_close(struct proto_conn *c, const char *why)
 		srv->byfd[c->fd] = NULL;
 	destroy_writer(c->rpc);
 	c->rpc = NULL;
+	act_unlink(c);
+	/* what it held is given back now; its requests in flight end later */
+	held_sub(c, &c->held_in, c->held_in);
+	held_sub(c, &c->held_req, c->held_req);
+	held_sub(c, &c->held_out, c->held_out);
+	c->out_n = 0;
 	srv->nclients--;
 	proto_counters.conns_open--;
 	conn_unref(c);
@@ -201,7 +411,13 @@ static void conn_update(struct proto_conn *c)
 
 	if (c->closed)
 		return;
-	if (conn_can_take(c)) {
+	if (c->srv->mem_paused) {
+		/* over the memory cap: read into the room the buffer has
+		 * (already held); parse_input() admits what fits; records
+		 * left whole wait for mem_resume() */
+		if (conn_can_take(c) && c->inlen < c->incap)
+			ev |= POLLIN;
+	} else if (conn_can_take(c)) {
 		ev |= POLLIN;
 		if (has_complete(c) && !c->kicked) {
 			/* records left by a capped wakeup: parse them before
@@ -220,11 +436,32 @@ static void conn_update(struct proto_conn *c)
 
 static void conn_io(struct loop *l, int fd, int revents, void *arg);
 
+/* Below the resume level again: every connection is read again (records
+ * left buffered are parsed through the kick list). */
+static void mem_resume(struct proto_server *srv)
+{
+	static struct log_limit lim;
+	uint64_t now = now_ms(srv);
+
+	srv->mem_paused = 0;
+	proto_counters.client_memory_paused = 0;
+	log_limited(&lim, CFS_LOG_INFO,
+		    "clients hold %llu MiB again, below client_memory_max: reading every client "
+		    "after %.1f s",
+		    (unsigned long long)(srv->held >> 20), (double)(now - srv->mem_paused_ms) / 1000);
+	for (struct proto_conn *c = srv->act_head; c; c = c->act_next)
+		if (!c->busy)
+			conn_update(c);
+}
+
 static void kick_hook(struct loop *l, void *arg)
 {
 	struct proto_server *srv = arg;
-	struct proto_conn *list = srv->kick;
+	struct proto_conn *list;
 
+	if (srv->mem_paused && srv->held <= mem_resume_level(srv))
+		mem_resume(srv);
+	list = srv->kick;
 	srv->kick = NULL;
 	while (list) {
 		struct proto_conn *c = list;
@@ -249,7 +486,38 @@ static int frag_add(struct proto_conn *c, const uint8_t *p, size_t n)
 	memcpy(f + c->fraglen, p, n);
 	c->frag = f;
 	c->fraglen += n;
+	held_in_update(c);
 	return 0;
+}
+
+/* Over the memory cap, which whole record may still be parsed: a large
+ * one (parsing gives its buffer back), or a call whose reply is small
+ * enough to fit the overdraft (an eighth of the cap): interactive calls
+ * are answered while the big holders wait or are closed. */
+static int paused_admits(const struct proto_conn *c, const uint8_t *rec, size_t len, int last)
+{
+	const struct proto_server *srv = c->srv;
+	size_t est;
+
+	if (!last || c->fraglen)
+		return 0; /* fragments would grow a second buffer */
+	if (len > INBUF_MIN / 2)
+		return 1;
+	est = proto_reply_estimate(rec, len) + REPLY_OVERHEAD;
+	return est <= PAUSED_REPLY_MAX && srv->held + est <= mem_cap(srv) + mem_cap(srv) / 8;
+}
+
+/* Whether the record may be parsed now: what it brings (its reply, its
+ * arguments) fits under client_memory_max, or, over it, paused_admits(). */
+static int mem_admits(struct proto_conn *c, const uint8_t *rec, size_t len, int last)
+{
+	struct proto_server *srv = c->srv;
+
+	if (!srv->mem_paused &&
+	    srv->held + proto_reply_estimate(rec, len) + REPLY_OVERHEAD + len <= mem_cap(srv))
+		return 1;
+	mem_pause(srv);
+	return paused_admits(c, rec, len, last);
 }
 
 /* Parses complete records out of inbuf. Returns 0, or -1 to close. */
@@ -266,14 +534,16 @@ static int parse_input(struct proto_conn *c, int *records)
 		int last = (marker & 0x80000000u) != 0;
 
 		if (len + c->fraglen > CFS_MAX_RECORD) {
-			log_warn("client %s: record of %zu bytes exceeds %d; closing", c->peer_text,
-				 len + c->fraglen, CFS_MAX_RECORD);
+			static struct log_limit lim;
+			log_limited(&lim, CFS_LOG_WARN, "client %s: record of %zu bytes exceeds %d; closing",
+				    c->peer_text, len + c->fraglen, CFS_MAX_RECORD);
 			rc = -1;
 			break;
 		}
 		if (c->inlen - off - 4 < len) {
-			/* incomplete: make room for the whole fragment */
-			if (len + 4 > c->incap) {
+			/* incomplete: make room for the whole fragment (not while
+			 * over the memory cap: it waits, unread) */
+			if (len + 4 > c->incap && !c->srv->mem_paused) {
 				uint8_t *b;
 				memmove(c->inbuf, c->inbuf + off, c->inlen - off);
 				c->inlen -= off;
@@ -285,11 +555,14 @@ static int parse_input(struct proto_conn *c, int *records)
 				}
 				c->inbuf = b;
 				c->incap = len + 4;
+				held_in_update(c);
 			}
 			break;
 		}
 		if (*records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break; /* come back on the next wakeup */
+		if (!mem_admits(c, m + 4, len, last))
+			break; /* waits for mem_resume() */
 		off += 4 + len;
 		proto_counters.bytes_in += 4 + len;
 		if (!last || c->fraglen) {
@@ -303,6 +576,7 @@ static int parse_input(struct proto_conn *c, int *records)
 			free(c->frag);
 			c->frag = NULL;
 			c->fraglen = 0;
+			held_in_update(c);
 		} else {
 			rc = proto_handle_record(c, m + 4, len);
 		}
@@ -320,14 +594,23 @@ static int parse_input(struct proto_conn *c, int *records)
 		if (b) {
 			c->inbuf = b;
 			c->incap = INBUF_MIN;
+			held_in_update(c);
 		}
+	}
+	/* since when a record has been coming in (records waiting whole
+	 * are ours to parse, not the client's to finish) */
+	if ((c->inlen > 0 && !has_complete(c)) || c->fraglen > 0) {
+		if (c->partial_ms == 0)
+			c->partial_ms = now_ms(c->srv);
+	} else {
+		c->partial_ms = 0;
 	}
 	return rc;
 }
 
 /* Reads what the socket has (bounded) and handles complete records.
  * Returns 0, or -1 to close. */
-static int conn_read(struct proto_conn *c)
+static int conn_read(struct proto_conn *c, int hup)
 {
 	int records = 0;
 
@@ -335,8 +618,13 @@ static int conn_read(struct proto_conn *c)
 		ssize_t n;
 		size_t space = c->incap - c->inlen;
 
-		if (space == 0)
-			break; /* a full buffer of unparsed, capped records */
+		if (space == 0) {
+			/* a full buffer of unparsed, capped records; a peer that
+			 * hung up would be reported again at once (level
+			 * triggered): nothing more can come, and nothing can be
+			 * written to it */
+			return hup ? -1 : 0;
+		}
 		n = recv(c->fd, c->inbuf + c->inlen, space, MSG_DONTWAIT);
 		if (n == 0)
 			return -1; /* peer closed */
@@ -345,6 +633,7 @@ static int conn_read(struct proto_conn *c)
 				break;
 			return -1;
 		}
+		act_touch(c, now_ms(c->srv));
 		c->inlen += (size_t)n;
 		if (parse_input(c, &records) != 0)
 			return -1;
@@ -362,16 +651,21 @@ static int conn_read(struct proto_conn *c)
  * Returns 0, or -1 when writing failed (close the connection). */
 static int conn_flush(struct proto_conn *c)
 {
+	int rc = 0;
+
 	for (int i = 0; i < WRITES_PER_WAKEUP; i++) {
 		int before = rpc_queue_length(c->rpc);
 		if (before == 0)
 			break;
-		if (rpc_service(c->rpc, POLLOUT) < 0)
-			return -1;
+		if (rpc_service(c->rpc, POLLOUT) < 0) {
+			rc = -1;
+			break;
+		}
 		if (rpc_queue_length(c->rpc) >= before)
 			break; /* the socket is full: wait for POLLOUT */
 	}
-	return 0;
+	out_sync(c);
+	return rc;
 }
 
 static void conn_io(struct loop *l, int fd, int revents, void *arg)
@@ -387,7 +681,8 @@ static void conn_io(struct loop *l, int fd, int revents, void *arg)
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
 		/* parse what an earlier, capped wakeup left, then read more */
 		int records = 0;
-		if (parse_input(c, &records) != 0 || conn_read(c) != 0)
+		if (parse_input(c, &records) != 0 ||
+		    conn_read(c, (revents & (POLLHUP | POLLERR)) != 0) != 0)
 			why = "closed or bad record";
 	}
 	/* what the calls just read produced, and what POLLOUT allows */
@@ -411,13 +706,19 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	memset(&stub, 0, sizeof(stub));
 	stub.xid = xid; /* on TCP rpc_send_reply uses nothing else of the call */
 	if (rpc_send_reply(c->rpc, &stub, res, enc, hint) != 0) {
-		log_err("client %s: cannot encode reply: %s", c->peer_text,
-			rpc_get_error(c->rpc));
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode reply: %s", c->peer_text,
+			    rpc_get_error(c->rpc));
 		conn_close(c, "reply encoding failed");
 		return -EIO;
 	}
 	proto_counters.replies++;
 	proto_counters.bytes_out += (uint64_t)hint;
+	if (out_push(c, (size_t)hint + REPLY_OVERHEAD) != 0) {
+		/* its memory would go uncounted: the client reconnects */
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
 	if (!c->busy) {
 		if (conn_flush(c) != 0) {
 			conn_close(c, "write failed");
@@ -504,7 +805,8 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	c->peer = *ss;
 	peer_to_text(ss, c->peer_text, sizeof(c->peer_text));
 	if (!config_allowed(srv->cfg, ss)) {
-		log_warn("client %s: refused (not in allow)", c->peer_text);
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN, "client %s: refused (not in allow)", c->peer_text);
 		proto_counters.conns_refused++;
 		close(fd);
 		free(c);
@@ -516,7 +818,9 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	c->rpc = c->inbuf ? rpc_init_server_context(fd) : NULL;
 	if (c->rpc == NULL || byfd_put(srv, fd, c) != 0 ||
 	    loop_add(srv->loop, fd, POLLIN, conn_io, c) != 0) {
-		log_err("client %s: cannot set up the connection", c->peer_text);
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot set up the connection",
+			    c->peer_text);
 		if (c->rpc)
 			rpc_destroy_context(c->rpc);
 		else
@@ -530,27 +834,259 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	srv->nclients++;
 	proto_counters.conns_accepted++;
 	proto_counters.conns_open++;
+	act_touch(c, now_ms(srv));
+	held_in_update(c);
 	log_debug("client %s: connected", c->peer_text);
+}
+
+/* --- out of descriptors ------------------------------------------------------ */
+
+/* Closes the connection heard from least recently if it is quiet and has
+ * sent nothing for EVICT_IDLE_MS (knfsd drops its oldest connection when
+ * it has too many). Returns 1 when one was closed. */
+static int make_room(struct proto_server *srv, uint64_t now)
+{
+	int scanned = 0;
+
+	for (struct proto_conn *c = srv->act_head; c && scanned < 64;
+	     c = c->act_next, scanned++) {
+		if (now - c->last_rx_ms < EVICT_IDLE_MS)
+			return 0; /* the rest were heard from even more recently */
+		if (conn_quiet(c)) {
+			proto_counters.conns_evicted++;
+			srv->episode_evicted++;
+			conn_close(c, "idle, closed to make room for a new client");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void listen_resume(struct loop *l, void *arg)
+{
+	struct proto_server *srv = arg;
+
+	srv->resume = NULL;
+	loop_set(l, srv->fd, POLLIN);
+}
+
+/* One line when an episode begins, one when it ends (with what it cost):
+ * a descriptor shortage lasting minutes is two lines, not millions. */
+static void episode_begin(struct proto_server *srv, const char *why, uint64_t now)
+{
+	static struct log_limit lim;
+
+	if (srv->fd_episode)
+		return;
+	srv->fd_episode = 1;
+	srv->episode_start_ms = now;
+	srv->episode_fails = srv->episode_evicted = 0;
+	srv->backoff_ms = 0;
+	proto_counters.accept_fd_episodes++;
+	log_limited(&lim, CFS_LOG_WARN,
+		    "accept: %s (%d clients connected): closing idle clients to make room, "
+		    "else not accepting for %d ms to %d ms at a time",
+		    why, srv->nclients, ACCEPT_BACKOFF_MIN_MS, ACCEPT_BACKOFF_MAX_MS);
+}
+
+static void episode_end(struct proto_server *srv, uint64_t now)
+{
+	static struct log_limit lim;
+
+	if (!srv->fd_episode)
+		return;
+	srv->fd_episode = 0;
+	log_limited(&lim, CFS_LOG_INFO,
+		    "accept: descriptors for new clients again after %.1f s: %llu accepts "
+		    "waited, %llu idle clients closed to make room",
+		    (double)(now - srv->episode_start_ms) / 1000,
+		    (unsigned long long)srv->episode_fails, (unsigned long long)srv->episode_evicted);
+}
+
+/* No descriptor and nothing to close: stop watching the listener (new
+ * clients wait in its backlog) for a back-off that doubles up to 1 s. */
+static void listen_pause(struct proto_server *srv)
+{
+	if (srv->resume)
+		return;
+	srv->backoff_ms = srv->backoff_ms ? srv->backoff_ms * 2 : ACCEPT_BACKOFF_MIN_MS;
+	if (srv->backoff_ms > ACCEPT_BACKOFF_MAX_MS)
+		srv->backoff_ms = ACCEPT_BACKOFF_MAX_MS;
+	proto_counters.accept_pauses++;
+	srv->resume = loop_timer_add(srv->loop, srv->backoff_ms, 0, listen_resume, srv);
+	if (srv->resume)
+		loop_set(srv->loop, srv->fd, 0);
+}
+
+static int max_clients_of_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > INT_MAX)
+		return INT_MAX;
+	if (rl.rlim_cur > 2 * FD_RESERVE)
+		return (int)rl.rlim_cur - FD_RESERVE;
+	return (int)rl.rlim_cur / 2;
 }
 
 static void listen_io(struct loop *l, int lfd, int revents, void *arg)
 {
 	struct proto_server *srv = arg;
+	uint64_t now = loop_now(l);
 
-	(void)l;
 	(void)revents;
 	for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd;
 
+		int room_made = 0;
+
+		if (srv->nclients >= srv->max_clients) {
+			/* keep FD_RESERVE descriptors for the upstream and the
+			 * cache: a client waits rather than the daemon failing */
+			episode_begin(srv, "client limit reached (RLIMIT_NOFILE)", now);
+			if (!make_room(srv, now)) {
+				srv->episode_fails++;
+				proto_counters.accept_fd_waits++;
+				listen_pause(srv);
+				return;
+			}
+			room_made = 1;
+		}
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_warn("accept: %s", strerror(errno));
+			int err = errno;
+
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+				episode_begin(srv, strerror(err), now);
+				srv->episode_fails++;
+				proto_counters.accept_fd_waits++;
+				if (make_room(srv, now)) {
+					/* the retry takes the descriptor just freed */
+					srv->retry_after_room = 1;
+					continue;
+				}
+				listen_pause(srv);
+				return;
+			}
+			if (err == ECONNABORTED || err == EINTR)
+				continue;
+			if (err == EAGAIN) {
+				episode_end(srv, now); /* nobody waits for a descriptor */
+			} else {
+				static struct log_limit lim;
+				log_limited(&lim, CFS_LOG_WARN, "accept: %s", strerror(err));
+			}
 			return;
 		}
+		/* a client got a descriptor without one being freed for it:
+		 * the shortage is over */
+		if (!room_made && !srv->retry_after_room)
+			episode_end(srv, now);
+		srv->retry_after_room = 0;
 		accept_one(srv, fd, &ss);
 	}
+}
+
+/* --- once a second: idle connections, memory ---------------------------------- */
+
+static void mem_pause(struct proto_server *srv)
+{
+	static struct log_limit lim;
+
+	if (srv->mem_paused)
+		return;
+	srv->mem_paused = 1;
+	srv->mem_paused_ms = now_ms(srv);
+	proto_counters.client_memory_pauses++;
+	proto_counters.client_memory_paused = 1;
+	log_limited(&lim, CFS_LOG_WARN,
+		    "clients hold %llu MiB, at client_memory_max (%llu MiB): only calls with "
+		    "small replies are read until they hold %d%% of it; connections whose records "
+		    "or replies do not move for %d s are closed",
+		    (unsigned long long)(srv->held >> 20), (unsigned long long)(mem_cap(srv) >> 20),
+		    MEM_RESUME_PCT, CONN_STALL_MS / 1000);
+}
+
+/* A record c stopped sending (nothing came for CONN_STALL_MS and nothing
+ * waits unread in its socket: the pause is not what holds it up), or one
+ * it trickles for ages. */
+static int partial_stalled(const struct proto_conn *c, uint64_t now)
+{
+	int avail = 0;
+
+	if (c->busy || c->partial_ms == 0)
+		return 0;
+	if (now - c->partial_ms >= 6 * CONN_STALL_MS)
+		return 1;
+	return now - c->last_rx_ms >= CONN_STALL_MS && ioctl(c->fd, FIONREAD, &avail) == 0 &&
+	       avail == 0;
+}
+
+/* Replies c does not read. */
+static int replies_stalled(const struct proto_conn *c, uint64_t now)
+{
+	return !c->busy && c->out_n > 0 && now - c->out_move_ms >= CONN_STALL_MS;
+}
+
+static void close_for_memory(struct proto_conn *c, const char *what)
+{
+	static struct log_limit lim;
+
+	proto_counters.conns_memory_closed++;
+	log_limited(&lim, CFS_LOG_WARN,
+		    "client %s: closed: holds %zu KiB (%s for %d s) while clients are over "
+		    "client_memory_max",
+		    c->peer_text, conn_held(c) >> 10, what, CONN_STALL_MS / 1000);
+	conn_close(c, "over client_memory_max");
+}
+
+/* Over the cap: every connection with a stalled partial record is closed
+ * (nothing a working client does looks like that), then the biggest of
+ * those that do not read their replies until the rest fit under the
+ * resume level. What is in flight ends by itself. */
+static void close_stalled(struct proto_server *srv, uint64_t now)
+{
+	struct proto_conn *c = srv->act_head, *next;
+
+	for (; c; c = next) {
+		next = c->act_next;
+		if (partial_stalled(c, now))
+			close_for_memory(c, "a record that did not move");
+	}
+	for (int n = 0; n < 4096 && srv->held > mem_resume_level(srv); n++) {
+		struct proto_conn *worst = NULL;
+
+		for (c = srv->act_head; c; c = c->act_next)
+			if (replies_stalled(c, now) && (worst == NULL || conn_held(c) > conn_held(worst)))
+				worst = c;
+		if (worst == NULL)
+			return;
+		close_for_memory(worst, "replies it did not read");
+	}
+}
+
+static void conn_tick(struct loop *l, void *arg)
+{
+	struct proto_server *srv = arg;
+	uint64_t now = loop_now(l);
+	uint64_t idle = (uint64_t)srv->cfg->client_idle_timeout * 1000;
+
+	if (idle) {
+		struct proto_conn *c = srv->act_head, *next;
+
+		for (; c && now - c->last_rx_ms >= idle; c = next) {
+			next = c->act_next;
+			if (!conn_quiet(c))
+				continue; /* waits for its calls; not idle */
+			proto_counters.conns_idle_closed++;
+			conn_close(c, "idle");
+		}
+	}
+	if (srv->mem_paused)
+		close_stalled(srv, now);
 }
 
 /* "ADDR:PORT", "[V6]:PORT", ":PORT" */
@@ -628,15 +1164,24 @@ int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn s
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						   : ((struct sockaddr_in *)&ss)->sin_port);
+	srv->max_clients = max_clients_of_limit();
 	rc = loop_add(l, fd, POLLIN, listen_io, srv);
 	if (rc == 0)
 		rc = loop_before_sleep(l, kick_hook, srv);
+	if (rc == 0 && (srv->tick = loop_timer_add(l, 1000, 1000, conn_tick, srv)) == NULL)
+		rc = -ENOMEM;
 	if (rc) {
 		snprintf(err, errlen, "cannot watch the listener: %s", strerror(-rc));
+		loop_del(l, fd);
+		loop_before_sleep_del(l, kick_hook, srv);
 		close(fd);
 		free(srv);
 		return rc;
 	}
+	if (srv->max_clients < INT_MAX)
+		log_info("clients: at most %d connections (RLIMIT_NOFILE less %d descriptors kept "
+			 "for the upstream and the cache)",
+			 srv->max_clients, FD_RESERVE);
 	*out = srv;
 	return 0;
 }
@@ -657,6 +1202,8 @@ void proto_shutdown(struct proto_server *srv)
 		return;
 	loop_del(srv->loop, srv->fd);
 	loop_before_sleep_del(srv->loop, kick_hook, srv);
+	loop_timer_cancel(srv->loop, srv->tick);
+	loop_timer_cancel(srv->loop, srv->resume);
 	close(srv->fd);
 	for (int fd = 0; fd < srv->nbyfd; fd++)
 		if (srv->byfd[fd])
@@ -701,6 +1248,7 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
 	srv.submit = submit;
 	srv.arg = arg;
 	srv.fd = -1;
+	srv.max_clients = INT_MAX;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0)
 		return -errno;
 	memset(&ss, 0, sizeof(ss));

@@ -8,9 +8,12 @@
 
 /* Queues an encoded reply on the connection (if still open). */
 int proto_conn_send(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t enc, int hint);
-/* Takes / drops one reference (one request) to the connection. */
-void proto_conn_hold(struct proto_conn *conn);
-void proto_conn_release(struct proto_conn *conn);
+/* Takes / drops one reference (one request of about bytes of memory,
+ * counted against client_memory_max while the connection is open). */
+void proto_conn_hold(struct proto_conn *conn, size_t bytes);
+void proto_conn_release(struct proto_conn *conn, size_t bytes);
+/* The memory a request holds (for the counts above). */
+size_t proto_req_size(const struct cfs_req *req);
 /* The client's address; whether it came from a privileged port (< 1024);
  * the configuration of its server. */
 const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *conn);

@@ -115,6 +115,36 @@ struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *bu
 	return req;
 }
 
+size_t proto_req_size(const struct cfs_req *req)
+{
+	size_t reply = 512;
+
+	/* the reply is reserved with the call: replies to calls in flight
+	 * are memory the connection will hold (256 READs of 1 MiB taken at
+	 * once are 256 MiB of replies later) */
+	if (req->prog == NFS_PROGRAM) {
+		switch (req->proc) {
+		case NFS3_READ:
+			reply += req->args.read.count;
+			break;
+		case NFS3_READDIR:
+			reply += req->args.readdir.count;
+			break;
+		case NFS3_READDIRPLUS:
+			reply += req->args.readdirplus.maxcount;
+			break;
+		case NFS3_READLINK:
+			reply += 4096;
+			break;
+		default:
+			break;
+		}
+	}
+	if (reply > CFS_MAX_IO + 512)
+		reply = CFS_MAX_IO + 512;
+	return sizeof(*req) + req->arglen + reply;
+}
+
 void proto_req_free(struct cfs_req *req)
 {
 	if (req == NULL)
@@ -123,7 +153,7 @@ void proto_req_free(struct cfs_req *req)
 	if (req->drc)
 		drc_abort(req->drc); /* no result to keep: a retransmission runs again */
 	if (req->conn)
-		proto_conn_release(req->conn);
+		proto_conn_release(req->conn, proto_req_size(req));
 	zdr_destroy(&req->zdr);
 	free(req->argbuf);
 	req->magic = 0;

@@ -311,3 +311,42 @@ int proto_parse_call(const uint8_t *rec, size_t len, struct proto_call_hdr *h)
 	h->args_off = c.pos;
 	return 0;
 }
+
+size_t proto_reply_estimate(const uint8_t *rec, size_t len)
+{
+	struct proto_call_hdr h;
+	struct xcur c;
+	uint32_t n = 0;
+
+	if (proto_parse_call(rec, len, &h) != 0)
+		return 512; /* an error reply */
+	if (h.prog != NFS_PROGRAM)
+		return h.prog == MOUNT_PROGRAM ? 4096 : 512;
+	c = (struct xcur){rec + h.args_off, len - h.args_off, 0, 0};
+	switch (h.proc) {
+	case NFS3_READ: /* fh, offset, count */
+		x_fh(&c);
+		x_skip(&c, 8);
+		n = x_u32(&c);
+		break;
+	case NFS3_READDIR: /* fh, cookie, verifier, count */
+		x_fh(&c);
+		x_skip(&c, 16);
+		n = x_u32(&c);
+		break;
+	case NFS3_READDIRPLUS: /* fh, cookie, verifier, dircount, maxcount */
+		x_fh(&c);
+		x_skip(&c, 20);
+		n = x_u32(&c);
+		break;
+	case NFS3_READLINK:
+		n = 4096;
+		break;
+	default:
+		n = 0;
+		break;
+	}
+	if (c.bad || n > CFS_MAX_IO)
+		n = CFS_MAX_IO; /* what the encoder may be asked for at most */
+	return (size_t)n + 512;
+}

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,10 @@ static void test_defaults_and_flags(void **state)
 	assert_int_equal(c.log_level, 3);
 	assert_int_equal(c.soft, 0);
 	assert_int_equal(c.busy_poll, 200);
+	/* the filer's own default: a user on a client host cannot claim a uid */
+	assert_int_equal(c.secure_ports, 1);
+	assert_int_equal(c.client_idle_timeout, 360);
+	assert_int_equal(c.client_memory_max, 256u << 20);
 	config_free(&c);
 }
 
@@ -148,6 +153,13 @@ static void test_file_errors(void **state)
 		{"chunk_size = 100K\n", ":1: key 'chunk_size': 102400 is not a power of two"},
 		{"export_path = relative\n", ":1: key 'export_path': 'relative' must start with /"},
 		{"listen = 2049\n", ":1: key 'listen': '2049' is not ADDR:PORT"},
+		/* getaddrinfo() takes 99999 and binds another port */
+		{"listen = 127.0.0.1:99999\n", ":1: key 'listen': '127.0.0.1:99999' is not ADDR:PORT"},
+		{"listen = 127.0.0.1:0\n", ":1: key 'listen': '127.0.0.1:0' is not ADDR:PORT"},
+		{"listen = 127.0.0.1:nfs\n", ":1: key 'listen': '127.0.0.1:nfs' is not ADDR:PORT"},
+		{"listen = [::1]\n", ":1: key 'listen': '[::1]' is not ADDR:PORT"},
+		{"client_memory_max = 1M\n", ":1: key 'client_memory_max': 1M is out of range"},
+		{"client_idle_timeout = -1\n", ":1: key 'client_idle_timeout': -1 is out of range"},
 		{"upstream = http://h/e\n", ":1: key 'upstream': 'http://h/e' is not an nfs:// URL"},
 		{"control_socket = run/ctl\n", ":1: key 'control_socket': 'run/ctl' must be an absolute"},
 		{"metrics_listen = 9469\n", ":1: key 'metrics_listen': '9469' is not ADDR:PORT (or off)"},
@@ -168,6 +180,40 @@ static void test_file_errors(void **state)
 			fail_msg("case %zu: got \"%s\", want prefix \"%s\"", i, err, want);
 		config_free(&c);
 		unlink(path);
+	}
+}
+
+/* A directory given as the file is refused by name (fopen() opens it and
+ * reading it fails at once: it read as an empty file). */
+static void test_config_dir(void **state)
+{
+	struct cfs_config c;
+	char err[512] = "", dir[] = "/tmp/cfs-test-confdir.XXXXXX", want[600];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	config_defaults(&c);
+	assert_int_equal(config_load_file(&c, dir, err, sizeof(err)), -EISDIR);
+	snprintf(want, sizeof(want), "%s: is a directory, not a configuration file", dir);
+	assert_string_equal(err, want);
+	config_free(&c);
+	rmdir(dir);
+}
+
+/* Good listen values: an address, every address, IPv6. */
+static void test_listen_ok(void **state)
+{
+	static const char *const ok[] = {"127.0.0.1:2049", ":2049", "[::1]:2049", "0.0.0.0:65535",
+					 "host.example:1"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct cfs_config c;
+		char err[256] = "";
+
+		config_defaults(&c);
+		if (config_set(&c, "listen", ok[i], err, sizeof(err)) != 0)
+			fail_msg("listen %s refused: %s", ok[i], err);
+		config_free(&c);
 	}
 }
 
@@ -417,7 +463,7 @@ int main(void)
 		cmocka_unit_test(test_file_errors),	   cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_sizes),		   cmocka_unit_test(test_allow),
 		cmocka_unit_test(test_choice),
-		cmocka_unit_test(test_long_line),	   cmocka_unit_test(test_validate_errors),
+		cmocka_unit_test(test_long_line), cmocka_unit_test(test_config_dir), cmocka_unit_test(test_listen_ok),	   cmocka_unit_test(test_validate_errors),
 		cmocka_unit_test(test_apply_live),	   cmocka_unit_test(test_reload_bad_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
