@@ -609,8 +609,11 @@ GEOF
 			b_drop_caches
 			b_warm_export "$DATA/bigfile"
 			b_warm_export "$DATA/$tree"
+			# --secure-ports false: qemu's user networking (slirp) connects
+			# to the host from an unprivileged port, whatever port the
+			# guest's kernel client used (tests/guest/run.sh)
 			b_start_cachefsd "$label" "$B_TMP/cache-$label" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$DATA" \
-				"${extra[@]}" || continue
+				--secure-ports false "${extra[@]}" || continue
 			local pv="CFS_PORT_$label"
 			port=${!pv} mport=${!pv} xport=$DATA ;;
 		esac

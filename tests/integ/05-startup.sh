@@ -38,6 +38,19 @@ printf 'upstream = nfs://127.0.0.1/x\ncache_dir = %s\nupstream_timeout = soon\n'
 expect_fail "$H_TMP/bad.conf:3: key 'upstream_timeout': 'soon' is not a whole number" \
 	--config "$H_TMP/bad.conf"
 
+# a port out of range (getaddrinfo would bind another one) and a directory
+# given as the config file are refused by name, --check-config too
+expect_fail "flag --listen: '127.0.0.1:99999' is not ADDR:PORT" \
+	--upstream nfs://127.0.0.1/x --cache-dir "$H_TMP/c" --listen 127.0.0.1:99999
+expect_fail "$H_TMP: is a directory, not a configuration file" --config "$H_TMP"
+for bad in "--listen 127.0.0.1:99999" "--config $H_TMP"; do
+	# shellcheck disable=SC2086 # two words
+	if out=$("$CFS" --check-config --upstream nfs://127.0.0.1/x --cache-dir "$H_TMP/c" $bad 2>&1); then
+		h_fail "--check-config $bad passed: $out"
+	fi
+	! grep -q "configuration OK" <<<"$out" || h_fail "--check-config $bad: $out"
+done
+
 # an upstream nobody listens on: named, quick, non-zero
 dead=$(h_free_port)
 expect_fail "nfs://127.0.0.1/nowhere?nfsport=$dead&mountport=$dead" \
@@ -92,4 +105,4 @@ nfs-ls "nfs://127.0.0.1$H_EXPORT_up?nfsport=$port2&mountport=$port2" >/dev/null 
 h_stop_pid "$pid" 10
 [ ! -e "$H_TMP/cfs.pid" ] || h_fail "pid file left behind after SIGTERM"
 
-h_pass "start-up errors are named and leave nothing running; --help/--version/--check-config; daemon mode"
+h_pass "start-up errors are named and leave nothing running (a port out of range, a directory as --config); --help/--version/--check-config; daemon mode"

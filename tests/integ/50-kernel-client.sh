@@ -36,7 +36,11 @@ if [ "${DIRECT:-0}" = 1 ]; then
 	via="ganesha directly (DIRECT=1)"
 else
 	[ -f "$H_BUILD/cachefsd" ] && [ -x "$H_BUILD/cachefsd" ] || h_fail "$H_BUILD/cachefsd not built (run make; DIRECT=1 tests without the proxy)"
-	h_start_cachefsd px up
+	# --secure-ports false: the guest reaches the proxy through qemu's user
+	# networking (slirp), which connects from an unprivileged host port
+	# whatever port the guest's kernel client used (tests/guest/run.sh),
+	# so the default would refuse it (53-secure-ports has the default)
+	h_start_cachefsd px up --secure-ports false
 	port=$H_PORT_px
 	mountport=$H_PORT_px
 	via="cachefsd"

@@ -31,6 +31,7 @@
  * The summary line adds "K answered with an RPC-level error by the server".
  */
 #include "deadline.h"
+#include "resvport.h"
 #include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -140,16 +141,11 @@ static int tcp_connect(int port, char *err, size_t errlen)
 		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)port);
 	else
 		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)port);
-	int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/* from a reserved port when run as root, as a kernel or libnfs
+	 * client (resvport.h) */
+	int fd = resv_connect_start((struct sockaddr *)&sa, g_addrlen, 0);
 	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, g_addrlen) < 0 && errno != EINPROGRESS) {
 		snprintf(err, errlen, "connect to port %d: %s", port, strerror(errno));
-		close(fd);
 		return -1;
 	}
 	struct pollfd p = {.fd = fd, .events = POLLOUT};
@@ -1268,7 +1264,7 @@ static void a_fh_len(struct xbuf *b, const void *arg)
 
 static int run_compare(void)
 {
-	static const size_t names[] = {255, 256, 300, 1024, 3000, 4096};
+	static const size_t names[] = {255, 256, 300, 1024, 3000, 4000, 4096};
 	uint8_t pfh[64];
 	uint32_t plen;
 	char label[256];

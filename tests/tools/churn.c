@@ -25,6 +25,7 @@
  * success, 1 when a MOUNT or the final check failed, 2 on a usage error.
  */
 #include "deadline.h"
+#include "resvport.h"
 #include "xdrbuf.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -134,24 +135,20 @@ static int wait_fd(int fd, short events, const struct timespec *dl)
 static int tcp_connect(void)
 {
 	struct timespec dl;
-	int soerr = 0, one = 1;
+	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
-	int fd = socket(g_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd;
 
-	if (fd < 0) {
-		fail_msg("socket: %s", strerror(errno));
-		return -1;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* Thousands of closed connections leave this side's ephemeral ports in
+	/* Thousands of closed connections leave this side's ports in
 	 * TIME_WAIT; with SO_REUSEADDR here they do not stop a later server
 	 * from binding one of those ports (Linux lets a SO_REUSEADDR bind pass
-	 * a TIME_WAIT socket only if that socket had SO_REUSEADDR too). */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	 * a TIME_WAIT socket only if that socket had SO_REUSEADDR too). Run
+	 * as root, the port is a reserved one, as a kernel or libnfs client's
+	 * (resvport.h). */
 	deadline_in(&dl, g_timeout_ms);
-	if (connect(fd, (struct sockaddr *)&g_addr, g_addrlen) < 0 && errno != EINPROGRESS) {
+	fd = resv_connect_start((struct sockaddr *)&g_addr, g_addrlen, 1);
+	if (fd < 0) {
 		fail_msg("connect: %s", strerror(errno));
-		close(fd);
 		return -1;
 	}
 	if (wait_fd(fd, POLLOUT, &dl) <= 0) {

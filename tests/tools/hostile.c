@@ -21,7 +21,12 @@
  *                   answers ("mnt 0 lookup 0 read 0 bytes 17"; "read
  *                   denied AUTH_TOOWEAK" for an RPC-level refusal) - the
  *                   process's own uid does not matter, as with any
- *                   AUTH_SYS client
+ *                   AUTH_SYS client; with --fh HEX the MNT is skipped and
+ *                   the LOOKUP is made in that directory (a handle need not
+ *                   be learnt from the MNT: handles are not secrets)
+ *   ping            one connection, an NFS NULL every 100 ms for --hold s:
+ *                   "pings N answered M max_ms T" (a client that was there
+ *                   before an attack and must stay served)
  * Options
  *   --hold S        keep the connections S seconds after sending (idle,
  *                   partial, reads) [5]
@@ -80,9 +85,9 @@ struct fh {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hostile HOST PORT idle|partial|reads|mnt|authnone|uid0 [N] "
+	fprintf(stderr, "usage: hostile HOST PORT idle|partial|reads|mnt|authnone|uid0|ping [N] "
 	                "[--hold S] [--export PATH] [--file NAME] [--path PATH] [--calls M] "
-	                "[--size BYTES] [--high-port] [--timeout S]\n");
+	                "[--size BYTES] [--fh HEX] [--high-port] [--timeout S]\n");
 	exit(2);
 }
 
@@ -359,7 +364,7 @@ static void hold(int *fds, int n, int hold_ms, int drain)
 struct opts {
 	int n, hold_s, calls;
 	size_t size;
-	const char *export_path, *file, *path;
+	const char *export_path, *file, *path, *fh_hex;
 };
 
 static int open_many(int n, int *fds, int *refused)
@@ -501,6 +506,22 @@ static int mode_pipeline(const struct opts *o, int authnone)
 	return 0;
 }
 
+static int parse_hex(const char *hex, struct fh *fh)
+{
+	size_t n = strlen(hex);
+
+	if (n == 0 || n % 2 || n / 2 > FHMAX)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		fh->d[i] = (uint8_t)v;
+	}
+	fh->len = (uint32_t)(n / 2);
+	return 0;
+}
+
 static int mode_uid0(const struct opts *o)
 {
 	int fd = tcp_connect();
@@ -512,8 +533,15 @@ static int mode_uid0(const struct opts *o)
 		fprintf(stderr, "hostile: connect: %s\n", strerror(errno));
 		return 1;
 	}
-	st = do_mnt(fd, o->export_path, &root, &detail);
-	printf("mnt %d", st);
+	if (o->fh_hex) {
+		if (parse_hex(o->fh_hex, &root) != 0)
+			usage();
+		st = 0;
+		printf("mnt skipped");
+	} else {
+		st = do_mnt(fd, o->export_path, &root, &detail);
+		printf("mnt %d", st);
+	}
 	if (st == 0) {
 		st = do_lookup(fd, &root, o->file, &file, &detail);
 		if (st == -2)
@@ -552,6 +580,39 @@ static int mode_uid0(const struct opts *o)
 		xb_free(&b);
 	}
 	printf("\n");
+	close(fd);
+	return 0;
+}
+
+static int mode_ping(const struct opts *o)
+{
+	int fd = tcp_connect(), pings = 0, answered = 0;
+	double t0 = now_ms(), worst = 0;
+
+	if (fd < 0) {
+		fprintf(stderr, "hostile: connect: %s\n", strerror(errno));
+		return 1;
+	}
+	while (now_ms() - t0 < o->hold_s * 1000.0) {
+		struct xbuf b = {0};
+		uint32_t xid = ++g_xid, detail = 0, rx;
+		size_t res = 0;
+		double t = now_ms();
+		long n;
+
+		call_end(&b, call_begin(&b, xid, PROG_NFS, 0, 0));
+		pings++;
+		if (send_some(fd, b.d, b.len, g_timeout_ms) == b.len &&
+		    (n = read_record(fd)) >= 0 && parse_reply(n, &rx, &detail, &res) == 0 &&
+		    rx == xid) {
+			answered++;
+			if (now_ms() - t > worst)
+				worst = now_ms() - t;
+		}
+		xb_free(&b);
+		usleep(100000);
+	}
+	printf("pings %d answered %d max_ms %.0f\n", pings, answered, worst);
 	close(fd);
 	return 0;
 }
@@ -598,6 +659,8 @@ int main(int argc, char **argv)
 			o.calls = atoi(v);
 		else if (strcmp(a, "--size") == 0)
 			o.size = (size_t)strtoul(v, NULL, 0);
+		else if (strcmp(a, "--fh") == 0)
+			o.fh_hex = v;
 		else if (strcmp(a, "--timeout") == 0)
 			g_timeout_ms = atoi(v) * 1000;
 		else
@@ -632,6 +695,8 @@ int main(int argc, char **argv)
 		return mode_pipeline(&o, 1);
 	if (strcmp(mode, "uid0") == 0)
 		return mode_uid0(&o);
+	if (strcmp(mode, "ping") == 0)
+		return mode_ping(&o);
 	usage();
 	return 2;
 }
