@@ -208,9 +208,9 @@ void engine_send_failed(struct engine *e, struct cfs_req *req, int rc)
 	static struct log_limit lim;
 
 	log_limited(&lim, CFS_LOG_WARN, "client %s: cannot forward %s: %s", proto_req_peer(req),
-	         proto_proc_name(req->prog, req->proc),
-	         rc == -E2BIG ? "larger than libnfs's 4 KiB call buffer (NAMETOOLONG)"
-	                      : strerror(-rc));
+	            proto_proc_name(req->prog, req->proc),
+	            rc == -E2BIG ? "larger than libnfs's 4 KiB call buffer (NAMETOOLONG)"
+	                         : strerror(-rc));
 	engine_reply_failure(e, req, rc);
 }
 
