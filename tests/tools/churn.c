@@ -78,21 +78,14 @@ static const struct authsys g_auth = {0x43484e31u, "churn"};
 
 /* Appends one record (a single last fragment) holding a call header with
  * g_auth's credential and an AUTH_NONE verifier. Returns the marker's
- * offset for call_end(). */
+ * offset for xb_record_end(). */
 static size_t call_begin(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t proc)
 {
 	size_t mark = b->len;
 
-	xb_u32(b, 0); /* record marker, filled in by call_end() */
+	xb_u32(b, 0); /* record marker, filled in by xb_record_end() */
 	xb_call(b, &g_auth, xid, prog, 3, proc);
 	return mark;
-}
-
-static void call_end(struct xbuf *b, size_t mark)
-{
-	uint32_t m = LAST_FRAG | (uint32_t)(b->len - mark - 4);
-	uint8_t be[4] = {(uint8_t)(m >> 24), (uint8_t)(m >> 16), (uint8_t)(m >> 8), (uint8_t)m};
-	memcpy(b->d + mark, be, 4);
 }
 
 /* --- sockets with timeouts ------------------------------------------------- */
@@ -324,7 +317,7 @@ static int do_mount(int fd, const char *path, struct fh *root)
 	int rc = -1;
 
 	xb_opaque(&b, path, (uint32_t)strlen(path));
-	call_end(&b, m);
+	xb_record_end(&b, m);
 	if (rpc(fd, &b, xid, "MOUNT MNT", &r) == 0) {
 		uint32_t st = rd_u32(&r);
 		root->len = 0;
@@ -355,7 +348,7 @@ static int do_fh_call(int fd, uint32_t proc, const char *what, const struct fh *
 		xb_opaque(&b, fh->d, fh->len);
 	if (name)
 		xb_opaque(&b, name, (uint32_t)strlen(name));
-	call_end(&b, m);
+	xb_record_end(&b, m);
 	if (rpc(fd, &b, xid, what, &r) == 0) {
 		rc = 0;
 		if (proc != NFS3_NULL) {
@@ -413,7 +406,7 @@ static void build_calls(struct xbuf *b, int calls, const struct fh *root, const 
 			(*nread)++;
 			break;
 		}
-		call_end(b, m);
+		xb_record_end(b, m);
 	}
 }
 

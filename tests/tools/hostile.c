@@ -104,7 +104,7 @@ static size_t call_begin(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t p
 {
 	size_t mark = b->len;
 
-	xb_u32(b, 0); /* the record marker, set by call_end() */
+	xb_u32(b, 0); /* the record marker, set by xb_record_end() */
 	if (none) {
 		xb_call_hdr(b, xid, 2, prog, 3, proc);
 		xb_auth_none(b);
@@ -113,13 +113,6 @@ static size_t call_begin(struct xbuf *b, uint32_t xid, uint32_t prog, uint32_t p
 		xb_call(b, &g_auth, xid, prog, 3, proc);
 	}
 	return mark;
-}
-
-static void call_end(struct xbuf *b, size_t mark)
-{
-	uint32_t m = LAST_FRAG | (uint32_t)(b->len - mark - 4);
-	uint8_t be[4] = {(uint8_t)(m >> 24), (uint8_t)(m >> 16), (uint8_t)(m >> 8), (uint8_t)m};
-	memcpy(b->d + mark, be, 4);
 }
 
 /* --- sockets -------------------------------------------------------------------- */
@@ -276,7 +269,7 @@ static int do_mnt(int fd, const char *path, struct fh *root, uint32_t *detail)
 	size_t m = call_begin(&b, xid, PROG_MOUNT, MOUNT3_MNT, 0);
 
 	xb_opaque(&b, path, (uint32_t)strlen(path));
-	call_end(&b, m);
+	xb_record_end(&b, m);
 	int st = call_fh(fd, &b, xid, root, detail);
 	xb_free(&b);
 	return st;
@@ -291,7 +284,7 @@ static int do_lookup(int fd, const struct fh *dir, const char *name, struct fh *
 
 	xb_opaque(&b, dir->d, dir->len);
 	xb_opaque(&b, name, (uint32_t)strlen(name));
-	call_end(&b, m);
+	xb_record_end(&b, m);
 	int st = call_fh(fd, &b, xid, out, detail);
 	xb_free(&b);
 	return st;
@@ -304,7 +297,7 @@ static void add_read(struct xbuf *b, const struct fh *f, uint32_t count)
 	xb_opaque(b, f->d, f->len);
 	xb_u64(b, 0);
 	xb_u32(b, count);
-	call_end(b, m);
+	xb_record_end(b, m);
 }
 
 static const char *auth_stat_name(uint32_t s)
@@ -468,7 +461,7 @@ static int mode_pipeline(const struct opts *o, int authnone)
 			m = call_begin(&b, ++g_xid, PROG_MOUNT, MOUNT3_MNT, 0);
 			xb_opaque(&b, o->path, (uint32_t)strlen(o->path));
 		}
-		call_end(&b, m);
+		xb_record_end(&b, m);
 	}
 	t0 = now_ms();
 	size_t off = 0;
@@ -600,7 +593,7 @@ static int mode_ping(const struct opts *o)
 		double t = now_ms();
 		long n;
 
-		call_end(&b, call_begin(&b, xid, PROG_NFS, 0, 0));
+		xb_record_end(&b, call_begin(&b, xid, PROG_NFS, 0, 0));
 		pings++;
 		if (send_some(fd, b.d, b.len, g_timeout_ms) == b.len &&
 		    (n = read_record(fd)) >= 0 && parse_reply(n, &rx, &detail, &res) == 0 &&

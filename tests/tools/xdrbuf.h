@@ -1,5 +1,5 @@
 /* A growing buffer with XDR (big-endian) encoding, for the hand-made RPC
- * records of the raw test clients (badrpc, churn), and the ONC RPC call
+ * records of the raw test clients (badrpc, churn, hostile), and the ONC RPC call
  * header (RFC 5531) they build. */
 #ifndef CFS_TEST_XDRBUF_H
 #define CFS_TEST_XDRBUF_H
@@ -55,6 +55,15 @@ static inline void xb_opaque(struct xbuf *b, const void *p, uint32_t n)
 	xb_u32(b, n);
 	xb_raw(b, p, n);
 	xb_raw(b, NULL, (4 - (n & 3)) & 3);
+}
+
+/* Fills in the record marker reserved at offset mark (an xb_u32(b, 0)
+ * before the record): one last fragment holding what followed it. */
+static inline void xb_record_end(struct xbuf *b, size_t mark)
+{
+	uint32_t m = 0x80000000u | (uint32_t)(b->len - mark - 4);
+	uint8_t be[4] = {(uint8_t)(m >> 24), (uint8_t)(m >> 16), (uint8_t)(m >> 8), (uint8_t)m};
+	memcpy(b->d + mark, be, 4);
 }
 
 static inline void xb_free(struct xbuf *b)
