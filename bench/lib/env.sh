@@ -237,6 +237,7 @@ EOF
 # UP_EXPORT (/export) UP_MAXBLOCK (nfsd's max_block_size: its rtmax)
 # UP_BOOT_MS UP_KERNEL UP_DISK (export disk size) UP_PUT (nfsput's line).
 # KNFSD_MAXBLOCK, when set, is passed on (server.sh sets max_block_size).
+# shellcheck disable=SC2034 # the UP_* variables are bench.sh's
 b_start_knfsd()
 {
 	local data=$1 build=$2 root=$3 dir=$B_TMP/knfsd log=$B_TMP/knfsd.log out rc kb names=() n
