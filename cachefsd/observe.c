@@ -139,9 +139,15 @@ static void answered(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred 
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;
-	cobj_access_answered(o, cred, ok ? bits : 0, ok ? 0 : bits,
-			     &pa->post_op_attr_u.attributes, loop_now(e->loop));
-	meta_put_access(e, fh, cobj_access_find(o, cred));
+	const fattr3 *at = &pa->post_op_attr_u.attributes;
+	struct access_ent *a = cobj_access_find(o, cred);
+	/* a walk answers many LOOKUPs in one directory: the record is
+	 * written when what is known changes, not for each of them */
+	int same = a && a->ctime_s == at->ctime.seconds && a->ctime_ns == at->ctime.nseconds &&
+		   (ok ? (a->proven & bits) == bits : (a->refused & bits) == bits);
+	cobj_access_answered(o, cred, ok ? bits : 0, ok ? 0 : bits, at, loop_now(e->loop));
+	if (!same)
+		meta_put_access(e, fh, cobj_access_find(o, cred));
 	cobj_put(e->objs, o);
 }
 
