@@ -29,8 +29,9 @@
 #   --window N            READs in flight for one file (default 4)
 #   --upstream-rtmax N    the upstream export's MaxRead = PrefRead = N bytes
 #                         (a filer with a READ limit, e.g. 65536 like NetApp
-#                         ONTAP); the bench client then reads N at a time on
-#                         every path, as a kernel client would from FSINFO
+#                         ONTAP); the bench client then reads what each
+#                         server's FSINFO offers, as a kernel client would:
+#                         N direct, a chunk through cachefsd
 #   --upstream ganesha|knfsd   the filer (default ganesha: nfs-ganesha FSAL
 #                         VFS exporting the data set directory). knfsd: the
 #                         Linux kernel nfsd in a qemu TCG guest
@@ -40,7 +41,8 @@
 #                         (bench/nfsput). Defaults then: --scale quick, the
 #                         scenarios direct,cold,warm-disk,warm-page (no peer:
 #                         the guest serves NFSv3 only), the bench client
-#                         reads the guest's rtmax (128 KiB) at a time;
+#                         reads what FSINFO offers (direct: the guest's
+#                         rtmax, 128 KiB; through cachefsd: a chunk);
 #                         --upstream-rtmax sets nfsd's max_block_size. Needs
 #                         the nfs-kernel-server .deb fetched first, outside
 #                         isolate.sh: tests/guest/mkimage.sh --fetch BUILD/guest-server
@@ -136,7 +138,10 @@ if [ -n "$up_rtmax" ]; then
 	# read by b_start_upstream (bench/lib/env.sh) / tests/guest/server.sh
 	export B_UP_EXPORT_OPTS="MaxRead = $up_rtmax; PrefRead = $up_rtmax;"
 	export KNFSD_MAXBLOCK=$up_rtmax
-	rsize_args=(--rsize "$up_rtmax")
+	# each path reads what its server offers, as a kernel client takes it
+	# from FSINFO: direct the filer's limit, cachefsd a chunk (it sends a
+	# forwarded READ above the filer's limit in pieces)
+	rsize_args=(--rsize fsinfo)
 fi
 
 date_tag=$(date +%Y-%m-%dT%H%M)
@@ -312,9 +317,9 @@ ganesha)
 knfsd)
 	b_start_knfsd "$DATA" "$build" "$root"
 	b_log "upstream: kernel nfsd in a qemu guest in netns $B_NS at $B_NS_IP:$UP_NFSPORT (mount $UP_MNTPORT), rtmax $UP_MAXBLOCK"
-	# what a kernel client takes from FSINFO, on every path (cachefsd
-	# advertises the upstream's rtmax)
-	rsize_args=(--rsize "$UP_MAXBLOCK")
+	# what a kernel client takes from FSINFO: direct the guest's rtmax,
+	# cachefsd a chunk
+	rsize_args=(--rsize fsinfo)
 	{
 		echo "knfsd_kernel=$UP_KERNEL"
 		echo "knfsd_maxblock=$UP_MAXBLOCK"

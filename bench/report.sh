@@ -71,7 +71,7 @@ fi
 		echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace |"
 	fi
 	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null); tar over wan walks $(meta tar_over_wan) |"
-	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "$((rt / 1024)) KiB" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
+	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "the rsize each server's FSINFO offers (direct $((rt / 1024)) KiB, through cachefsd a chunk)" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
 	echo "| links | lan $(meta lan_rate) (tbf), wan $(meta wan_rate) (tbf) + $(meta wan_delay_ms) ms each way (bench/relay) |"
 	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
 	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') |"

@@ -70,10 +70,16 @@ static int forwarded_outcome(const struct engine *e, uint32_t proc)
 	}
 }
 
-void engine_clamp_fsinfo(FSINFO3resok *r)
+void engine_clamp_fsinfo(FSINFO3resok *r, uint32_t cs)
 {
 	if (r->rtmax == 0 || r->rtmax > CFS_MAX_IO)
 		r->rtmax = CFS_MAX_IO;
+	if (r->rtmax < cs && cs <= CFS_MAX_IO) {
+		/* a chunk per client READ: served from the cache in one call,
+		 * forwarded in pieces of the upstream's rtmax (passread.c) */
+		r->rtmax = cs;
+		r->rtpref = cs;
+	}
 	if (r->wtmax == 0 || r->wtmax > CFS_MAX_IO)
 		r->wtmax = CFS_MAX_IO;
 	if (r->rtpref == 0 || r->rtpref > r->rtmax)
@@ -211,7 +217,7 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 		meta_mutation(e, req);
 		engine_observe_result(e, req, r);
 		if (req->proc == NFS3_FSINFO && r->status == NFS3_OK)
-			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
+			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
 			ctr_of(e)->bytes_read += r->read.READ3res_u.resok.count;
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)
@@ -229,6 +235,15 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 {
 	int rc;
 
+	if (req->proc == NFS3_READ && req->prog == NFS_PROGRAM) {
+		/* clients may ask more than the upstream's rtmax */
+		uint32_t rtmax = upstream_info(e->up)->fsinfo.rtmax;
+
+		if (engine_forward_read_split(e, req, rtmax) == 0)
+			return;
+		if (rtmax && req->args.read.count > rtmax)
+			req->args.read.count = rtmax; /* a short answer, legal */
+	}
 	req->engine = e;
 	rc = upstream_call_for(e->up, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
 			       &req->cred, forward_done, req_alive, req);
@@ -576,6 +591,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("access_denied", c->access_denied);
 	KV("evidence_reads", c->evidence_reads);
 	KV("stale_checks", c->stale_checks);
+	KV("read_splits", c->read_splits);
 	KV("data_drops", c->data_drops);
 	KV("stores", c->stores);
 	KV("fresh_skips", c->fresh_skips);

@@ -81,6 +81,10 @@ union nfs3_res {
 /* Forwards req upstream unchanged; the reply goes back to the client after
  * its attributes were observed. */
 void engine_forward(struct engine *e, struct cfs_req *req);
+/* Forwards READ req as READs of at most piece bytes sent together
+ * (passread.c). Returns 0 (the client will be answered), -EAGAIN when one
+ * READ does, -ENOMEM. */
+int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece);
 /* req could not be sent (upstream_call's rc): log, answer the client. */
 void engine_send_failed(struct engine *e, struct cfs_req *req, int rc);
 /* What engine_forward does with the upstream's answer (status 0 and res,

@@ -484,7 +484,7 @@ void meta_record(struct engine *e, struct cfs_req *req, void *res)
 	if (kl == 0)
 		return;
 	if (req->proc == NFS3_FSINFO) /* what the client was told */
-		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
+		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
 	put_xdr(e, k, kl, codec, res, req->proc == NFS3_READDIRPLUS ? req->args.readdirplus.maxcount
 					: req->proc == NFS3_READDIR ? req->args.readdir.count
 								   : 8192);

@@ -353,6 +353,9 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_stale_checks_total",
 	        "GETATTRs asking the upstream whether a handle it called STALE is stale.",
 	        c->stale_checks);
+	counter(f, "cachefsd_read_splits_total",
+	        "Forwarded READs larger than the upstream's rtmax, sent as several READs.",
+	        c->read_splits);
 	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
 	        c->stale_purges);
 	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",
