@@ -248,9 +248,9 @@ struct store {
 	uint64_t fs_wrote_at_reading;
 	uint64_t fs_freed;      /* unlinked by the loop thread since the reading */
 	struct store_levels lv; /* the thresholds in bytes, for fs_total */
-	int cull_wanted; /* a reservation crossed bcull: cull before sleeping */
-	uint64_t cull_logged; /* unix seconds of the last "culling" info line */
-	int disk_full;	 /* a commit failed for lack of disk space */
+	int cull_wanted;        /* a reservation crossed bcull: cull before sleeping */
+	uint64_t cull_logged;   /* unix seconds of the last "culling" info line */
+	int disk_full;          /* a commit failed for lack of disk space */
 	/* Why filling is stopped (store_cull.c): the inputs, and the state
 	 * they last gave (logged when it changes) */
 	int space_low, files_low; /* below bstop/fstop, until brun/frun */

@@ -86,21 +86,21 @@ enum store_fill_reason {
 
 struct store_stats {
 	uint64_t objects;
-	uint64_t bytes;		 /* cached data bytes (inline + chunks) */
+	uint64_t bytes; /* cached data bytes (inline + chunks) */
 	uint64_t chunks;
-	uint64_t evictions;	 /* objects culled */
+	uint64_t evictions; /* objects culled */
 	uint64_t evicted_bytes;
-	int culling;		 /* 1 while above a cull threshold */
-	int fill_stopped;        /* 1 while fill_reason is not STORE_FILL_ON */
+	int culling;      /* 1 while above a cull threshold */
+	int fill_stopped; /* 1 while fill_reason is not STORE_FILL_ON */
 	enum store_fill_reason fill_reason;
-	int free_blocks_pct;	 /* last reading of the cache filesystem */
+	int free_blocks_pct; /* last reading of the cache filesystem */
 	int free_files_pct;
 	uint64_t fs_bytes, fs_free_bytes; /* the same reading, in bytes */
 	/* the thresholds in bytes free as applied (see store_cull_step) */
 	uint64_t stop_bytes, cull_bytes, run_bytes;
 	uint64_t commit_failures; /* index commits that failed, since start */
 	uint64_t write_failures;  /* data file writes that failed, since start */
-	uint64_t oldest_access;	 /* unix seconds of the LRU head, 0 if empty */
+	uint64_t oldest_access;   /* unix seconds of the LRU head, 0 if empty */
 };
 
 /* Opens (creating if needed) the cache directory. Refuses, with a message

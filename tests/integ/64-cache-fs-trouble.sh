@@ -88,7 +88,6 @@ check a f1 "8 MiB fs, alone"
 sleep 1.5
 for r in 1 2; do
 	c0=$(h_stat a bytes_from_cache)
-	f0=$(h_stat a fill_bytes)
 	check a f1 "8 MiB fs, re-read $r"
 	c1=$(h_stat a bytes_from_cache)
 	got[r]=$(((c1 - c0) / 1024))
@@ -148,7 +147,6 @@ h_start_cachefsd c up --fresh-guard 0 --memory-cache 0
 check c f1 "before"
 h_stop_cachefsd c
 cp -a "$A/cache/index" "$H_TMP/index.copy"
-mkdir -p "$H_TMP/fsidx"
 mount -t tmpfs -o size=32m tmpfs "$A/cache/index" || h_fail "cannot mount the index tmpfs"
 h_atexit "umount $A/cache/index"
 cp -a "$H_TMP/index.copy/." "$A/cache/index/"
