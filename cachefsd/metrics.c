@@ -386,6 +386,10 @@ static void render(const struct ops_env *env, FILE *f)
 	        (unsigned long long)c->meta_hits);
 	fprintf(f, "cachefsd_meta_requests_total{result=\"miss\"} %llu\n",
 	        (unsigned long long)c->meta_misses);
+	counter(f, "cachefsd_meta_no_evidence_total",
+	        "ttl-mode metadata calls forwarded although the answer was cached: the caller had "
+	        "no evidence the server would give it that answer.",
+	        c->meta_no_evidence);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));

@@ -76,6 +76,7 @@ struct engine_counters {
 	/* coherence */
 	uint64_t meta_hits;	    /* metadata calls answered from the cache (ttl mode) */
 	uint64_t meta_misses;	    /* ... that had to go upstream */
+	uint64_t meta_no_evidence;  /* ... because the caller had no evidence for the cached answer */
 	uint64_t writer_starts;	    /* files that entered the no-caching writer state */
 	uint64_t writer_passthrough; /* READs forwarded because their file is being written */
 	uint64_t stale_purges;	    /* handles purged after NFS3ERR_STALE */
