@@ -469,6 +469,7 @@ static void write_work(void *arg)
 	struct disk_job *j = arg;
 
 	j->rc = store_data_write(j->e->store, j->data_id, j->off, j->buf, j->len);
+	store_write_landed(j->e->store, j->len, j->rc);
 	if (j->rc == 0)
 		j->csum = store_checksum(j->buf, j->len);
 }
@@ -478,14 +479,12 @@ static void write_done(void *arg)
 	struct disk_job *j = arg;
 	struct engine *e = j->e;
 
-	if (j->rc == 0) {
-		/* data first, then the index entry pointing at it */
-		if (store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum,
-				    j->len) == 0)
-			e->ctr.stores++;
-	} else {
-		log_warn("cannot write to the cache: %s", strerror(-j->rc));
-	}
+	/* a failed write is counted and logged there (once per episode) */
+	store_write_end(e->store, j->rc);
+	/* data first, then the index entry pointing at it */
+	if (j->rc == 0 &&
+	    store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum, j->len) == 0)
+		e->ctr.stores++;
 	chunk_release(e->objs, j->c);
 	free(j);
 }
@@ -545,12 +544,14 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
 		return 0; /* short, and not the end of the file */
-	if (c->len == 0 || store_reserve(e->store, c->len) != 0)
+	if (c->len == 0 || store_reserve_write(e->store, c->len) != 0)
 		return 0;
 
 	struct disk_job *j = calloc(1, sizeof(*j));
-	if (j == NULL)
+	if (j == NULL) {
+		store_write_landed(e->store, c->len, -ECANCELED);
 		return 0;
+	}
 	j->e = e;
 	j->c = c;
 	memcpy(j->fh, o->fh, o->fhlen);
@@ -563,6 +564,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	chunk_hold(c);
 	/* one writer per data file at a time */
 	if (workers_submit_keyed(e->workers, rec.data_id, write_work, write_done, j) != 0) {
+		store_write_landed(e->store, c->len, -ECANCELED);
 		chunk_release(e->objs, c);
 		free(j);
 		return 0;
