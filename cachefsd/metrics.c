@@ -59,6 +59,12 @@ static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
 	sample(f, name, v);
 }
 
+/* One sample of a family with one label (key="value"). */
+static void labeled(FILE *f, const char *name, const char *key, const char *value, uint64_t v)
+{
+	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, key, value, (unsigned long long)v);
+}
+
 /* Label values: backslash, double quote and newline are escaped. */
 static void label_value(FILE *f, const char *s)
 {
@@ -161,12 +167,12 @@ static void render(const struct ops_env *env, FILE *f)
 	        "Client connections refused (allow list).", proto_counters.conns_refused);
 	family(f, "cachefsd_client_connections_closed_total", "counter",
 	       "Client connections the proxy closed to bound its resources, by reason.");
-	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"idle\"} %llu\n",
-	        (unsigned long long)proto_counters.conns_idle_closed);
-	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"make_room\"} %llu\n",
-	        (unsigned long long)proto_counters.conns_evicted);
-	fprintf(f, "cachefsd_client_connections_closed_total{reason=\"memory\"} %llu\n",
-	        (unsigned long long)proto_counters.conns_memory_closed);
+	labeled(f, "cachefsd_client_connections_closed_total", "reason", "idle",
+	        proto_counters.conns_idle_closed);
+	labeled(f, "cachefsd_client_connections_closed_total", "reason", "make_room",
+	        proto_counters.conns_evicted);
+	labeled(f, "cachefsd_client_connections_closed_total", "reason", "memory",
+	        proto_counters.conns_memory_closed);
 	counter(f, "cachefsd_accept_descriptor_shortages_total",
 	        "Times new clients found no descriptor (EMFILE, ENFILE or the client limit).",
 	        proto_counters.accept_fd_episodes);
@@ -188,16 +194,12 @@ static void render(const struct ops_env *env, FILE *f)
 	        log_limit_suppressed());
 	family(f, "cachefsd_client_bytes_total", "counter",
 	       "RPC record bytes between clients and the proxy.");
-	fprintf(f, "cachefsd_client_bytes_total{direction=\"received\"} %llu\n",
-	        (unsigned long long)proto_counters.bytes_in);
-	fprintf(f, "cachefsd_client_bytes_total{direction=\"sent\"} %llu\n",
-	        (unsigned long long)proto_counters.bytes_out);
+	labeled(f, "cachefsd_client_bytes_total", "direction", "received", proto_counters.bytes_in);
+	labeled(f, "cachefsd_client_bytes_total", "direction", "sent", proto_counters.bytes_out);
 	family(f, "cachefsd_client_payload_bytes_total", "counter",
 	       "File data between clients and the proxy: READ replies and WRITE calls.");
-	fprintf(f, "cachefsd_client_payload_bytes_total{op=\"read\"} %llu\n",
-	        (unsigned long long)c->bytes_read);
-	fprintf(f, "cachefsd_client_payload_bytes_total{op=\"write\"} %llu\n",
-	        (unsigned long long)c->bytes_written);
+	labeled(f, "cachefsd_client_payload_bytes_total", "op", "read", c->bytes_read);
+	labeled(f, "cachefsd_client_payload_bytes_total", "op", "write", c->bytes_written);
 	counter(f, "cachefsd_read_from_cache_bytes_total",
 	        "READ reply bytes that came from the cache (part of the read payload).",
 	        c->bytes_from_cache);
@@ -251,10 +253,8 @@ static void render(const struct ops_env *env, FILE *f)
 	family(f, "cachefsd_upstream_payload_bytes_total", "counter",
 	       "File data between the proxy and the upstream: READ replies received, WRITE calls "
 	       "sent.");
-	fprintf(f, "cachefsd_upstream_payload_bytes_total{op=\"read\"} %llu\n",
-	        (unsigned long long)u->read_bytes);
-	fprintf(f, "cachefsd_upstream_payload_bytes_total{op=\"write\"} %llu\n",
-	        (unsigned long long)u->write_bytes);
+	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "read", u->read_bytes);
+	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "write", u->write_bytes);
 
 	/* --- the cache --- */
 	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);
@@ -299,20 +299,15 @@ static void render(const struct ops_env *env, FILE *f)
 	family(f, "cachefsd_cache_threshold_bytes", "gauge",
 	       "Free-space thresholds in bytes as applied: the percentages, raised so that a "
 	       "chunk fits between stop and cull and another between cull and run.");
-	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"run\"} %llu\n",
-	        (unsigned long long)ss.run_bytes);
-	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"cull\"} %llu\n",
-	        (unsigned long long)ss.cull_bytes);
-	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"stop\"} %llu\n",
-	        (unsigned long long)ss.stop_bytes);
+	labeled(f, "cachefsd_cache_threshold_bytes", "level", "run", ss.run_bytes);
+	labeled(f, "cachefsd_cache_threshold_bytes", "level", "cull", ss.cull_bytes);
+	labeled(f, "cachefsd_cache_threshold_bytes", "level", "stop", ss.stop_bytes);
 	gauge(f, "cachefsd_cache_fs_free_bytes",
 	      "Free bytes on the cache filesystem at the last reading.", ss.fs_free_bytes);
 	family(f, "cachefsd_cache_write_failures_total", "counter",
 	       "Writes to the cache that failed: index commits and data file writes.");
-	fprintf(f, "cachefsd_cache_write_failures_total{what=\"commit\"} %llu\n",
-	        (unsigned long long)ss.commit_failures);
-	fprintf(f, "cachefsd_cache_write_failures_total{what=\"data\"} %llu\n",
-	        (unsigned long long)ss.write_failures);
+	labeled(f, "cachefsd_cache_write_failures_total", "what", "commit", ss.commit_failures);
+	labeled(f, "cachefsd_cache_write_failures_total", "what", "data", ss.write_failures);
 	{
 		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
 		struct engine_fill_state fs;
@@ -346,12 +341,9 @@ static void render(const struct ops_env *env, FILE *f)
 	family(f, "cachefsd_fills_given_up_total", "counter",
 	       "Fills given up (their READs forwarded), by reason: mixed (the file changed between "
 	       "the chunk's READs), no_attributes (a READ reply had none), bad_reply.");
-	fprintf(f, "cachefsd_fills_given_up_total{reason=\"mixed\"} %llu\n",
-	        (unsigned long long)c->fill_mixed);
-	fprintf(f, "cachefsd_fills_given_up_total{reason=\"no_attributes\"} %llu\n",
-	        (unsigned long long)c->fill_noattrs);
-	fprintf(f, "cachefsd_fills_given_up_total{reason=\"bad_reply\"} %llu\n",
-	        (unsigned long long)c->fill_bad_replies);
+	labeled(f, "cachefsd_fills_given_up_total", "reason", "mixed", c->fill_mixed);
+	labeled(f, "cachefsd_fills_given_up_total", "reason", "no_attributes", c->fill_noattrs);
+	labeled(f, "cachefsd_fills_given_up_total", "reason", "bad_reply", c->fill_bad_replies);
 	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
 	      "Age of the least recently used object's last access (0: empty cache).",
 	      ss.oldest_access && (uint64_t)now > ss.oldest_access
@@ -373,10 +365,8 @@ static void render(const struct ops_env *env, FILE *f)
 	        c->stores);
 	family(f, "cachefsd_chunk_reads_total", "counter",
 	       "Cached chunks read, from the cache disk (verified) or from memory.");
-	fprintf(f, "cachefsd_chunk_reads_total{source=\"disk\"} %llu\n",
-	        (unsigned long long)c->chunk_disk_reads);
-	fprintf(f, "cachefsd_chunk_reads_total{source=\"memory\"} %llu\n",
-	        (unsigned long long)c->chunk_mem_hits);
+	labeled(f, "cachefsd_chunk_reads_total", "source", "disk", c->chunk_disk_reads);
+	labeled(f, "cachefsd_chunk_reads_total", "source", "memory", c->chunk_mem_hits);
 	counter(f, "cachefsd_checksum_failures_total",
 	        "Cached chunks whose bytes did not match their checksum when read (dropped and "
 	        "fetched again).",
@@ -394,7 +384,8 @@ static void render(const struct ops_env *env, FILE *f)
 	        "READs forwarded because their file is being written.", c->writer_passthrough);
 	counter(f, "cachefsd_access_checks_total",
 	        "ACCESS calls made before serving a user from the cache.", c->access_checks);
-	counter(f, "cachefsd_access_denied_total", "READs the upstream refused (NFS3ERR_ACCES): no cached byte went to the caller.",
+	counter(f, "cachefsd_access_denied_total",
+	        "READs the upstream refused (NFS3ERR_ACCES): no cached byte went to the caller.",
 	        c->access_denied);
 	counter(f, "cachefsd_evidence_reads_total",
 	        "READs forwarded because only the server's answer to them lets the caller "
@@ -412,10 +403,8 @@ static void render(const struct ops_env *env, FILE *f)
 	        c->invalidations);
 	family(f, "cachefsd_meta_requests_total", "counter",
 	       "Metadata calls in ttl mode, answered from the metadata cache (hit) or not.");
-	fprintf(f, "cachefsd_meta_requests_total{result=\"hit\"} %llu\n",
-	        (unsigned long long)c->meta_hits);
-	fprintf(f, "cachefsd_meta_requests_total{result=\"miss\"} %llu\n",
-	        (unsigned long long)c->meta_misses);
+	labeled(f, "cachefsd_meta_requests_total", "result", "hit", c->meta_hits);
+	labeled(f, "cachefsd_meta_requests_total", "result", "miss", c->meta_misses);
 	counter(f, "cachefsd_meta_no_evidence_total",
 	        "ttl-mode metadata calls forwarded although the answer was cached: the caller had "
 	        "no evidence the server would give it that answer.",
@@ -432,10 +421,8 @@ static void render(const struct ops_env *env, FILE *f)
 	/* --- the operator interfaces --- */
 	family(f, "cachefsd_config_reloads_total", "counter",
 	       "Configuration reloads (SIGHUP, cachefsctl reload), by result.");
-	fprintf(f, "cachefsd_config_reloads_total{result=\"ok\"} %llu\n",
-	        (unsigned long long)cc->reloads);
-	fprintf(f, "cachefsd_config_reloads_total{result=\"error\"} %llu\n",
-	        (unsigned long long)cc->reload_failures);
+	labeled(f, "cachefsd_config_reloads_total", "result", "ok", cc->reloads);
+	labeled(f, "cachefsd_config_reloads_total", "result", "error", cc->reload_failures);
 	counter(f, "cachefsd_verify_runs_total", "cachefsctl verify runs.", cc->verify_runs);
 	counter(f, "cachefsd_verify_bad_entries_total", "Bad cache entries verify found.",
 	        cc->verify_bad);
