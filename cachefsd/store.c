@@ -18,7 +18,6 @@
 
 #include "log.h"
 
-#define DEFAULT_MAP_SIZE (16ull << 30)
 #define IDENTITY_MAX     4096
 #define META_KEY         "totals"
 
@@ -995,7 +994,7 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 	if (rc == 0)
 		rc = check_identity(s, err, errlen);
 	if (rc == 0)
-		rc = open_index(s, p->map_size ? p->map_size : DEFAULT_MAP_SIZE, err, errlen);
+		rc = open_index(s, p->map_size ? p->map_size : STORE_DEFAULT_MAP_SIZE, err, errlen);
 	if (rc == 0) {
 		rc = store_bg_start(s);
 		if (rc)

@@ -8,6 +8,7 @@
  * transaction. */
 #include "store_int.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -175,26 +176,35 @@ static void scan_leaf(struct scan *sc, int fd, uint64_t below)
 	closedir(d);
 }
 
-/* Scans data/<xx> for xx = sc->next_dir. */
+/* Scans data/<xx> for xx = sc->next_dir: the yy directories it has (a
+ * small cache has few). */
 static void scan_dir(struct store *s, struct scan *sc, uint64_t below)
 {
 	char path[16];
+	struct dirent *de;
+	DIR *d;
 	int fd;
 
 	snprintf(path, sizeof(path), "data/%02x", sc->next_dir);
 	fd = openat(s->dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (int yy = 0; yy < 256; yy++) {
-		char sub[4];
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
 		int lfd;
 
-		snprintf(sub, sizeof(sub), "%02x", yy);
-		lfd = openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
+		    !isxdigit((unsigned char)de->d_name[1]))
+			continue;
+		lfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (lfd >= 0)
 			scan_leaf(sc, lfd, below);
 	}
-	close(fd);
+	closedir(d);
 }
 
 #define CORRUPT_PREFIX "index.corrupt-"

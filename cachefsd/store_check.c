@@ -51,6 +51,7 @@
 #include "store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -582,6 +583,24 @@ int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, si
 
 	*n = 0;
 	return check(fd, map_size, &reason, why, whylen, pages, max, n);
+}
+
+int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,
+                           size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (fd < 0 && errno == ELOOP) {
+		*reason = STORE_DMG_NOT_FILE;
+		snprintf(why, whylen, "a symbolic link");
+		return 1;
+	}
+	if (fd < 0)
+		return -errno;
+	rc = store_index_check(fd, map_size ? map_size : STORE_DEFAULT_MAP_SIZE, reason, why,
+	                       whylen);
+	close(fd);
+	return rc;
 }
 
 const char *store_damage_name(int reason)

@@ -115,6 +115,8 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 
 #define STORE_SYNC_SECONDS 5
 
+#define STORE_DEFAULT_MAP_SIZE (16ull << 30)
+
 struct store_totals {
 	uint64_t bytes;
 	uint64_t objects;

@@ -90,6 +90,15 @@ enum store_damage {
  * "lmdb"; static. */
 const char *store_damage_name(int reason);
 
+/* Checks an index file without mapping it, as store_open does first
+ * (cachefsctl check-index): path is opened without following a link and
+ * read with pread; map_size as in store_params (0: the default). 0 intact,
+ * 1 damaged (*reason an enum store_damage, why a sentence), -errno when it
+ * cannot be opened. Run it on a live index only with cachefsd stopped: a
+ * commit in progress can look like damage. */
+int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,
+			   size_t whylen);
+
 struct store_stats {
 	uint64_t objects;
 	uint64_t bytes;		 /* cached data bytes (inline + chunks) */
