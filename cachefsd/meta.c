@@ -245,8 +245,8 @@ static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nf
 		*len = 0;
 		return 0;
 	}
-	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 ||
-	    v[HDR + 3] > NFS3_FHSIZE || vlen != HDR + 4 + (size_t)v[HDR + 3])
+	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 || v[HDR + 3] > NFS3_FHSIZE ||
+	    vlen != HDR + 4 + (size_t)v[HDR + 3])
 		return -ENOENT; /* buf holds NFS3_FHSIZE */
 	*st = NFS3_OK;
 	*len = v[HDR + 3];

@@ -412,8 +412,11 @@ static void load_done(void *arg)
 			   rec.data_id != j->data_id;
 		/* a data file that is not ours (or not there) loses its
 		 * object's data at once, not chunk by chunk */
-		if (!gone && store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc))
+		if (!gone && store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc)) {
 			gone = 1;
+			if (j->rc == -ENOENT)
+				e->ctr.checksum_failures++; /* cached bytes that failed to read */
+		}
 		if (j->rc != -ENOMEM && !gone) {
 			e->ctr.checksum_failures++;
 			log_warn("cached chunk %u of a file failed verification (%s): dropped, "

@@ -468,8 +468,7 @@ cannot:
  * user's own, or that its group or others may write. Anyone who can write
  * there can plant a data file the next fill writes a user's bytes into, or
  * swap a file for a link. Absent entries are fine (created 0700/0600). */
-static int check_private(struct store *s, const char *name, mode_t want, char *err,
-                         size_t errlen)
+static int check_private(struct store *s, const char *name, mode_t want, char *err, size_t errlen)
 {
 	const char *kind = want == S_IFDIR ? "directory" : "file";
 	char what[PATH_MAX + 64];
@@ -513,8 +512,8 @@ static int check_private(struct store *s, const char *name, mode_t want, char *e
 		         "replace cache files; refusing to use it: chmod go-w %s (0%o is usual)",
 		         what,
 		         (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "its group and others"
-		         : st.st_mode & S_IWGRP                         ? "its group"
-		                                                        : "others",
+		         : st.st_mode & S_IWGRP                           ? "its group"
+		                                                          : "others",
 		         (unsigned)(st.st_mode & 07777), what, want == S_IFDIR ? 0700 : 0600);
 		return -EPERM;
 	}
@@ -800,8 +799,7 @@ static int index_inspect(struct store *s, uint64_t map_size, char *why, size_t w
 
 /* Moves the damaged index aside (kept for the operator: the newest one
  * stays, the background thread removes older ones) and starts over. */
-static int index_recover(struct store *s, int reason, const char *why, char *err,
-                         size_t errlen)
+static int index_recover(struct store *s, int reason, const char *why, char *err, size_t errlen)
 {
 	char aside[64];
 

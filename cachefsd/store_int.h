@@ -194,10 +194,10 @@ struct store {
 	uint64_t txn_bytes; /* written by wtxn, roughly */
 	int txn_drops;      /* wtxn removes data or metadata: commit it now */
 	int broken;         /* sticky: the index failed at run time */
-	uint64_t lost_logged; /* data id of the last unusable data file logged */
-	uint64_t data_refused; /* unusable data files met */
+	uint64_t lost_logged;             /* data id of the last unusable data file logged */
+	uint64_t data_refused;            /* unusable data files met */
 	uint32_t recoveries[STORE_DMG_N]; /* damaged indexes replaced at open */
-	char kept[64]; /* the damaged index moved aside by this open (kept) */
+	char kept[64];                    /* the damaged index moved aside by this open (kept) */
 
 	struct store_totals tot, tot_committed;
 	uint64_t next_data_id;
@@ -309,8 +309,8 @@ int store_data_unlink(struct store *s, uint64_t data_id);
 int store_index_check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
 /* The same check; on success *n gets the pages some tree uses (the first
  * max, ascending), for tests that damage live pages. */
-int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n,
-                      char *why, size_t whylen);
+int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n, char *why,
+                      size_t whylen);
 
 /* store_cull.c */
 /* Reads the cache filesystem into free_blocks_pct/free_files_pct. */

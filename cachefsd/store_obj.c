@@ -459,18 +459,20 @@ int store_data_lost(struct store *s, const void *fh, uint32_t fhlen, uint64_t da
 	if (s->lost_logged != data_id && (rc != -ENOENT || uses)) {
 		store_data_path(path, sizeof(path), data_id);
 		if (fstatat(s->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			snprintf(what, sizeof(what), "%s", rc == -ELOOP ? "a link on its path" : "missing");
+			snprintf(what, sizeof(what), "%s",
+			         rc == -ELOOP ? "a link on its path" : "missing");
 		else
 			snprintf(what, sizeof(what), "%s of uid %u with %u link(s)",
-			         S_ISLNK(st.st_mode)  ? "a symbolic link"
+			         S_ISLNK(st.st_mode)   ? "a symbolic link"
 			         : S_ISREG(st.st_mode) ? "a file"
 			                               : "not a file",
 			         (unsigned)st.st_uid, (unsigned)st.st_nlink);
 		if (rc == -EEXIST)
-			log_warn("cache %s: data file %s already existed when a new object needed "
-			         "it (%s): not used, nothing was written to it; removed, the object "
-			         "is cached in a new data file",
-			         s->dir, path, what);
+			log_warn(
+			    "cache %s: data file %s already existed when a new object needed "
+			    "it (%s): not used, nothing was written to it; removed, the object "
+			    "is cached in a new data file",
+			    s->dir, path, what);
 		else if (rc == -ENOENT)
 			log_warn("cache %s: data file %s is missing: its object's data is dropped "
 			         "and cached again in a new data file",

@@ -97,7 +97,7 @@ const char *store_damage_name(int reason);
  * cannot be opened. Run it on a live index only with cachefsd stopped: a
  * commit in progress can look like damage. */
 int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,
-			   size_t whylen);
+                           size_t whylen);
 
 struct store_stats {
 	uint64_t objects;
@@ -113,7 +113,7 @@ struct store_stats {
 	/* indexes found damaged at open, moved aside and replaced by an
 	 * empty one, by enum store_damage (at most one per start) */
 	uint32_t index_recoveries[STORE_DMG_N];
-	int index_broken; /* LMDB reported damage while running: caching is off */
+	int index_broken;            /* LMDB reported damage while running: caching is off */
 	uint64_t data_files_refused; /* store_data_lost() calls: files not used */
 };
 
@@ -207,8 +207,8 @@ int store_chunk_drop(struct store *s, const void *fh, uint32_t fhlen, uint32_t i
  * never used (-EEXIST). Otherwise the file must exist (-ENOENT). No
  * symbolic link is followed (-ELOOP), and an existing file that is not a
  * regular file of the daemon's user with one link is not used (-EPERM). */
-int store_data_write(struct store *s, uint64_t data_id, uint64_t off, const void *buf,
-		     size_t len, int fresh);
+int store_data_write(struct store *s, uint64_t data_id, uint64_t off, const void *buf, size_t len,
+                     int fresh);
 /* [worker] Reads exactly len bytes at off; -ENOENT when the file is gone,
  * -EIO on a short read, -ELOOP / -EPERM as for store_data_write. */
 int store_data_read(struct store *s, uint64_t data_id, uint64_t off, void *buf, size_t len);

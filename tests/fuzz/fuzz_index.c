@@ -274,8 +274,8 @@ static void damage(const uint8_t *in, size_t n)
 			in += len;
 			n -= len;
 		} else if (kind == 1) {
-			work_len = b & 1 ? (size_t)((uint64_t)work_len * c >> 32)
-			                 : c % (work_len + 1);
+			work_len =
+			    b & 1 ? (size_t)((uint64_t)work_len * c >> 32) : c % (work_len + 1);
 		} else if (kind == 2) {
 			size_t off = (c % pages) * PSIZE + (size_t)(a % 24) * 2;
 
@@ -339,7 +339,8 @@ static void use(struct store *s)
 			if (store_chunk_get(s, fh, fhlen, k, &csum, &len) != 0 || len > sizeof(buf))
 				continue;
 			if (o.chunk_size > (1u << 20) ||
-			    store_data_read(s, o.data_id, (uint64_t)k * o.chunk_size, buf, len) != 0)
+			    store_data_read(s, o.data_id, (uint64_t)k * o.chunk_size, buf, len) !=
+			        0)
 				continue;
 			if (store_checksum(buf, len) != csum)
 				store_chunk_drop(s, fh, fhlen, k);
@@ -382,9 +383,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR")
+	const char *tmp = getenv("TMPDIR")                ? getenv("TMPDIR")
 	                  : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
-	                                                 : "/tmp";
+	                                                  : "/tmp";
 
 	(void)argc;
 	(void)argv;

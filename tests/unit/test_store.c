@@ -570,7 +570,8 @@ static void *write_many(void *arg)
 
 	for (int i = 0; i < 32 && w->rc == 0; i++) {
 		memset(buf, (int)(w->id + (uint64_t)i), sizeof(buf));
-		w->rc = store_data_write(w->s, w->id, (uint64_t)i * 65536, buf, sizeof(buf), i == 0);
+		w->rc =
+		    store_data_write(w->s, w->id, (uint64_t)i * 65536, buf, sizeof(buf), i == 0);
 	}
 	return NULL;
 }
@@ -1303,8 +1304,8 @@ static void populate(struct store *s, int n)
 				                 0);
 		} else {
 			a.size = len;
-			assert_int_equal(store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, len),
-			                 0);
+			assert_int_equal(
+			    store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, len), 0);
 		}
 		snprintf(key, sizeof(key), "m-%06d", i);
 		assert_int_equal(store_meta_put(s, key, strlen(key), data, (size_t)(i % 700)), 0);
@@ -1368,9 +1369,9 @@ struct damage {
 	int reason; /* expected; -1: any; -2: none (the damage is harmless); -3: either */
 	void (*apply)(const char *path, off_t size, long arg);
 	long arg;
-	int live; /* arg picks a page in use: index into them, negative from the end; 2: a free page */
+	int live; /* arg picks a page in use: index into them, negative from the end; 2: a free page
+	           */
 };
-
 
 /* Whatever inline data the store serves is what was stored (an object may
  * be gone or refused, never wrong). Returns the objects served. */
@@ -1530,9 +1531,8 @@ static void test_index_damage(void **state)
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(sb.st_size > 40 * 4096);
 	fd = (size_t)open(path, O_RDONLY);
-	assert_int_equal(store_index_pages((int)fd, c->p.map_size, used, 1 << 16, &nused, why,
-	                                   sizeof(why)),
-	                 0);
+	assert_int_equal(
+	    store_index_pages((int)fd, c->p.map_size, used, 1 << 16, &nused, why, sizeof(why)), 0);
 	close((int)fd);
 	assert_true(nused > 20);
 	for (size_t i = 0, pg = 2; pg < (size_t)sb.st_size / 4096 && free_pg < 0; pg++) {
