@@ -1223,7 +1223,9 @@ static int warm_run(struct warm *w, int background)
 		{
 			char log[4300];
 			snprintf(log, sizeof(log), "%s.log", w->state_path);
-			fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			/* a new file: nothing left there is written through */
+			unlink(log);
+			fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd >= 0) {
 				dup2(fd, 2);
 				close(fd);

@@ -66,8 +66,10 @@ void store_set_broken(struct store *s, int rc, const char *what)
 	        "start replaces it with an empty index (restart cachefsd to recover now)",
 	        s->dir, what, mdb_strerror(rc));
 	/* the mark survives us: LMDB may map the damage without noticing
-	 * at the next open (our check sees structure, not every value) */
-	fd = openat(s->indexfd, "damaged", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	 * at the next open (our check sees structure, not every value); a
+	 * new file, as everything we create under the cache dir */
+	unlinkat(s->indexfd, "damaged", 0);
+	fd = openat(s->indexfd, "damaged", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	            0600);
 	if (fd < 0)
 		return;
