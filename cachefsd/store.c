@@ -707,22 +707,30 @@ fail:
 	return rc;
 }
 
-static int open_indexfd(struct store *s, char *err, size_t errlen)
+/* *fd: the subdirectory name of the cache dir (created 0700 if absent),
+ * opened without following a link; the previous *fd is closed. */
+static int open_subdir(struct store *s, const char *name, int *fd, char *err, size_t errlen)
 {
-	if (s->indexfd >= 0)
-		close(s->indexfd);
-	if (mkdirat(s->dirfd, "index", 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cache_dir %s: cannot create index/: %s", s->dir,
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (mkdirat(s->dirfd, name, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir %s: cannot create %s/: %s", s->dir, name,
 		         strerror(errno));
 		return -errno;
 	}
-	s->indexfd = openat(s->dirfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->indexfd < 0) {
-		snprintf(err, errlen, "cache_dir %s: cannot open index/: %s", s->dir,
+	*fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(err, errlen, "cache_dir %s: cannot open %s/: %s", s->dir, name,
 		         strerror(errno));
 		return -errno;
 	}
 	return 0;
+}
+
+static int open_indexfd(struct store *s, char *err, size_t errlen)
+{
+	return open_subdir(s, "index", &s->indexfd, err, errlen);
 }
 
 static const char *type_name(mode_t m)
@@ -858,17 +866,9 @@ static int open_index(struct store *s, uint64_t map_size, char *err, size_t errl
 		         strerror(errno));
 		return -EIO;
 	}
-	if (mkdirat(s->dirfd, "data", 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cache_dir %s: cannot create data/: %s", s->dir,
-		         strerror(errno));
-		return -errno;
-	}
-	s->datafd = openat(s->dirfd, "data", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->datafd < 0) {
-		snprintf(err, errlen, "cache_dir %s: cannot open data/: %s", s->dir,
-		         strerror(errno));
-		return -errno;
-	}
+	rc = open_subdir(s, "data", &s->datafd, err, errlen);
+	if (rc)
+		return rc;
 	/* A new run of data ids, durable before any is handed out. */
 	s->run_first_id = ((s->next_data_id >> STORE_RUN_SHIFT) + 1) << STORE_RUN_SHIFT;
 	s->next_data_id = s->run_first_id;
