@@ -161,7 +161,7 @@ clean:
 #   make bench QUICK=1    a few minutes: quick data set, n=3
 PKGS_BENCH  := nfs-ganesha-proxy-v4 gnuplot-nox
 BENCH_ARGS  ?= --budget 600
-BENCH_TOOLS := nfsbench benchgen benchstat relay relayprobe
+BENCH_TOOLS := nfsbench nfsput benchgen benchstat relay relayprobe
 BENCH_BINS  := $(BENCH_TOOLS:%=$(BUILD)/bench/%)
 BENCH_OBJS  := $(BUILD)/obj/bench/dataset.o $(BUILD)/obj/bench/stats.o
 BENCH_ALLOBJS := $(BENCH_TOOLS:%=$(BUILD)/obj/bench/%.o) $(BENCH_OBJS)
@@ -172,6 +172,9 @@ deps-bench: deps-run
 bench-tools: $(BENCH_BINS)
 tools: bench-tools
 $(BUILD)/bench/nfsbench: $(BUILD)/obj/bench/nfsbench.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lnfs
+$(BUILD)/bench/nfsput: $(BUILD)/obj/bench/nfsput.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lnfs
 $(BUILD)/bench/benchgen: $(BUILD)/obj/bench/benchgen.o $(BUILD)/obj/bench/dataset.o

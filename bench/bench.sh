@@ -2,7 +2,8 @@
 # bench/bench.sh — does cachefsd help? Few big files and many small files,
 # cold and warm, strict and ttl, next to direct access and the nfs-ganesha
 # PROXY_V4 peer, over loopback, a 1 Gbit/s link and a 100 Mbit/s link with
-# added delay. See docs/bench.md for what each part means.
+# added delay; the upstream is nfs-ganesha or the Linux kernel nfsd in a
+# qemu guest. See docs/bench.md for what each part means.
 #
 # usage: bench/bench.sh [options]            (as root; `make bench` runs it)
 #   --quick               QUICK=1: quick data set, n=3, 1 warm-up round
@@ -28,8 +29,23 @@
 #   --window N            READs in flight for one file (default 4)
 #   --upstream-rtmax N    the upstream export's MaxRead = PrefRead = N bytes
 #                         (a filer with a READ limit, e.g. 65536 like NetApp
-#                         ONTAP); the bench client then reads N at a time on
-#                         every path, as a kernel client would from FSINFO
+#                         ONTAP); the bench client then reads what each
+#                         server's FSINFO offers, as a kernel client would:
+#                         N direct, a chunk through cachefsd
+#   --upstream ganesha|knfsd   the filer (default ganesha: nfs-ganesha FSAL
+#                         VFS exporting the data set directory). knfsd: the
+#                         Linux kernel nfsd in a qemu TCG guest
+#                         (tests/guest/server.sh) run in the bench's network
+#                         namespace, so the profiles' shaping applies; the
+#                         data set is written into its ext4 export over NFS
+#                         (bench/nfsput). Defaults then: --scale quick, the
+#                         scenarios direct,cold,warm-disk,warm-page (no peer:
+#                         the guest serves NFSv3 only), the bench client
+#                         reads what FSINFO offers (direct: the guest's
+#                         rtmax, 128 KiB; through cachefsd: a chunk);
+#                         --upstream-rtmax sets nfsd's max_block_size. Needs
+#                         the nfs-kernel-server .deb fetched first, outside
+#                         isolate.sh: tests/guest/mkimage.sh --fetch BUILD/guest-server
 #   --cachefsd-args "A"   extra cachefsd flags for every cachefsd started
 #                         (e.g. "--busy-poll 0"), recorded in meta.txt
 #   --guest               also run the kernel client in the qemu guest (wan)
@@ -56,7 +72,7 @@ scenarios=direct,peer,disk,cold,warm-disk,warm-page
 modes=strict,ttl
 tree_src='' wan_full_tree=0
 lan_rate=1gbit wan_rate=100mbit wan_delay=5
-window=4 guest=0 guest_n=3 up_rtmax=''
+window=4 guest=0 guest_n=3 up_rtmax='' upstream=ganesha scenarios_set=0
 out='' build=$root/build
 mount_args=()
 while [ $# -gt 0 ]; do
@@ -68,7 +84,7 @@ while [ $# -gt 0 ]; do
 	--budget) budget=${2:?}; shift 2 ;;
 	--profiles) profiles=${2:?}; shift 2 ;;
 	--workloads) workloads=${2:?}; shift 2 ;;
-	--scenarios) scenarios=${2:?}; shift 2 ;;
+	--scenarios) scenarios=${2:?}; scenarios_set=1; shift 2 ;;
 	--modes) modes=${2:?}; shift 2 ;;
 	--seed) seed=${2:?}; shift 2 ;;
 	--tree) tree_src=$(cd "${2:?}" && pwd) || exit 2; shift 2 ;;
@@ -78,6 +94,7 @@ while [ $# -gt 0 ]; do
 	--wan-delay-ms) wan_delay=${2:?}; shift 2 ;;
 	--window) window=${2:?}; shift 2 ;;
 	--upstream-rtmax) up_rtmax=${2:?}; shift 2 ;;
+	--upstream) upstream=${2:?}; shift 2 ;;
 	--cachefsd-args) B_CFS_ARGS=$2; shift 2 ;;
 	--guest) guest=1; shift ;;
 	--guest-only) guest=1; profiles=''; shift ;;
@@ -90,6 +107,20 @@ while [ $# -gt 0 ]; do
 	*) echo "bench: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 done
+case $upstream in
+ganesha) ;;
+knfsd)
+	# the guest moves ~15-20 MB/s (TCG): the quick data set (70 MB) keeps a
+	# round of every scenario near a minute; see docs/bench.md
+	scale=${scale:-quick}
+	[ $scenarios_set = 1 ] || scenarios=direct,cold,warm-disk,warm-page
+	[[ ,$scenarios, != *,peer,* ]] ||
+		{ echo "bench: --upstream knfsd has no peer row: the guest's nfsd serves NFSv3 only, the PROXY_V4 peer needs NFSv4" >&2; exit 2; }
+	[ $guest = 0 ] ||
+		{ echo "bench: --guest with --upstream knfsd is not supported (two TCG guests on this machine; the client guest mounts a host directory export)" >&2; exit 2; }
+	[ ${#mount_args[@]} = 0 ] || { echo "bench: --mount and --upstream are exclusive" >&2; exit 2; } ;;
+*) echo "bench: --upstream ganesha|knfsd" >&2; exit 2 ;;
+esac
 if [ $quick = 1 ]; then
 	scale=${scale:-quick}
 	n=${n:-3}
@@ -104,9 +135,13 @@ rsize_args=()
 if [ -n "$up_rtmax" ]; then
 	[[ $up_rtmax =~ ^[0-9]+$ ]] && [ "$up_rtmax" -ge 4096 ] && [ "$up_rtmax" -le 1048576 ] ||
 		{ echo "bench: --upstream-rtmax takes bytes, 4096..1048576" >&2; exit 2; }
-	# read by b_start_upstream (bench/lib/env.sh)
+	# read by b_start_upstream (bench/lib/env.sh) / tests/guest/server.sh
 	export B_UP_EXPORT_OPTS="MaxRead = $up_rtmax; PrefRead = $up_rtmax;"
-	rsize_args=(--rsize "$up_rtmax")
+	export KNFSD_MAXBLOCK=$up_rtmax
+	# each path reads what its server offers, as a kernel client takes it
+	# from FSINFO: direct the filer's limit, cachefsd a chunk (it sends a
+	# forwarded READ above the filer's limit in pieces)
+	rsize_args=(--rsize fsinfo)
 fi
 
 date_tag=$(date +%Y-%m-%dT%H%M)
@@ -120,7 +155,7 @@ fi
 
 B_BIN=$build/bench
 B_CACHEFSD=$build/cachefsd
-for t in nfsbench benchgen benchstat relay relayprobe; do
+for t in nfsbench nfsput benchgen benchstat relay relayprobe; do
 	[ -x "$B_BIN/$t" ] || { echo "bench: $B_BIN/$t missing (make bench-tools)" >&2; exit 2; }
 done
 [ -x "$B_CACHEFSD" ] || { echo "bench: $B_CACHEFSD missing (make)" >&2; exit 2; }
@@ -239,6 +274,7 @@ fi
 	echo "host=$(uname -srm)"
 	echo "cpus=$(nproc)"
 	echo "mem=$(awk '/MemTotal/{print int($2/1024)" MiB"}' /proc/meminfo)"
+	echo "upstream=$upstream"
 	echo "ganesha=$(dpkg-query -W -f='${Version}' nfs-ganesha 2>/dev/null)"
 	echo "scale=$scale"
 	echo "seed=$seed"
@@ -267,10 +303,31 @@ csv=$out/raw.csv
 echo "profile,client,workload,row,scenario,mode,run,seconds,bytes,expect_bytes,files,calls,link_bytes,proxy_cpu_s,proxy_rss_kib,read_hits,read_misses,hit_ratio,fills,fill_bytes,upstream_calls,bytes_from_cache" >"$csv"
 
 # --- network and upstream --------------------------------------------------------------
+# warm_export PATH: the filer holds its data set in RAM in every scenario
+# (b_warm_export). The guest's page cache is its own: the host's drops do
+# not reach it, and the data set written into it stays there (1 GiB guest).
+warm_export() { [ "$upstream" = knfsd ] || b_warm_export "$@"; }
+
 b_net_up
-b_start_upstream "$DATA"
-b_log "upstream: nfs-ganesha in netns $B_NS at $B_NS_IP:$UP_NFSPORT (mount $UP_MNTPORT)"
-b_warm_export "$DATA"
+case $upstream in
+ganesha)
+	b_start_upstream "$DATA"
+	b_log "upstream: nfs-ganesha in netns $B_NS at $B_NS_IP:$UP_NFSPORT (mount $UP_MNTPORT)"
+	b_warm_export "$DATA" ;;
+knfsd)
+	b_start_knfsd "$DATA" "$build" "$root"
+	b_log "upstream: kernel nfsd in a qemu guest in netns $B_NS at $B_NS_IP:$UP_NFSPORT (mount $UP_MNTPORT), rtmax $UP_MAXBLOCK"
+	# what a kernel client takes from FSINFO: direct the guest's rtmax,
+	# cachefsd a chunk
+	rsize_args=(--rsize fsinfo)
+	{
+		echo "knfsd_kernel=$UP_KERNEL"
+		echo "knfsd_maxblock=$UP_MAXBLOCK"
+		echo "knfsd_boot_ms=$UP_BOOT_MS"
+		echo "knfsd_disk=$UP_DISK"
+		echo "knfsd_put=$UP_PUT"
+	} >>"$out/meta.txt" ;;
+esac
 
 # --- machine reference figures (issue 3's "min(local disk, loopback)") -------------
 {
@@ -317,7 +374,7 @@ disk_run()
 	rm -f "$f"
 	cp "$DATA/$path" "$f" || b_die "cannot copy $path for the disk reference"
 	b_drop_caches
-	b_warm_export "$DATA/$path"
+	warm_export "$DATA/$path"
 	out=$(LC_ALL=C dd if="$f" of=/dev/null bs=1M 2>&1 | grep copied) ||
 		b_die "dd of the disk reference failed"
 	rm -f "$f"
@@ -342,7 +399,7 @@ run_one()
 		disk_run "$profile" "$wl" "$label" "$run" "$path"
 		return 0 ;;
 	direct)
-		host=$T_HOST port=$T_NFSPORT mport=$T_MNTPORT xport=$DATA ;;
+		host=$T_HOST port=$T_NFSPORT mport=$T_MNTPORT xport=$UP_EXPORT ;;
 	peer)
 		[ -n "${PEER_PID:-}" ] || return 0
 		host=127.0.0.1 port=$PEER_NFSPORT mport=$PEER_MNTPORT xport=$UP_PSEUDO
@@ -359,15 +416,15 @@ run_one()
 			b_stop_cachefsd "$mode"
 			rm -rf "$cache"
 			b_drop_caches
-			b_warm_export "$DATA/$path" ;;
+			warm_export "$DATA/$path" ;;
 		warm-disk)
 			b_stop_cachefsd "$mode"
 			b_drop_caches
-			b_warm_export "$DATA/$path" ;;
+			warm_export "$DATA/$path" ;;
 		warm-page) ;;
 		esac
 		if [ -z "${!pv:-}" ]; then
-			if ! b_start_cachefsd "$mode" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$DATA" \
+			if ! b_start_cachefsd "$mode" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$UP_EXPORT" \
 				"${extra[@]}"; then
 				[ "$mode" = ttl ] && { ttl_ok=0; b_log "ttl mode not available (cachefsd did not start with ${ttl_flag[*]})"; return 0; }
 				b_die "cachefsd ($mode) did not start"
@@ -375,7 +432,7 @@ run_one()
 		fi
 		pv="CFS_PID_$mode"
 		proxy_pid=${!pv}
-		host=127.0.0.1 pv="CFS_PORT_$mode" port=${!pv} mport=${!pv} xport=$DATA ;;
+		host=127.0.0.1 pv="CFS_PORT_$mode" port=${!pv} mport=${!pv} xport=$UP_EXPORT ;;
 	esac
 
 	local cpu0='' cpu1='' rss='' l0 l1 st0='' st1='' res vfile=''

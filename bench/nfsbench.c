@@ -20,13 +20,16 @@
  * what a kernel client's readahead does for a sequential reader. --window 1
  * gives a strictly synchronous client. A file of size 0 gets no READ (the
  * kernel knows the size from GETATTR). Short READs are continued.
+ * --rsize fsinfo: what the server offers, as a kernel client takes it at
+ * mount: FSINFO's rtpref, at most its rtmax and 1 MiB (asked after MNT,
+ * not timed).
  * ping --count N (default 10000) NFS NULL calls, each waiting for its
  *      reply: this client's per-call floor against that server (no MOUNT).
  *
  * The clock runs from the first LOOKUP to the last reply; connecting and
  * MNT are not timed (they are the mount). stdout gets one line:
  *   workload=tar seconds=12.345678 bytes=N files=N dirs=N symlinks=N calls=N
- *   reads=N lookups=N
+ *   reads=N lookups=N rsize=N
  * --verify FILE writes "size xxh64 relpath" per regular file (the format of
  * benchgen's MANIFEST, relpath relative to the export), which costs buffering
  * each file in memory: not for timed runs.
@@ -63,6 +66,7 @@ struct call {
 	struct fh fh; /* LOOKUP / MNT result */
 	fattr3 attr;  /* GETATTR / LOOKUP object attributes */
 	int have_attr;
+	uint32_t rtmax, rtpref; /* FSINFO */
 	/* READ */
 	uint64_t off;
 	uint32_t want;
@@ -188,6 +192,21 @@ static void getattr_cb(struct rpc_context *rpc, int status, void *data, void *pr
 	if (r->status == NFS3_OK) {
 		c->attr = r->GETATTR3res_u.resok.obj_attributes;
 		c->have_attr = 1;
+	}
+}
+
+static void fsinfo_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct call *c = priv;
+	FSINFO3res *r = data;
+
+	(void)rpc;
+	if (rpc_failed(c, status, data))
+		return;
+	c->nst = r->status;
+	if (r->status == NFS3_OK) {
+		c->rtmax = r->FSINFO3res_u.resok.rtmax;
+		c->rtpref = r->FSINFO3res_u.resok.rtpref;
 	}
 }
 
@@ -563,7 +582,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: nfsbench cat|tar --port P [--host H] [--mountport M] --export PATH\n"
-	        "                --path REL [--window N] [--rsize N] [--dirsize N]\n"
+	        "                --path REL [--window N] [--rsize N|fsinfo] [--dirsize N]\n"
 	        "                [--verify FILE] [--timeout S] [--uid U --gid G]\n"
 	        "       nfsbench ping --port P [--host H] [--count N]\n");
 	exit(2);
@@ -597,7 +616,7 @@ static int ping(struct bench *b, const char *host, int port, int count)
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *verify = NULL;
-	int port = 0, mountport = 0, tar, count = 10000;
+	int port = 0, mountport = 0, tar, count = 10000, rsize_fsinfo = 0;
 	uint32_t uid = 0, gid = 0;
 	static struct bench b;
 
@@ -632,6 +651,8 @@ int main(int argc, char **argv)
 			path = v;
 		else if (strcmp(a, "--window") == 0)
 			b.window = atoi(v);
+		else if (strcmp(a, "--rsize") == 0 && strcmp(v, "fsinfo") == 0)
+			rsize_fsinfo = 1;
 		else if (strcmp(a, "--rsize") == 0)
 			b.rsize = (uint32_t)strtoul(v, NULL, 0);
 		else if (strcmp(a, "--dirsize") == 0)
@@ -688,6 +709,25 @@ int main(int argc, char **argv)
 		connect_ctx(&b, b.rpc, host, port);
 	}
 
+	if (rsize_fsinfo) {
+		FSINFO3args fa;
+
+		memset(&c, 0, sizeof(c));
+		set_fh(&fa.fsroot, &root);
+		if (rpc_nfs3_fsinfo_async(b.rpc, fsinfo_cb, &fa, &c) != 0)
+			die("FSINFO: %s%s", rpc_get_error(b.rpc), "");
+		wait_calls(&b, b.rpc, (struct call *[]){&c}, 1);
+		check_nfs(&b, &c, "FSINFO");
+		b.rsize = c.rtpref ? c.rtpref : c.rtmax;
+		if (c.rtmax && b.rsize > c.rtmax)
+			b.rsize = c.rtmax;
+		if (b.rsize == 0 || b.rsize > (1 << 20))
+			b.rsize = 1 << 20;
+		b.rsize &= ~4095u;
+		if (b.rsize < 4096)
+			b.rsize = 4096;
+	}
+
 	double t0 = now_s();
 	struct fh fh = root;
 	char *copy = strdup(path), *save = NULL;
@@ -715,9 +755,10 @@ int main(int argc, char **argv)
 	double dt = now_s() - t0;
 
 	printf("workload=%s seconds=%.6f bytes=%" PRIu64 " files=%" PRIu64 " dirs=%" PRIu64
-	       " symlinks=%" PRIu64 " calls=%" PRIu64 " reads=%" PRIu64 " lookups=%" PRIu64 "\n",
+	       " symlinks=%" PRIu64 " calls=%" PRIu64 " reads=%" PRIu64 " lookups=%" PRIu64
+	       " rsize=%" PRIu32 "\n",
 	       tar ? "tar" : "cat", dt, b.bytes, b.files, b.dirs, b.symlinks, b.calls, b.reads,
-	       b.lookups);
+	       b.lookups, b.rsize);
 	if (b.verify && fclose(b.verify) != 0)
 		die("%s: write failed%s", verify, "");
 	rpc_destroy_context(b.rpc);

@@ -62,13 +62,16 @@ fi
 	echo "| cachefsd | $(meta cachefsd) (git $(meta git)) |"
 	echo "| machine | $(meta host), $(meta cpus) CPUs, $(meta mem) |"
 	rt=$(meta upstream_rtmax)
-	if [ -n "$rt" ] && [ "$rt" != default ]; then
+	if [ "$(meta upstream)" = knfsd ]; then
+		rt=$(meta knfsd_maxblock)
+		echo "| upstream | the Linux kernel nfsd (kernel $(meta knfsd_kernel)) in a qemu TCG guest (1 vCPU, 1 GiB RAM; tests/guest/server.sh), export = ext4 on a virtio disk ($(meta knfsd_disk)), in its own network namespace; rtmax = max_block_size = $rt; data set written into it with bench/nfsput ($(meta knfsd_put)) |"
+	elif [ -n "$rt" ] && [ "$rt" != default ]; then
 		echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace; MaxRead = PrefRead = $rt (--upstream-rtmax) |"
 	else
 		echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace |"
 	fi
 	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null); tar over wan walks $(meta tar_over_wan) |"
-	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "$((rt / 1024)) KiB" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
+	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "the rsize each server's FSINFO offers (direct $((rt / 1024)) KiB, through cachefsd a chunk)" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
 	echo "| links | lan $(meta lan_rate) (tbf), wan $(meta wan_rate) (tbf) + $(meta wan_delay_ms) ms each way (bench/relay) |"
 	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
 	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') |"
@@ -78,7 +81,7 @@ fi
 # local disk read throughput (MB/s) measured at the start of the run
 disk_mbs=$(sed -n 's/^disk_read_bigfile=\([0-9]*\) bytes.* copied, \([0-9.]*\) s.*/\1 \2/p' "$dir/machine.txt" 2>/dev/null |
 	awk '$2 > 0 {printf "%.0f", $1 / $2 / 1e6}')
-awk -F, -v charts="${charts[*]:-}" -v disk_mbs="${disk_mbs:-0}" '
+awk -F, -v charts="${charts[*]:-}" -v disk_mbs="${disk_mbs:-0}" -v upstream="$(meta upstream)" '
 function fmt(m, s, n) {
 	if (n == "" || n == 0) return "n/a"
 	if (n < 2) return sprintf("%.3f (n=1)", m)
@@ -202,6 +205,35 @@ END {
 		}
 	}
 	print ""
+	if (upstream == "knfsd") {
+		# the guest sets the absolute speed (TCG): the ratios are the result
+		print "## Ratios (kernel nfsd guest)"
+		print ""
+		print "direct time / this time, means of the same run (> 1× = faster than direct), ± from the two SEMs; the guest limits absolute speed, so these are the figures to read."
+		print ""
+		line = "| scenario |"; sep = "|---|"
+		for (i = 1; i <= np; i++)
+			for (j = 1; j <= nw[P[i]]; j++) { line = line " " W[P[i], j] " " P[i] " |"; sep = sep "---:|" }
+		print line; print sep
+		for (x = 1; x <= nr; x++) {
+			r = R[x]
+			if (r == "direct") continue
+			line = "| " r " |"
+			for (i = 1; i <= np; i++)
+				for (j = 1; j <= nw[P[i]]; j++) {
+					p = P[i]; w = W[p, j]; kd = key(p, w, "direct"); k = key(p, w, r)
+					if (!(k in M) || !(kd in M) || M[k] <= 0 || M[kd] <= 0) { line = line " n/a |"; continue }
+					f = M[kd] / M[k]
+					e = f * sqrt((S[kd] / M[kd]) ^ 2 + (S[k] / M[k]) ^ 2)
+					line = line " " sprintf("%.2f× ± %.2f", f, e) " |"
+				}
+			print line
+		}
+		print ""
+		print "The acceptance figures of issues 3 and 4 are defined against the nfs-ganesha setup (loopback NFS at GB/s, the local disk): not computed for this upstream."
+		print ""
+		exit
+	}
 	print "## Acceptance figures (issues 3 and 4)"
 	print ""
 	print "| criterion | measured | holds |"

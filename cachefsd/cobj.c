@@ -325,21 +325,20 @@ struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred)
 	return NULL;
 }
 
-void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t read,
-		      const fattr3 *attrs, uint64_t now_ms)
+void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t proven,
+		      uint32_t refused, const fattr3 *attrs, uint64_t now_ms)
 {
 	if (a->ctime_s != attrs->ctime.seconds || a->ctime_ns != attrs->ctime.nseconds ||
-	    (a->asked == 0 && a->read == EV_READ_NONE)) {
+	    (a->asked == 0 && a->proven == 0 && a->refused == 0)) {
 		/* other attributes: what was known then says nothing now */
-		a->asked = a->bits = 0;
-		a->read = EV_READ_NONE;
+		a->asked = a->bits = a->proven = a->refused = 0;
 		a->ctime_s = attrs->ctime.seconds;
 		a->ctime_ns = attrs->ctime.nseconds;
 	}
 	a->bits = (a->bits & ~asked) | (bits & asked);
 	a->asked |= asked;
-	if (read != EV_READ_NONE)
-		a->read = read;
+	a->proven = (a->proven & ~refused) | proven;
+	a->refused = (a->refused & ~proven) | refused;
 	a->when_ms = now_ms;
 }
 
@@ -376,59 +375,64 @@ void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked
 	struct access_ent *a = access_get(o, cred);
 
 	if (a)
-		access_ent_merge(a, asked, bits, EV_READ_NONE, attrs, now_ms);
+		access_ent_merge(a, asked, bits, 0, 0, attrs, now_ms);
 }
 
-void cobj_access_read(struct cobj *o, const struct cfs_cred *cred, uint32_t read,
-		      const fattr3 *attrs, uint64_t now_ms)
+void cobj_access_answered(struct cobj *o, const struct cfs_cred *cred, uint32_t proven,
+			  uint32_t refused, const fattr3 *attrs, uint64_t now_ms)
 {
 	struct access_ent *a = access_get(o, cred);
 
 	if (a)
-		access_ent_merge(a, 0, 0, read, attrs, now_ms);
+		access_ent_merge(a, 0, 0, proven, refused, attrs, now_ms);
 }
 
-int cfs_mode_allows_read(const fattr3 *attrs, const struct cfs_cred *cred)
+int cfs_mode_allows(const fattr3 *attrs, const struct cfs_cred *cred, uint32_t want)
 {
-	uint32_t m = attrs->mode;
+	uint32_t need = 0, m = attrs->mode, have;
 
-	if (cred->flavor != AUTH_UNIX)
-		return (m & 0004) != 0;
-	if (cred->uid == attrs->uid)
-		return (m & 0400) != 0;
-	int member = cred->gid == attrs->gid;
-	for (uint32_t i = 0; !member && i < cred->ngids && i < CFS_MAX_GIDS; i++)
-		member = cred->gids[i] == attrs->gid;
-	if (member)
-		return (m & 0040) != 0;
-	return (m & 0004) != 0;
+	if (want & ACCESS3_READ)
+		need |= 4;
+	if (want & (ACCESS3_LOOKUP | ACCESS3_EXECUTE))
+		need |= 1;
+	if (cred->flavor != AUTH_UNIX) {
+		have = m & 7;
+	} else if (cred->uid == attrs->uid) {
+		have = (m >> 6) & 7;
+	} else {
+		int member = cred->gid == attrs->gid;
+		for (uint32_t i = 0; !member && i < cred->ngids && i < CFS_MAX_GIDS; i++)
+			member = cred->gids[i] == attrs->gid;
+		have = member ? (m >> 3) & 7 : m & 7;
+	}
+	return (have & need) == need;
 }
 
 enum evidence cobj_evidence(const struct access_ent *a, const fattr3 *attrs,
-			    const struct cfs_cred *cred, int rule, uint64_t now_ms,
-			    uint64_t max_age_ms)
+			    const struct cfs_cred *cred, uint32_t want, int rule,
+			    uint64_t now_ms, uint64_t max_age_ms)
 {
 	int usable = a && a->ctime_s == attrs->ctime.seconds &&
 		     a->ctime_ns == attrs->ctime.nseconds &&
 		     (max_age_ms == 0 || now_ms - a->when_ms < max_age_ms);
 
-	if (usable && a->read == EV_READ_OK)
-		return EV_SERVE;
-	if (usable && a->read == EV_READ_REFUSED)
+	if (usable && (a->refused & want))
 		return EV_REFUSED;
-	/* no READ answered for this credential under these attributes */
+	if (usable && (a->proven & want) == want)
+		return EV_SERVE;
+	/* not proven by the server's answers to this credential's calls */
 	if (rule == CFS_EVIDENCE_READ)
-		return EV_ASK_READ;
-	if (usable && (a->asked & ACCESS3_READ)) {
-		if (!(a->bits & ACCESS3_READ))
+		return EV_ASK_CALL;
+	if (usable && (a->asked & want) == want) {
+		if ((a->bits & want) != want)
 			return EV_REFUSED;
-		if (rule == CFS_EVIDENCE_ACCESS || cfs_mode_allows_read(attrs, cred))
+		if (rule == CFS_EVIDENCE_ACCESS || cfs_mode_allows(attrs, cred, want))
 			return EV_SERVE;
-		return EV_ASK_READ; /* the grant and the mode bits disagree */
+		return EV_ASK_CALL; /* the grant and the mode bits disagree */
 	}
 	/* an ACCESS grant could not be enough when the mode bits say no */
-	if (rule == CFS_EVIDENCE_MODE && !cfs_mode_allows_read(attrs, cred))
-		return EV_ASK_READ;
+	if (rule == CFS_EVIDENCE_MODE && !cfs_mode_allows(attrs, cred, want))
+		return EV_ASK_CALL;
 	return EV_UNKNOWN;
 }
 

@@ -48,33 +48,32 @@ struct chunk {
 
 /* What the server said one credential may do with an object, under the
  * ctime it said it under: its answer to an ACCESS call (bits allowed among
- * those asked) and its answer to a READ. RFC 1813 calls ACCESS advisory:
- * a server's READ may refuse what its ACCESS granted (unfs3 computes
- * ACCESS as root), so an ACCESS grant alone does not let cached bytes out
- * (cobj_evidence()). */
-enum ev_read {
-	EV_READ_NONE = 0, /* no READ answered for this credential */
-	EV_READ_OK,	  /* the server sent it data */
-	EV_READ_REFUSED,  /* the server answered NFS3ERR_ACCES */
-};
-
+ * those asked), and what its answers to real calls proved, in ACCESS3
+ * bits: a READ answered with data or a READDIR/READLINK answered proves
+ * ACCESS3_READ, a LOOKUP answered (found or not) proves ACCESS3_LOOKUP on
+ * the directory, NFS3ERR_ACCES refuses them. RFC 1813 calls ACCESS
+ * advisory: a server's READ may refuse what its ACCESS granted (unfs3
+ * computes ACCESS as root), so an ACCESS grant alone does not let cached
+ * answers out (cobj_evidence()). */
 struct access_ent {
 	struct cfs_cred cred;
 	uint32_t bits;	     /* ACCESS3 bits allowed */
 	uint32_t asked;	     /* ACCESS3 bits asked */
-	uint32_t read;	     /* enum ev_read */
-	uint32_t ctime_s, ctime_ns; /* attributes they were granted under */
+	uint32_t proven;     /* ACCESS3 bits the server's answers to calls proved */
+	uint32_t refused;    /* ... and refused (NFS3ERR_ACCES) */
+	uint32_t ctime_s, ctime_ns; /* attributes they were given under */
 	uint64_t when_ms;
 	struct access_ent *next;
 };
 
-/* What a READ of cached bytes by a credential may do (cobj_evidence()). */
+/* What a call answered from the cache by a credential may do
+ * (cobj_evidence()). */
 enum evidence {
-	EV_SERVE,    /* the server would serve them: answer from the cache */
+	EV_SERVE,    /* the server would answer the same: answer from the cache */
 	EV_REFUSED,  /* the server said no: forward, the client gets its answer */
-	EV_ASK_READ, /* no evidence an ACCESS call could complete: forward the
-		      * READ; the server's answer becomes the evidence */
-	EV_UNKNOWN,  /* ask the server ACCESS first */
+	EV_ASK_CALL, /* no evidence an ACCESS call could complete: forward the
+		      * call; the server's answer becomes the evidence */
+	EV_UNKNOWN,  /* ask the server ACCESS first (or forward the call) */
 };
 
 struct cobj {
@@ -137,28 +136,32 @@ struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred)
 /* Records an ACCESS answer (bits allowed among asked) ... */
 void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
 		     const fattr3 *attrs, uint64_t now_ms);
-/* ... or the answer to a READ (enum ev_read), under attrs. Either merges
- * with what is known under the same ctime; a new ctime starts afresh. */
-void cobj_access_read(struct cobj *o, const struct cfs_cred *cred, uint32_t read,
-		      const fattr3 *attrs, uint64_t now_ms);
+/* ... or what the server's answer to a call proved or refused (ACCESS3
+ * bits), under attrs. Either merges with what is known under the same
+ * ctime; a new ctime starts afresh. */
+void cobj_access_answered(struct cobj *o, const struct cfs_cred *cred, uint32_t proven,
+			  uint32_t refused, const fattr3 *attrs, uint64_t now_ms);
 void cobj_access_clear(struct cobj *o);
-/* Merges an ACCESS (asked != 0) or READ (read != EV_READ_NONE) answer into
- * a, which holds what was known for the same credential (zeroed: nothing). */
-void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t read,
-		      const fattr3 *attrs, uint64_t now_ms);
+/* Merges an ACCESS answer (asked, bits) and/or what a call proved or
+ * refused into a, which holds what was known for the same credential
+ * (zeroed: nothing). */
+void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint32_t proven,
+		      uint32_t refused, const fattr3 *attrs, uint64_t now_ms);
 
 /* 1 when an AUTH_SYS check of cred against the mode, owner and group in
- * attrs allows reading: the owner's bits for the owner, else the group's
+ * attrs allows every bit of want (ACCESS3_READ: r; ACCESS3_LOOKUP and
+ * ACCESS3_EXECUTE: x): the owner's bits for the owner, else the group's
  * for a member of the file's group, else the others'. uid 0 gets no
  * privilege (servers squash root); AUTH_NONE callers are others. */
-int cfs_mode_allows_read(const fattr3 *attrs, const struct cfs_cred *cred);
-/* The decision for a READ of cached bytes by cred, with a (NULL: none)
- * the evidence recorded for it, attrs the freshest known attributes,
- * rule an enum cfs_read_evidence, max_age_ms 0 or the age beyond which
- * evidence is not used. */
+int cfs_mode_allows(const fattr3 *attrs, const struct cfs_cred *cred, uint32_t want);
+/* The decision for a call by cred that needs the ACCESS3 bits want and
+ * could be answered from the cache, with a (NULL: none) the evidence
+ * recorded for it, attrs the object's freshest known attributes, rule an
+ * enum cfs_read_evidence, max_age_ms 0 or the age beyond which evidence
+ * is not used. */
 enum evidence cobj_evidence(const struct access_ent *a, const fattr3 *attrs,
-			    const struct cfs_cred *cred, int rule, uint64_t now_ms,
-			    uint64_t max_age_ms);
+			    const struct cfs_cred *cred, uint32_t want, int rule,
+			    uint64_t now_ms, uint64_t max_age_ms);
 
 /* The time used to keep objects in the writer state from being trimmed. */
 void cobj_set_now(struct cobj_table *t, uint64_t now_ms);

@@ -107,6 +107,11 @@ static const struct cfg_key keys[] = {
 	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
 	 "data of a file whose ctime is this recent is served but not stored (timestamp "
 	 "granularity)"},
+	{"evidence_ttl", CFG_INT, OFF(evidence_ttl), "60", 1, 86400, "SECONDS",
+	 "strict mode: how long what the server answered a credential (READ, ACCESS) lets "
+	 "it read cached bytes before the server is asked again (ttl mode: meta_ttl); the "
+	 "bound on how late a revoked permission or a removed file is noticed by a client "
+	 "that does not revalidate"},
 	{"read_evidence", CFG_CHOICE, OFF(read_evidence), "mode", 0, 0, "read|mode|access",
 	 "what lets a credential read cached bytes: read = only a READ the server answered "
 	 "for it; mode = that, or an ACCESS grant the file's mode, owner and group also allow "
@@ -759,7 +764,7 @@ static const char *const live_keys[] = {
 	"fstop",	"readahead", "meta_ttl",	    "meta_neg_ttl", "write_quiesce",
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
-	"reconnect_max",
+	"reconnect_max", "evidence_ttl",
 };
 
 int config_key_live(const char *key)

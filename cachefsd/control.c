@@ -919,7 +919,7 @@ static void cmd_info(struct ctl_conn *c)
 		out_printf(c, "upstream_rtpref %u", ui->fsinfo.rtpref);
 		out_printf(c, "upstream_wtmax %u", ui->fsinfo.wtmax);
 		out_printf(c, "upstream_wtpref %u", ui->fsinfo.wtpref);
-		engine_clamp_fsinfo(&fi);
+		engine_clamp_fsinfo(&fi, (uint32_t)cfg->chunk_size);
 		out_printf(c, "client_rtmax %u", fi.rtmax);
 		out_printf(c, "client_wtmax %u", fi.wtmax);
 		out_printf(c, "chunk_size %u", fs.chunk_size);

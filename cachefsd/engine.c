@@ -70,10 +70,16 @@ static int forwarded_outcome(const struct engine *e, uint32_t proc)
 	}
 }
 
-void engine_clamp_fsinfo(FSINFO3resok *r)
+void engine_clamp_fsinfo(FSINFO3resok *r, uint32_t cs)
 {
 	if (r->rtmax == 0 || r->rtmax > CFS_MAX_IO)
 		r->rtmax = CFS_MAX_IO;
+	if (r->rtmax < cs && cs <= CFS_MAX_IO) {
+		/* a chunk per client READ: served from the cache in one call,
+		 * forwarded in pieces of the upstream's rtmax (passread.c) */
+		r->rtmax = cs;
+		r->rtpref = cs;
+	}
 	if (r->wtmax == 0 || r->wtmax > CFS_MAX_IO)
 		r->wtmax = CFS_MAX_IO;
 	if (r->rtpref == 0 || r->rtpref > r->rtmax)
@@ -160,6 +166,37 @@ static void forward_done(int status, void *res, void *priv)
 	engine_forward_reply(e, req, status, res);
 }
 
+/* Writers: a WRITE or size-changing SETATTR through the proxy, once the
+ * server made it, drops the file's cached data and turns caching off for
+ * it until write_quiesce seconds pass without another one. */
+static void writer(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	uint64_t now = loop_now(e->loop);
+
+	if (o == NULL)
+		return;
+	if (o->nocache_until_ms <= now)
+		ctr_of(e)->writer_starts++;
+	o->nocache_until_ms = now + (uint64_t)e->cfg->write_quiesce * 1000;
+	engine_drop_data(e, o, "written through the proxy");
+	cobj_put(e->objs, o);
+}
+
+/* The file a call whose success makes its writer: a WRITE, or a SETATTR
+ * that changes the size (NULL: not such a call). A COMMIT changes nothing
+ * the WRITEs before it did not. */
+static const nfs_fh3 *written_file(const struct cfs_req *req)
+{
+	if (req->prog != NFS_PROGRAM)
+		return NULL;
+	if (req->proc == NFS3_WRITE)
+		return &req->args.write.file;
+	if (req->proc == NFS3_SETATTR && req->args.setattr.new_attributes.size.set_it)
+		return &req->args.setattr.object;
+	return NULL;
+}
+
 void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, void *res)
 {
 	union nfs3_res *r = res;
@@ -170,13 +207,17 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 	}
 	count_reply(e, req, 0, req->proc == NFS3_NULL ? NFS3_OK : r->status,
 		    forwarded_outcome(e, req->proc));
+	/* only a change the server made: one it refused (ACCES, ROFS, ...)
+	 * must not let any user turn caching of anyone's file off */
+	if (r && r->status == NFS3_OK && written_file(req))
+		writer(e, written_file(req));
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them
 		 * back), then what this reply says */
 		meta_mutation(e, req);
 		engine_observe_result(e, req, r);
 		if (req->proc == NFS3_FSINFO && r->status == NFS3_OK)
-			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
+			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
 			ctr_of(e)->bytes_read += r->read.READ3res_u.resok.count;
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)
@@ -194,6 +235,15 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 {
 	int rc;
 
+	if (req->proc == NFS3_READ && req->prog == NFS_PROGRAM) {
+		/* clients may ask more than the upstream's rtmax */
+		uint32_t rtmax = upstream_info(e->up)->fsinfo.rtmax;
+
+		if (engine_forward_read_split(e, req, rtmax) == 0)
+			return;
+		if (rtmax && req->args.read.count > rtmax)
+			req->args.read.count = rtmax; /* a short answer, legal */
+	}
 	req->engine = e;
 	rc = upstream_call_for(e->up, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
 			       &req->cred, forward_done, req_alive, req);
@@ -212,23 +262,6 @@ void engine_send_failed(struct engine *e, struct cfs_req *req, int rc)
 	engine_reply_failure(e, req, rc);
 }
 
-/* Writers: a WRITE, COMMIT or size-changing SETATTR through the proxy
- * drops the file's cached data and turns caching off for it until
- * write_quiesce seconds pass without another one. */
-static void writer(struct engine *e, const nfs_fh3 *fh)
-{
-	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
-	uint64_t now = loop_now(e->loop);
-
-	if (o == NULL)
-		return;
-	if (o->nocache_until_ms <= now)
-		ctr_of(e)->writer_starts++;
-	o->nocache_until_ms = now + (uint64_t)e->cfg->write_quiesce * 1000;
-	engine_drop_data(e, o, "written through the proxy");
-	cobj_put(e->objs, o);
-}
-
 /* A call that changes something: invalidate, then forward. */
 static void mutation(struct engine *e, struct cfs_req *req)
 {
@@ -245,16 +278,8 @@ static void mutation(struct engine *e, struct cfs_req *req)
 		if (w->data.data_len > w->count)
 			w->data.data_len = w->count;
 		ctr_of(e)->bytes_written += w->data.data_len;
-		writer(e, &w->file);
 		break;
 	}
-	case NFS3_COMMIT:
-		writer(e, &req->args.commit.file);
-		break;
-	case NFS3_SETATTR:
-		if (req->args.setattr.new_attributes.size.set_it)
-			writer(e, &req->args.setattr.object);
-		break;
 	default:
 		break;
 	}
@@ -566,6 +591,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("access_denied", c->access_denied);
 	KV("evidence_reads", c->evidence_reads);
 	KV("stale_checks", c->stale_checks);
+	KV("read_splits", c->read_splits);
 	KV("data_drops", c->data_drops);
 	KV("stores", c->stores);
 	KV("fresh_skips", c->fresh_skips);
@@ -590,6 +616,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	}
 	KV("meta_hits", c->meta_hits);
 	KV("meta_misses", c->meta_misses);
+	KV("meta_no_evidence", c->meta_no_evidence);
 	KV("meta_records", store_meta_count(e->store));
 	KV("writer_starts", c->writer_starts);
 	KV("writer_passthrough", c->writer_passthrough);

@@ -81,6 +81,10 @@ union nfs3_res {
 /* Forwards req upstream unchanged; the reply goes back to the client after
  * its attributes were observed. */
 void engine_forward(struct engine *e, struct cfs_req *req);
+/* Forwards READ req as READs of at most piece bytes sent together
+ * (passread.c). Returns 0 (the client will be answered), -EAGAIN when one
+ * READ does, -ENOMEM. */
+int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece);
 /* req could not be sent (upstream_call's rc): log, answer the client. */
 void engine_send_failed(struct engine *e, struct cfs_req *req, int rc);
 /* What engine_forward does with the upstream's answer (status 0 and res,
@@ -97,6 +101,14 @@ void engine_mutate(struct engine *e, struct cfs_req *req);
 void engine_observe_result(struct engine *e, struct cfs_req *req, void *res);
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa);
+/* Whether the server would answer cred's call about fh that needs the
+ * ACCESS3 bits want, by what it answered cred before under attrs' ctime
+ * (in memory, or the metadata cache's record), younger than
+ * engine_evidence_age_ms(), by the read_evidence rule (observe.c). */
+enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+			      uint32_t want, const fattr3 *attrs);
+/* How long evidence is used: meta_ttl in ttl mode, evidence_ttl in strict. */
+uint64_t engine_evidence_age_ms(const struct engine *e);
 /* fh changed through the proxy and no reply said how (observe.c). */
 void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh);
 /* Drops the cached data of o (store and memory). */

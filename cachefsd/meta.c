@@ -298,8 +298,8 @@ static size_t access_key(uint8_t *k, const nfs_fh3 *fh, const struct cfs_cred *c
 	return mkey(k, 'x', fh, ck, n * sizeof(ck[0]));
 }
 
-/* Value: asked, allowed, READ answer (enum ev_read), ctime s, ns. */
-#define ACCESS_VLEN (HDR + 20)
+/* Value: asked, allowed, proven, refused, ctime s, ns. */
+#define ACCESS_VLEN (HDR + 24)
 
 static int get_access(struct engine *e, const uint8_t *k, size_t kl, struct access_ent *out)
 {
@@ -311,9 +311,10 @@ static int get_access(struct engine *e, const uint8_t *k, size_t kl, struct acce
 		return -ENOENT;
 	memcpy(&out->asked, v + HDR, 4);
 	memcpy(&out->bits, v + HDR + 4, 4);
-	memcpy(&out->read, v + HDR + 8, 4);
-	memcpy(&out->ctime_s, v + HDR + 12, 4);
-	memcpy(&out->ctime_ns, v + HDR + 16, 4);
+	memcpy(&out->proven, v + HDR + 8, 4);
+	memcpy(&out->refused, v + HDR + 12, 4);
+	memcpy(&out->ctime_s, v + HDR + 16, 4);
+	memcpy(&out->ctime_ns, v + HDR + 20, 4);
 	out->when_ms = get64(v);
 	return 0;
 }
@@ -330,18 +331,16 @@ void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_en
 	memset(&m, 0, sizeof(m));
 	if (get_access(e, k, kl, &m) != 0 || m.ctime_s != a->ctime_s || m.ctime_ns != a->ctime_ns)
 		m = *a;
-	else {
-		m.bits = (m.bits & ~a->asked) | (a->bits & a->asked);
-		m.asked |= a->asked;
-		if (a->read != EV_READ_NONE)
-			m.read = a->read;
-	}
+	else
+		access_ent_merge(&m, a->asked, a->bits, a->proven, a->refused,
+				 &(fattr3){.ctime = {a->ctime_s, a->ctime_ns}}, a->when_ms);
 	put64(v, wall_ms());
 	memcpy(v + HDR, &m.asked, 4);
 	memcpy(v + HDR + 4, &m.bits, 4);
-	memcpy(v + HDR + 8, &m.read, 4);
-	memcpy(v + HDR + 12, &m.ctime_s, 4);
-	memcpy(v + HDR + 16, &m.ctime_ns, 4);
+	memcpy(v + HDR + 8, &m.proven, 4);
+	memcpy(v + HDR + 12, &m.refused, 4);
+	memcpy(v + HDR + 16, &m.ctime_s, 4);
+	memcpy(v + HDR + 20, &m.ctime_ns, 4);
 	store_meta_put(e->store, k, kl, v, sizeof(v));
 }
 
@@ -486,7 +485,7 @@ void meta_record(struct engine *e, struct cfs_req *req, void *res)
 	if (kl == 0)
 		return;
 	if (req->proc == NFS3_FSINFO) /* what the client was told */
-		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok);
+		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
 	put_xdr(e, k, kl, codec, res, req->proc == NFS3_READDIRPLUS ? req->args.readdirplus.maxcount
 					: req->proc == NFS3_READDIR ? req->args.readdir.count
 								   : 8192);
@@ -531,16 +530,35 @@ static int answer_access(struct engine *e, struct cfs_req *req)
 	return 0;
 }
 
+/* A cached answer about obj goes to req's caller only with evidence that
+ * the server would give it that answer: what it answered this credential
+ * before (or an ACCESS grant the mode bits agree with), under obj's
+ * freshest attributes (*pa, filled here: it must have them). */
+static int allowed(struct engine *e, struct cfs_req *req, const nfs_fh3 *obj, uint32_t want,
+		   post_op_attr *pa)
+{
+	attrs_post(e, obj, pa);
+	if (pa->attributes_follow &&
+	    engine_evidence(e, obj, &req->cred, want, &pa->post_op_attr_u.attributes) == EV_SERVE)
+		return 1;
+	e->ctr.meta_no_evidence++;
+	return 0;
+}
+
 static int answer_lookup(struct engine *e, struct cfs_req *req)
 {
 	LOOKUP3res res;
 	uint8_t child[NFS3_FHSIZE];
 	uint32_t len = 0;
 	nfsstat3 st;
+	post_op_attr dir_pa;
 
 	memset(&res, 0, sizeof(res));
 	if (get_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name, &st, child,
 		       &len))
+		return -ENOENT;
+	/* names in a directory are for those who may search it */
+	if (!allowed(e, req, &req->args.lookup.what.dir, ACCESS3_LOOKUP, &dir_pa))
 		return -ENOENT;
 	if (st == NFS3_OK) {
 		LOOKUP3resok *ok = &res.LOOKUP3res_u.resok;
@@ -550,9 +568,9 @@ static int answer_lookup(struct engine *e, struct cfs_req *req)
 		attrs_post(e, &ok->object, &ok->obj_attributes);
 		if (!ok->obj_attributes.attributes_follow)
 			return -ENOENT;
-		attrs_post(e, &req->args.lookup.what.dir, &ok->dir_attributes);
+		ok->dir_attributes = dir_pa;
 	} else {
-		attrs_post(e, &req->args.lookup.what.dir, &res.LOOKUP3res_u.resfail.dir_attributes);
+		res.LOOKUP3res_u.resfail.dir_attributes = dir_pa;
 	}
 	res.status = st;
 	if (st == NFS3_OK)
@@ -595,6 +613,7 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 	struct meta_rec rec;
 	const nfs_fh3 *obj;
 	post_op_attr *pa;
+	uint32_t want = 0; /* FSSTAT, FSINFO, PATHCONF: anyone */
 	int ttl = e->cfg->meta_ttl;
 
 	kl = blob_key(req, k, &codec);
@@ -611,6 +630,8 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 	case NFS3_READDIRPLUS:
 		obj = &req->args.readdirplus.dir;
 		pa = &res.readdirplus.READDIRPLUS3res_u.resok.dir_attributes;
+		/* the listing and the entries' handles: read and search */
+		want = ACCESS3_READ | ACCESS3_LOOKUP;
 		if (refresh_page(e, &res.readdirplus) != 0) {
 			meta_rec_free(&rec);
 			return -ENOENT;
@@ -619,10 +640,12 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 	case NFS3_READDIR:
 		obj = &req->args.readdir.dir;
 		pa = &res.readdir.READDIR3res_u.resok.dir_attributes;
+		want = ACCESS3_READ;
 		break;
 	case NFS3_READLINK:
 		obj = &req->args.readlink.symlink;
 		pa = &res.readlink.READLINK3res_u.resok.symlink_attributes;
+		want = ACCESS3_READ;
 		break;
 	case NFS3_FSSTAT:
 		obj = &req->args.fsstat.fsroot;
@@ -637,7 +660,10 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 		pa = &res.pathconf.PATHCONF3res_u.resok.obj_attributes;
 		break;
 	}
-	attrs_post(e, obj, pa);
+	if (want ? !allowed(e, req, obj, want, pa) : (attrs_post(e, obj, pa), 0)) {
+		meta_rec_free(&rec);
+		return -ENOENT;
+	}
 	engine_count_reply(e, req, NFS3_OK);
 	proto_reply(req, &res);
 	meta_rec_free(&rec);

@@ -367,6 +367,9 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_stale_checks_total",
 	        "GETATTRs asking the upstream whether a handle it called STALE is stale.",
 	        c->stale_checks);
+	counter(f, "cachefsd_read_splits_total",
+	        "Forwarded READs larger than the upstream's rtmax, sent as several READs.",
+	        c->read_splits);
 	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
 	        c->stale_purges);
 	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",
@@ -377,6 +380,10 @@ static void render(const struct ops_env *env, FILE *f)
 	        (unsigned long long)c->meta_hits);
 	fprintf(f, "cachefsd_meta_requests_total{result=\"miss\"} %llu\n",
 	        (unsigned long long)c->meta_misses);
+	counter(f, "cachefsd_meta_no_evidence_total",
+	        "ttl-mode metadata calls forwarded although the answer was cached: the caller had "
+	        "no evidence the server would give it that answer.",
+	        c->meta_no_evidence);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));

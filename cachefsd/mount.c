@@ -204,6 +204,18 @@ static void walk_done(int status, void *res, void *priv)
 	walk_step(w);
 }
 
+/* The caller may search dir, as the server answered it before. */
+static int walk_may_search(struct mnt_walk *w, const nfs_fh3 *dir)
+{
+	fattr3 attrs;
+
+	if (meta_get_attrs(w->e, dir, &attrs) == 0 &&
+	    engine_evidence(w->e, dir, &w->req->cred, ACCESS3_LOOKUP, &attrs) == EV_SERVE)
+		return 1;
+	w->e->ctr.meta_no_evidence++;
+	return 0;
+}
+
 /* ttl mode: the next component from the metadata cache, as a LOOKUP would
  * be answered. Returns 1 when it was (w->fh moved on, or w was answered
  * and freed: *done), 0 when the server must be asked. */
@@ -216,18 +228,20 @@ static int walk_cached(struct mnt_walk *w, const char *name, int *done)
 	int known = meta_child(w->e, &dir, name, child, &len);
 
 	*done = 0;
-	if (known == 0) {
+	if (known == 0 && walk_may_search(w, &dir)) {
 		w->e->ctr.meta_hits++;
 		reply_mnt(w->req, MNT3ERR_NOENT, NULL, 0);
 		*done = 1;
 		walk_free(w);
 		return 1;
 	}
-	if (known < 0)
+	if (known <= 0)
 		return 0;
 	nfs_fh3 c = {{len, (char *)child}};
 	if (meta_get_attrs(w->e, &c, &attrs) != 0)
 		return 0; /* the name is known, what it is not: ask */
+	if (!walk_may_search(w, &dir))
+		return 0;
 	w->e->ctr.meta_hits++;
 	if (attrs.type != NF3DIR) {
 		reply_mnt(w->req, MNT3ERR_NOTDIR, NULL, 0);

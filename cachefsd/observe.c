@@ -124,24 +124,63 @@ static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3r
 	cobj_put(e->objs, o);
 }
 
+/* The server answered a call by cred about fh that needs the ACCESS3 bits
+ * `bits` (status: its answer; ok: the answer means it was allowed):
+ * evidence for answering that credential from the cache later, under the
+ * attributes pa (none: nothing is recorded). */
+static void answered(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+		     nfsstat3 status, int ok, const post_op_attr *pa, uint32_t bits)
+{
+	struct cobj *o;
+
+	if (!pa->attributes_follow || (!ok && status != NFS3ERR_ACCES) || fh->data.data_len == 0 ||
+	    fh->data.data_len > NFS3_FHSIZE)
+		return;
+	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
+	if (o == NULL)
+		return;
+	const fattr3 *at = &pa->post_op_attr_u.attributes;
+	struct access_ent *a = cobj_access_find(o, cred);
+	/* a walk answers many LOOKUPs in one directory: the record is
+	 * written when what is known changes, not for each of them */
+	int same = a && a->ctime_s == at->ctime.seconds && a->ctime_ns == at->ctime.nseconds &&
+		   (ok ? (a->proven & bits) == bits : (a->refused & bits) == bits);
+	cobj_access_answered(o, cred, ok ? bits : 0, ok ? 0 : bits, at, loop_now(e->loop));
+	if (!same)
+		meta_put_access(e, fh, cobj_access_find(o, cred));
+	cobj_put(e->objs, o);
+}
+
 static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *r)
 {
 	const nfs_fh3 *fh = &req->args.read.file;
 	const post_op_attr *pa = r->status == NFS3_OK ? &r->READ3res_u.resok.file_attributes
 						      : &r->READ3res_u.resfail.file_attributes;
-	struct cobj *o;
 
 	engine_observe_post(e, fh, pa);
-	if (!pa->attributes_follow || (r->status != NFS3_OK && r->status != NFS3ERR_ACCES))
-		return;
-	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
-	if (o == NULL)
-		return;
 	/* the upstream just let this caller read (or refused it) */
-	cobj_access_read(o, &req->cred, r->status == NFS3_OK ? EV_READ_OK : EV_READ_REFUSED,
-			 &pa->post_op_attr_u.attributes, loop_now(e->loop));
-	meta_put_access(e, fh, cobj_access_find(o, &req->cred));
-	cobj_put(e->objs, o);
+	answered(e, fh, &req->cred, r->status, r->status == NFS3_OK, pa, ACCESS3_READ);
+}
+
+uint64_t engine_evidence_age_ms(const struct engine *e)
+{
+	return (uint64_t)(meta_enabled(e) ? e->cfg->meta_ttl : e->cfg->evidence_ttl) * 1000;
+}
+
+enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+			      uint32_t want, const fattr3 *attrs)
+{
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+	int rule = e->cfg->read_evidence;
+	struct access_ent stored;
+	enum evidence ev, ev2;
+
+	ev = cobj_evidence(o ? cobj_access_find(o, cred) : NULL, attrs, cred, want, rule,
+			   loop_now(e->loop), engine_evidence_age_ms(e));
+	if (ev == EV_SERVE || ev == EV_REFUSED || meta_get_access(e, fh, cred, &stored) != 0)
+		return ev;
+	ev2 = cobj_evidence(&stored, attrs, cred, want, rule, 0, 0); /* meta checked its age */
+	return ev2 == EV_UNKNOWN ? ev : ev2;
 }
 
 static void observe_new_object(struct engine *e, const post_op_fh3 *fh, const post_op_attr *pa)
@@ -152,23 +191,31 @@ static void observe_new_object(struct engine *e, const post_op_fh3 *fh, const po
 
 static void observe_readdirplus(struct engine *e, struct cfs_req *req, const READDIRPLUS3res *r)
 {
+	const nfs_fh3 *dir = &req->args.readdirplus.dir;
+	uint32_t shown = ACCESS3_READ;
+
 	if (r->status != NFS3_OK) {
-		engine_observe_post(e, &req->args.readdirplus.dir,
-				    &r->READDIRPLUS3res_u.resfail.dir_attributes);
+		engine_observe_post(e, dir, &r->READDIRPLUS3res_u.resfail.dir_attributes);
+		answered(e, dir, &req->cred, r->status, 0,
+			 &r->READDIRPLUS3res_u.resfail.dir_attributes, ACCESS3_READ);
 		return;
 	}
-	engine_observe_post(e, &req->args.readdirplus.dir,
-			    &r->READDIRPLUS3res_u.resok.dir_attributes);
+	engine_observe_post(e, dir, &r->READDIRPLUS3res_u.resok.dir_attributes);
 	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
 	while (next) {
 		/* libnfs places entries at 4-byte aligned addresses: copy out */
 		entryplus3 ent;
 		memcpy(&ent, next, sizeof(ent));
-		if (ent.name_handle.handle_follows)
+		if (ent.name_handle.handle_follows) {
 			engine_observe_post(e, &ent.name_handle.post_op_fh3_u.handle,
 					    &ent.name_attributes);
+			/* it gave this caller the entries' handles: what LOOKUPs
+			 * in the directory would */
+			shown |= ACCESS3_LOOKUP;
+		}
 		next = ent.nextentry;
 	}
+	answered(e, dir, &req->cred, NFS3_OK, 1, &r->READDIRPLUS3res_u.resok.dir_attributes, shown);
 }
 
 static void observe_result(struct engine *e, struct cfs_req *req, void *res);
@@ -333,6 +380,12 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 			       : &r->setattr.SETATTR3res_u.resfail.obj_wcc);
 		break;
 	case NFS3_LOOKUP:
+		/* found or not, the caller was allowed to search the directory */
+		answered(e, &a->lookup.what.dir, &req->cred, r->status,
+			 ok || r->status == NFS3ERR_NOENT,
+			 ok ? &r->lookup.LOOKUP3res_u.resok.dir_attributes
+			    : &r->lookup.LOOKUP3res_u.resfail.dir_attributes,
+			 ACCESS3_LOOKUP);
 		if (ok) {
 			engine_observe_post(e, &r->lookup.LOOKUP3res_u.resok.object,
 					    &r->lookup.LOOKUP3res_u.resok.obj_attributes);
@@ -348,11 +401,13 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 	case NFS3_ACCESS:
 		observe_access(e, req, &r->access);
 		break;
-	case NFS3_READLINK:
-		engine_observe_post(e, &a->readlink.symlink,
-				    ok ? &r->readlink.READLINK3res_u.resok.symlink_attributes
-				       : &r->readlink.READLINK3res_u.resfail.symlink_attributes);
+	case NFS3_READLINK: {
+		const post_op_attr *pa = ok ? &r->readlink.READLINK3res_u.resok.symlink_attributes
+					    : &r->readlink.READLINK3res_u.resfail.symlink_attributes;
+		engine_observe_post(e, &a->readlink.symlink, pa);
+		answered(e, &a->readlink.symlink, &req->cred, r->status, ok, pa, ACCESS3_READ);
 		break;
+	}
 	case NFS3_READ:
 		observe_read(e, req, &r->read);
 		break;
@@ -419,11 +474,13 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 			    ok ? &r->link.LINK3res_u.resok.linkdir_wcc
 			       : &r->link.LINK3res_u.resfail.linkdir_wcc);
 		break;
-	case NFS3_READDIR:
-		engine_observe_post(e, &a->readdir.dir,
-				    ok ? &r->readdir.READDIR3res_u.resok.dir_attributes
-				       : &r->readdir.READDIR3res_u.resfail.dir_attributes);
+	case NFS3_READDIR: {
+		const post_op_attr *pa = ok ? &r->readdir.READDIR3res_u.resok.dir_attributes
+					    : &r->readdir.READDIR3res_u.resfail.dir_attributes;
+		engine_observe_post(e, &a->readdir.dir, pa);
+		answered(e, &a->readdir.dir, &req->cred, r->status, ok, pa, ACCESS3_READ);
 		break;
+	}
 	case NFS3_READDIRPLUS:
 		observe_readdirplus(e, req, &r->readdirplus);
 		break;

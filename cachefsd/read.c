@@ -1105,26 +1105,13 @@ static void op_gather(struct read_op *op)
 
 /* --- the READ entry point ------------------------------------------------------- */
 
-/* What lets cred read o's cached bytes under attrs (cobj_evidence(), the
- * read_evidence rule): the server's answer to a READ or an ACCESS call by
- * the same credential for the same handle, while the ctime is unchanged;
- * in ttl mode no older than meta_ttl, and it may come from the persistent
- * cache (after a restart, or when the in-memory entry was trimmed). */
+/* What lets cred read o's cached bytes under attrs (engine_evidence()). */
 static enum evidence evidence_of(struct engine *e, struct cobj *o, const struct cfs_cred *cred,
 				 const fattr3 *attrs)
 {
-	uint64_t max_age = meta_enabled(e) ? (uint64_t)e->cfg->meta_ttl * 1000 : 0;
 	nfs_fh3 fh = {{o->fhlen, (char *)o->fh}};
-	int rule = e->cfg->read_evidence;
-	struct access_ent stored;
-	enum evidence ev, ev2;
 
-	ev = cobj_evidence(cobj_access_find(o, cred), attrs, cred, rule, loop_now(e->loop),
-			   max_age);
-	if (ev == EV_SERVE || ev == EV_REFUSED || meta_get_access(e, &fh, cred, &stored) != 0)
-		return ev;
-	ev2 = cobj_evidence(&stored, attrs, cred, rule, 0, 0); /* meta checked its age */
-	return ev2 == EV_UNKNOWN ? ev : ev2;
+	return engine_evidence(e, &fh, cred, ACCESS3_READ, attrs);
 }
 
 static void access_done(int status, void *res, void *priv)
@@ -1227,11 +1214,11 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		 * lookup prefetch, another reader): the caller needs READ
 		 * evidence of its own, and then shares them */
 		known = o->have_attrs ? &o->attrs : op->have_rec ? &op->rec.attrs : NULL;
-		switch (known ? evidence_of(e, o, &req->cred, known) : EV_ASK_READ) {
+		switch (known ? evidence_of(e, o, &req->cred, known) : EV_ASK_CALL) {
 		case EV_REFUSED:
 			op_forward(op);
 			return;
-		case EV_ASK_READ:
+		case EV_ASK_CALL:
 			/* the server's own answer to this READ is the evidence */
 			e->ctr.evidence_reads++;
 			op_forward(op);

@@ -60,6 +60,7 @@ struct cfs_config {
 	int write_quiesce; /* seconds without writes before a written file is cached again */
 	int fresh_guard;   /* seconds: data of files changed this recently is not stored */
 	int read_evidence; /* enum cfs_read_evidence */
+	int evidence_ttl;  /* seconds evidence is used in strict mode */
 	/* operator interfaces (docs/operations.md) */
 	char *control_socket; /* NULL: <cache_dir>/control */
 	char *metrics_listen; /* NULL or "off": no metrics listener */

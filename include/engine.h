@@ -64,6 +64,7 @@ struct engine_counters {
 	uint64_t evidence_reads;    /* READs forwarded because only the server's answer to
 				     * them could let the caller read cached bytes */
 	uint64_t stale_checks;	    /* GETATTRs asking whether a STALE handle is stale */
+	uint64_t read_splits;	    /* forwarded READs above the upstream's rtmax, sent in pieces */
 	uint64_t data_drops;	    /* cached data dropped: the upstream file changed */
 	uint64_t stores;	    /* chunks / inline files written to the cache */
 	uint64_t fresh_skips;	    /* fills not stored: the file changed too recently */
@@ -76,6 +77,7 @@ struct engine_counters {
 	/* coherence */
 	uint64_t meta_hits;	    /* metadata calls answered from the cache (ttl mode) */
 	uint64_t meta_misses;	    /* ... that had to go upstream */
+	uint64_t meta_no_evidence;  /* ... because the caller had no evidence for the cached answer */
 	uint64_t writer_starts;	    /* files that entered the no-caching writer state */
 	uint64_t writer_passthrough; /* READs forwarded because their file is being written */
 	uint64_t stale_purges;	    /* handles purged after NFS3ERR_STALE */
@@ -151,9 +153,11 @@ void engine_fill_state(const struct engine *e, struct engine_fill_state *out);
  * "bad_read_replies"), for info lines and metric labels. */
 const char *engine_fill_block_name(int blocked);
 
-/* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO
- * (the upstream's own answer, so never above what the upstream allows). */
-void engine_clamp_fsinfo(FSINFO3resok *r);
+/* FSINFO as the proxy advertises it: transfer sizes clamped to CFS_MAX_IO;
+ * READs of at least chunk_size (an upstream with a smaller rtmax gets a
+ * larger READ in pieces: engine_forward_read_split()); WRITEs never above
+ * what the upstream allows. */
+void engine_clamp_fsinfo(FSINFO3resok *r, uint32_t chunk_size);
 
 /* Normalises a MOUNT path in place: collapses repeated '/', drops a
  * trailing '/'. Returns 0, or -EINVAL for relative paths and ".." parts. */

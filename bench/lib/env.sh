@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # bench/lib/env.sh — what the bench starts and stops: a network namespace
-# with a veth pair, nfs-ganesha (FSAL VFS) inside it, the shaping of the
+# with a veth pair, nfs-ganesha (FSAL VFS) or the kernel nfsd guest inside
+# it, the shaping of the
 # link (tc tbf), the delay relay, cachefsd, and the nfs-ganesha PROXY_V4
 # peer. Parts are copied from tests/lib/harness.sh (rpcbind, ports, ganesha
 # config) so the bench does not depend on the test harness's internals.
@@ -175,7 +176,8 @@ b_link_bytes()
 
 # --- the upstream: nfs-ganesha (FSAL VFS) in the namespace -------------------
 # b_start_upstream EXPORT_DIR: sets UP_NFSPORT UP_MNTPORT UP_PID (ports inside
-# the namespace, on $B_NS_IP), UP_PSEUDO (the NFSv4 path, for the peer).
+# the namespace, on $B_NS_IP), UP_EXPORT (the path clients mount: the
+# directory itself), UP_PSEUDO (the NFSv4 path, for the peer).
 # B_UP_EXPORT_OPTS, when set, goes into the EXPORT block (--upstream-rtmax).
 b_start_upstream()
 {
@@ -184,6 +186,7 @@ b_start_upstream()
 	UP_NFSPORT=$(b_free_port)
 	UP_MNTPORT=$(b_free_port)
 	UP_PSEUDO=/bench
+	UP_EXPORT=$dir
 	cat >"$conf" <<EOF
 NFS_CORE_PARAM {
 	NFS_Port = $UP_NFSPORT;
@@ -222,6 +225,64 @@ EOF
 		sleep 0.2
 	done
 	b_die "nfs-ganesha does not serve $dir"
+}
+
+# --- the upstream: the Linux kernel nfsd in a qemu guest, in the namespace ----
+# b_start_knfsd DATA BUILD ROOT: boots tests/guest/server.sh (ROOT's, with
+# BUILD's guest image) inside $B_NS, its port forwards on $B_NS_IP, so the
+# guest is reached across the shaped veth like ganesha; then writes the data
+# set's bigfile, biggerfile, tree and tree-wan into its export with
+# bench/nfsput and waits until the copy is older than cachefsd's
+# fresh_guard by the guest's clock. Sets UP_NFSPORT UP_MNTPORT UP_PID
+# UP_EXPORT (/export) UP_MAXBLOCK (nfsd's max_block_size: its rtmax)
+# UP_BOOT_MS UP_KERNEL UP_DISK (export disk size) UP_PUT (nfsput's line).
+# KNFSD_MAXBLOCK, when set, is passed on (server.sh sets max_block_size).
+# shellcheck disable=SC2034 # the UP_* variables are bench.sh's
+b_start_knfsd()
+{
+	local data=$1 build=$2 root=$3 dir=$B_TMP/knfsd log=$B_TMP/knfsd.log out rc kb names=() n
+	for n in bigfile biggerfile tree tree-wan; do
+		[ -e "$data/$n" ] && names+=("$n")
+	done
+	# the disk: what the copy occupies on the host (4 KiB blocks, like ext4's)
+	# plus a quarter and 64 MiB for the journal and metadata; at least
+	# server.sh's 256 MiB. Sparse: only what is written takes space.
+	kb=$(cd "$data" && du -sk "${names[@]}" | awk '{s += $1} END {print s}')
+	UP_DISK=$(((kb * 5 / 4 / 1024 + 64) < 256 ? 256 : (kb * 5 / 4 / 1024 + 64)))M
+	# the guest has 1 GiB: nfsd's READs come from its page cache only if the
+	# data set fits next to the kernel
+	[ "$kb" -le $((600 * 1024)) ] ||
+		b_log "WARNING: the data set ($((kb / 1024)) MiB) may not stay in the 1 GiB guest's page cache: direct and cold runs would read the guest's disk"
+	UP_NFSPORT=$(b_free_port)
+	UP_MNTPORT=$(b_free_port)
+	UP_EXPORT=/export
+	out=$(ip netns exec "$B_NS" env H_BUILD="$build" "$root/tests/guest/server.sh" --dir "$dir" \
+		--nfsport "$UP_NFSPORT" --mountport "$UP_MNTPORT" --host "$B_NS_IP" \
+		--disk-size "$UP_DISK" 2>>"$log")
+	rc=$?
+	case $rc in
+	0) ;;
+	3) b_die "the kernel nfsd guest cannot run here: $(tail -n 1 "$log")" ;;
+	*) b_die "the kernel nfsd guest did not boot (server.sh exit $rc): $(tail -n 3 "$log")" ;;
+	esac
+	UP_PID=$(sed -n 's/^PID=//p' <<<"$out")
+	[ -n "$UP_PID" ] || b_die "server.sh printed no PID: $out"
+	b_track knfsd-guest "$UP_PID"
+	UP_MAXBLOCK=$(sed -n 's/^MAXBLOCK=//p' <<<"$out")
+	UP_BOOT_MS=$(sed -n 's/^BOOT_MS=//p' <<<"$out")
+	UP_KERNEL=$(sed -n 's/.* kver=\([^ ]*\).*/\1/p' "$build/guest-server/stamp" 2>/dev/null)
+	[[ $UP_MAXBLOCK =~ ^[0-9]+$ ]] || b_die "the guest reported no max_block_size: $out"
+	b_log "kernel nfsd guest booted in $UP_BOOT_MS ms (disk $UP_DISK); writing ${names[*]} into its export"
+	UP_PUT=$("$B_BIN/nfsput" "nfs://$B_NS_IP/export?nfsport=$UP_NFSPORT&mountport=$UP_MNTPORT" \
+		"$data" "${names[@]}") || b_die "writing the data set into the guest's export failed"
+	b_log "written: $UP_PUT"
+	# cachefsd serves, but does not store, data changed less than
+	# fresh_guard (2 s) ago by its clock; the files' times are the guest's
+	# (skew = guest minus host): wait until they are 3 s old by ours
+	local skew
+	skew=$(sed -n 's/.*skew_ms=\(-\{0,1\}[0-9]*\).*/\1/p' <<<"$UP_PUT")
+	[ "${skew#-}" -le 1000 ] || b_die "the guest's clock is $skew ms off the host's"
+	sleep "$(awk -v s="$skew" 'BEGIN {w = 3 + s / 1000; printf "%.3f", (w > 0 ? w : 0)}')"
 }
 
 # --- the relay (wan) ---------------------------------------------------------

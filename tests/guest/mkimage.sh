@@ -46,8 +46,13 @@ initsrc=$here/init
 
 die() { echo "mkimage: $*" >&2; exit 1; }
 
-# newest_deb DIR: the newest nfs-kernel-server_*.deb in DIR, or nothing
-newest_deb() { find "$1" -maxdepth 1 -name 'nfs-kernel-server_*.deb' 2>/dev/null | sort -V | tail -n 1; }
+# newest_deb DIR: the newest nfs-kernel-server_*.deb in DIR, or nothing (a
+# missing DIR too: find's failure would end the script under pipefail)
+newest_deb()
+{
+	[ -d "$1" ] || return 0
+	find "$1" -maxdepth 1 -name 'nfs-kernel-server_*.deb' | sort -V | tail -n 1
+}
 
 # fetch_deb: sets deb to nfs-kernel-server's .deb in $out/deb, copied from a
 # cache or downloaded (never installed: its scripts would start services)

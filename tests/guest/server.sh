@@ -2,17 +2,24 @@
 # tests/guest/server.sh — boot the Linux kernel NFS server (knfsd) in a qemu
 # guest, in the background, exporting an ext4 disk to the host over NFSv3.
 #
-# usage: server.sh --dir DIR [--nfsport H1] [--mountport H2] [--timeout S]
+# usage: server.sh --dir DIR [--nfsport H1] [--mountport H2] [--host ADDR]
+#                  [--disk-size SIZE] [--timeout S]
 #   --dir DIR       where the guest's files go (console.log, serial.out,
 #                   qemu.log, the ctl.in/ctl.out fifos); made if missing
 #   --nfsport H1    host port forwarded to the guest's nfsd (2049); default:
 #                   a free one
 #   --mountport H2  host port forwarded to the guest's rpc.mountd (20048)
+#   --host ADDR     the host address the two forwards listen on (default
+#                   127.0.0.1); e.g. the address of a network namespace's
+#                   veth when this script runs in that namespace (the
+#                   bench: its link shaping then applies to the guest)
+#   --disk-size S   size of the export's ext4 disk, as truncate(1) takes it
+#                   (default $KNFSD_SIZE or 256M; sparse on the host)
 #   --timeout S     boot until the export answers from the host (default 120)
 # On success qemu keeps running detached from this script (its stdio goes to
 # DIR), and stdout has one line per value:
 #   PID=<qemu pid> NFSPORT=<H1> MNTPORT=<H2> EXPORT=/export
-#   URL=nfs://127.0.0.1/export?nfsport=H1&mountport=H2
+#   URL=nfs://ADDR/export?nfsport=H1&mountport=H2
 #   MAXBLOCK=<nfsd max_block_size> BOOT_MS=<qemu start to export answering>
 # Stop it by pid: kill PID (qemu exits on SIGTERM; the export disk
 # DIR/export.img is made anew at the next start). Exit status: 0 serving; 1 the guest failed
@@ -20,7 +27,8 @@
 # cannot run here (no kernel or qemu, image build failed; reason on stderr).
 # Environment: KNFSD_MEM guest RAM in MiB (default 1024); KNFSD_MAXBLOCK
 # sets nfsd's max_block_size (default: the kernel's choice for the RAM);
-# KNFSD_THREADS nfsd threads (8); KNFSD_SIZE export disk size (256M); GUEST_KVM,
+# KNFSD_THREADS nfsd threads (8); KNFSD_SIZE export disk size (256M, see
+# --disk-size); GUEST_KVM,
 # GUEST_NIC, GUEST_KVER, GUEST_APPEND as for run.sh; KNFSD_DIR image dir
 # (default ${H_BUILD:-build}/guest-server).
 #
@@ -72,12 +80,14 @@ root=$(cd "$here/../.." && pwd)
 . "$here/common.sh"
 usage() { guest_usage; }
 
-dir='' nfsport='' mntport='' timeout=120
+dir='' nfsport='' mntport='' timeout=120 host=127.0.0.1 disk_size=${KNFSD_SIZE:-256M}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) dir=${2:?}; shift 2 ;;
 	--nfsport) nfsport=${2:?}; shift 2 ;;
 	--mountport) mntport=${2:?}; shift 2 ;;
+	--host) host=${2:?}; shift 2 ;;
+	--disk-size) disk_size=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "server.sh: unknown argument $1" >&2; usage ;;
@@ -85,6 +95,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$dir" ] || usage
 case $nfsport$mntport$timeout in *[!0-9]*) echo "server.sh: ports and timeout are numbers" >&2; exit 2 ;; esac
+[[ $host =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "server.sh: --host takes an IPv4 address" >&2; exit 2; }
+[[ $disk_size =~ ^[0-9]+[KMG]?$ ]] || { echo "server.sh: --disk-size takes e.g. 256M or 2G" >&2; exit 2; }
 
 cannot() { echo "server.sh: $*" >&2; exit 3; }
 ls /boot/vmlinuz-* >/dev/null 2>&1 || cannot "no /boot/vmlinuz-* (apt-get install linux-image-amd64)"
@@ -98,7 +110,7 @@ imgdir=${KNFSD_DIR:-$build/guest-server}
 "$here/mkimage.sh" --server "$imgdir" || cannot "building the server image failed"
 kfile=$imgdir/$(cat "$imgdir/kernel")
 
-# free_port: a TCP port nothing on the host's loopback uses
+# free_port: a TCP port nothing here listens on or uses
 free_port()
 {
 	local p
@@ -116,7 +128,7 @@ rm -f "$dir/ctl.in" "$dir/ctl.out" "$dir/export.img"
 mkfifo "$dir/ctl.in" "$dir/ctl.out"
 # the inode tables and journal written now (quick on the host), so that the
 # guest has no lazy initialisation to do under emulation
-truncate -s "${KNFSD_SIZE:-256M}" "$dir/export.img"
+truncate -s "$disk_size" "$dir/export.img"
 mkfs.ext4 -q -F -L export -E lazy_itable_init=0,lazy_journal_init=0 "$dir/export.img" ||
 	cannot "mkfs.ext4 $dir/export.img failed"
 : >"$dir/console.log"
@@ -136,7 +148,7 @@ qemu-system-x86_64 "${guest_accel[@]}" -M pc -smp 1 -m "${KNFSD_MEM:-1024}" \
 	-chardev "pipe,id=ctl,path=$dir/ctl" -serial chardev:ctl \
 	-drive "file=$dir/export.img,format=raw,if=none,id=d0,cache=unsafe" \
 	-device virtio-blk-pci,drive=d0 \
-	-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$nfsport-:2049,hostfwd=tcp:127.0.0.1:$mntport-:20048" \
+	-netdev "user,id=n0,hostfwd=tcp:$host:$nfsport-:2049,hostfwd=tcp:$host:$mntport-:20048" \
 	-device "$guest_nicdev,netdev=n0" \
 	</dev/null >"$dir/qemu.log" 2>&1 &
 qpid=$!
@@ -175,7 +187,7 @@ exec 8>&-
 
 wait_for '^GUEST-SERVER-READY'
 maxblock=$(sed -n 's/^GUEST-SERVER-READY max_block_size=\([0-9]*\).*/\1/p' "$dir/serial.out" | tail -n 1)
-url="nfs://127.0.0.1/export?nfsport=$nfsport&mountport=$mntport"
+url="nfs://$host/export?nfsport=$nfsport&mountport=$mntport"
 until nfs-ls "$url" >/dev/null 2>&1; do
 	kill -0 "$qpid" 2>/dev/null || fail "qemu exited"
 	[ "$(($(date +%s%N) / 1000000))" -lt "$deadline" ] || fail "timeout after ${timeout}s: nfs-ls $url fails"

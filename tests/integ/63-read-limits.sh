@@ -14,6 +14,10 @@
 #  3. clients asking 1 MiB READs get them answered from the cache;
 #  4. a small file of two rtmax pieces is cached inline at lookup;
 #  5. the limit is in the log, cachefsctl info and stats, and the metrics;
+#     clients are offered READs of a whole chunk (client_rtmax 1 MiB);
+#  5b. a READ the cache does not answer (the file's writer state: a SETATTR
+#     of its size through the proxy) above the server's rtmax goes upstream
+#     in pieces of rtmax: every byte right, read_splits counted;
 #  6. a server that answers less than its rtmax (fills made to ask 4x it):
 #     the rest of each short answer is asked again, the real size is learnt
 #     and logged once, every byte is right, the warm read stays local.
@@ -34,6 +38,7 @@ for lim in 32768 65536; do
 	h_mkdata "$E/odd" $((3 * 1024 + 7)) 3     # 3 MiB + 7 KiB
 	head -c $((lim + lim / 2)) "$E/big" >"$E/small" # two READs, below inline_max
 	h_mkdata "$E/shared" 8192 7                    # 8 MiB, read by 4 at once
+	h_mkdata "$E/busy" 3072 9                      # 3 MiB, in its writer state
 	sleep 3 # older than fresh_guard (2 s): stored, with default settings
 	MP=$(h_free_port)
 	h_start_cachefsd $px $up --metrics-listen "127.0.0.1:$MP"
@@ -119,7 +124,7 @@ for lim in 32768 65536; do
 	grep -q "fills: $per READs of $((lim / 1024)) KiB per 1024 KiB chunk" "$L" ||
 		h_fail "rtmax $lim: the start-up line does not say what fills use: $(grep mounted "$L")"
 	"$CTLBIN" --cache-dir "$C" info >"$H_TMP/info" || h_fail "cachefsctl info failed"
-	for kv in "upstream_rtmax $lim" "client_rtmax $lim" "fill_read_size $lim" \
+	for kv in "upstream_rtmax $lim" "client_rtmax $MiB" "fill_read_size $lim" \
 		"fill_reads_per_chunk $per" "chunk_size $MiB" "fills_blocked none"; do
 		grep -qx "$kv" "$H_TMP/info" || h_fail "rtmax $lim: info lacks '$kv': $(cat "$H_TMP/info")"
 	done
@@ -134,6 +139,17 @@ for lim in 32768 65536; do
 		grep -qxF "$kv" "$H_TMP/metrics" || h_fail "rtmax $lim: metrics lack '$kv'"
 	done
 	h_log "ok: rtmax $lim shown in the log, info, stats and metrics"
+
+	# --- 5b. a forwarded READ above the server's rtmax ---
+	out=$("$H_BUILD/tests/nfscall" --port "$P" --export "$E" --path busy setsize $((3 * MiB)))
+	[ "$out" = "status NFS3_OK" ] || h_fail "rtmax $lim: SETATTR of busy's size: $out"
+	s0=$(h_stat $px read_splits) w0=$(h_stat $px writer_passthrough) r0=$(ups)
+	[ "$(rd busy --rsize $MiB)" = "$(want busy)" ] || h_fail "rtmax $lim: 1 MiB READs of a file being written: md5 differs"
+	splits=$(($(h_stat $px read_splits) - s0)) sent=$(($(ups) - r0))
+	[ "$(($(h_stat $px writer_passthrough) - w0))" -ge 3 ] || h_fail "rtmax $lim: busy's READs were not forwarded"
+	[ "$splits" -ge 3 ] || h_fail "rtmax $lim: 1 MiB READs forwarded to a $lim server were not split ($splits)"
+	[ "$sent" -ge $((3 * MiB / lim)) ] || h_fail "rtmax $lim: 3 MiB forwarded in $sent READs of at most $lim"
+	h_log "ok: rtmax $lim: 1 MiB READs of a file being written: $splits split into $sent upstream READs, bytes right"
 	h_stop_cachefsd $px
 
 	# --- 6. a server that answers less than its rtmax ---

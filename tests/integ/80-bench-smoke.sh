@@ -12,10 +12,7 @@
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
-for t in nfsbench benchgen benchstat relay relayprobe; do
-	[ -x "$H_BUILD/bench/$t" ] || h_fail "$H_BUILD/bench/$t not built (make tools)"
-done
-command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || h_skip "no ip netns here"
+h_need_bench
 
 res=$H_TMP/results
 mkdir -p "$H_TMP/bench-tmp"
@@ -25,13 +22,7 @@ TMPDIR=$H_TMP/bench-tmp BENCH_KEEP=1 BENCH_VERIFY=1 \
 	{ tail -n 30 "$H_TMP/bench.out" >&2; h_fail "bench.sh failed"; }
 
 # a sanitizer build: the bench's cachefsd logs must be clean too
-for f in "$H_TMP"/bench-tmp/cachefsd-bench.*/*-cachefsd.log; do
-	[ -f "$f" ] || continue
-	if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f"; then
-		grep -A30 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f" | head -60 >&2
-		h_fail "sanitizer report in the bench's $(basename "$f")"
-	fi
-done
+h_bench_logs_clean "$H_TMP/bench-tmp"
 
 for f in raw.csv summary.csv report.md meta.txt machine.txt; do
 	[ -s "$res/$f" ] || h_fail "the bench produced no $f"

@@ -72,6 +72,33 @@ h_pass()
 	printf 'ok: %s\n' "$*"
 }
 
+# h_need_bench: what a test running bench/bench.sh needs: the bench tools
+# built in H_BUILD (h_fail's: `make tools` builds them) and network
+# namespaces (h_skip's)
+h_need_bench()
+{
+	local t
+	for t in nfsbench nfsput benchgen benchstat relay relayprobe; do
+		[ -x "$H_BUILD/bench/$t" ] || h_fail "$H_BUILD/bench/$t not built (make tools)"
+	done
+	command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || h_skip "no ip netns here"
+}
+
+# h_bench_logs_clean TMPDIR: the cachefsd logs of bench runs kept under
+# TMPDIR (BENCH_KEEP=1, TMPDIR=TMPDIR) have no sanitizer report; h_fail's
+# with the report otherwise (h_cleanup only sees the test's own daemons)
+h_bench_logs_clean()
+{
+	local f
+	for f in "$1"/cachefsd-bench.*/*-cachefsd.log; do
+		[ -f "$f" ] || continue
+		if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f"; then
+			grep -A30 -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$f" | head -60 >&2
+			h_fail "sanitizer report in the bench's $(basename "$f")"
+		fi
+	done
+}
+
 h_init()
 {
 	H_TEST=${H_TEST:-$(basename "$0" .sh)}

@@ -9,7 +9,9 @@
  *     --fh HEX    ... or that handle (from --print-fh of nfsread or here)
  *     CALL        getattr | lookup NAME | access | fh (print the handle) |
  *                 write N (one FILE_SYNC WRITE of N zero bytes at offset 0,
- *                 whatever the server's wtmax; prints "count C")
+ *                 whatever the server's wtmax; prints "count C") |
+ *                 setsize N (SETATTR of the size) | readdir | readdirplus
+ *                 (the first page; prints "entries N", . and .. included)
  *     NAME        a name, or @N for a name of N 'x' bytes
  * Prints one line: "status NFS3_OK", "status NFS3ERR_STALE", ... for an NFS
  * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" for
@@ -29,7 +31,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: nfscall --port P [--mountport M] [--host H] --export PATH "
 			"[--uid U --gid G] (--fh HEX | --path REL) getattr|lookup NAME|access|fh|"
-			"write N\n");
+			"write N|setsize N|readdir|readdirplus\n");
 	exit(2);
 }
 
@@ -199,6 +201,18 @@ int main(int argc, char **argv)
 		if (n <= 0 || n > (long)sizeof(zeros))
 			usage();
 		rc = send_write(rpc, &c, &obj, 0, zeros, (uint32_t)n, FILE_SYNC);
+	} else if (strcmp(callname, "setsize") == 0 && arg) {
+		sattr3 sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.size.set_it = 1;
+		sa.size.set_size3_u.size = strtoull(arg, NULL, 0);
+		rc = send_setattr(rpc, &c, &obj, &sa, NULL);
+	} else if (strcmp(callname, "readdir") == 0) {
+		static const unsigned char verf[8];
+		rc = send_readdir(rpc, &c, &obj, 0, verf, 8192);
+	} else if (strcmp(callname, "readdirplus") == 0) {
+		static const unsigned char verf[8];
+		rc = send_readdirplus(rpc, &c, &obj, 0, verf, 8192, 65536);
 	} else if (strcmp(callname, "access") == 0) {
 		rc = send_access(rpc, &c, &obj, ACCESS3_READ);
 	} else if (strcmp(callname, "lookup") == 0 && arg) {
@@ -223,6 +237,8 @@ int main(int argc, char **argv)
 		print_fh("fh", &r.fh);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "getattr") == 0 && r.has_attr)
 		printf("nlink %u\n", r.attr.nlink);
+	if (rc == 0 && r.stat == NFS3_OK && strncmp(callname, "readdir", 7) == 0)
+		printf("entries %zu\n", r.nents);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "write") == 0)
 		printf("count %u\n", r.count);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "access") == 0)

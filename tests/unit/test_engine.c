@@ -52,7 +52,7 @@ static void test_fsinfo_clamp(void **state)
 	r.wtpref = 128 << 10;
 	r.dtpref = 8 << 20;
 	r.maxfilesize = 1ULL << 50;
-	engine_clamp_fsinfo(&r);
+	engine_clamp_fsinfo(&r, 1 << 20);
 	assert_int_equal(r.rtmax, CFS_MAX_IO);
 	assert_int_equal(r.rtpref, CFS_MAX_IO);
 	assert_int_equal(r.wtmax, 64 << 10); /* smaller server limits stay */
@@ -61,15 +61,25 @@ static void test_fsinfo_clamp(void **state)
 	assert_true(r.maxfilesize == 1ULL << 50);
 
 	/* a filer with a 64 KiB READ limit (ONTAP's default): clients are
-	 * offered exactly that, never more, whatever rtpref says */
+	 * offered READs of a whole chunk (the proxy sends them in pieces),
+	 * WRITEs of no more than the filer takes */
 	memset(&r, 0, sizeof(r));
 	r.rtmax = 64 << 10;
-	r.rtpref = 1 << 20;
+	r.rtpref = 32 << 10;
 	r.wtmax = 64 << 10;
-	engine_clamp_fsinfo(&r);
-	assert_int_equal(r.rtmax, 64 << 10);
-	assert_int_equal(r.rtpref, 64 << 10);
+	engine_clamp_fsinfo(&r, 1 << 20);
+	assert_int_equal(r.rtmax, 1 << 20);
+	assert_int_equal(r.rtpref, 1 << 20);
+	assert_int_equal(r.wtmax, 64 << 10);
 	assert_int_equal(r.wtpref, 64 << 10);
+
+	/* chunks smaller than the filer's limit: the filer's limit */
+	memset(&r, 0, sizeof(r));
+	r.rtmax = 256 << 10;
+	r.rtpref = 128 << 10;
+	engine_clamp_fsinfo(&r, 64 << 10);
+	assert_int_equal(r.rtmax, 256 << 10);
+	assert_int_equal(r.rtpref, 128 << 10);
 }
 
 static void test_url(void **state)

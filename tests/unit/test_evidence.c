@@ -45,8 +45,7 @@ static struct access_ent access_answer(const struct cfs_cred *c, const fattr3 *a
 
 	memset(&e, 0, sizeof(e));
 	e.cred = *c;
-	access_ent_merge(&e, ACCESS3_READ | ACCESS3_LOOKUP, grant ? ACCESS3_READ : 0, EV_READ_NONE,
-			 a, 1000);
+	access_ent_merge(&e, ACCESS3_READ | ACCESS3_LOOKUP, grant ? ACCESS3_READ : 0, 0, 0, a, 1000);
 	return e;
 }
 
@@ -57,25 +56,25 @@ static void test_mode_check(void **state)
 
 	(void)state;
 	c = user(1000, 1000);
-	assert_true(cfs_mode_allows_read(&a, &c)); /* owner */
+	assert_true(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* owner */
 	a.mode = 0040;
-	assert_false(cfs_mode_allows_read(&a, &c)); /* the owner's bits, not the group's */
+	assert_false(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* the owner's bits, not the group's */
 	a.mode = 0640;
 	c = user(2000, 100);
-	assert_true(cfs_mode_allows_read(&a, &c)); /* primary group */
+	assert_true(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* primary group */
 	c = user(2000, 2000);
-	assert_false(cfs_mode_allows_read(&a, &c)); /* other */
+	assert_false(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* other */
 	c.ngids = 2;
 	c.gids[0] = 7;
 	c.gids[1] = 100;
-	assert_true(cfs_mode_allows_read(&a, &c)); /* supplementary group */
+	assert_true(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* supplementary group */
 	c = user(0, 0);
-	assert_false(cfs_mode_allows_read(&a, &c)); /* root has no privilege here */
+	assert_false(cfs_mode_allows(&a, &c, ACCESS3_READ)); /* root has no privilege here */
 	a.mode = 0644;
-	assert_true(cfs_mode_allows_read(&a, &c));
+	assert_true(cfs_mode_allows(&a, &c, ACCESS3_READ));
 	memset(&c, 0, sizeof(c)); /* AUTH_NONE: uid 0 in the struct, but an "other" */
 	a = file(0600, 0, 0);
-	assert_false(cfs_mode_allows_read(&a, &c));
+	assert_false(cfs_mode_allows(&a, &c, ACCESS3_READ));
 }
 
 /* The unfs3 case: a 0600 file of uid 1000; the server's ACCESS grants READ
@@ -87,18 +86,18 @@ static void test_access_grants_too_much(void **state)
 	struct access_ent e = access_answer(&b, &a, 1);
 
 	(void)state;
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_READ);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_READ, 2000, 0), EV_ASK_READ);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_CALL);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_READ, 2000, 0), EV_ASK_CALL);
 	/* the old rule (read_evidence = access) trusts the grant */
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_ACCESS, 2000, 0), EV_SERVE);
 	/* the server refused the READ: from then on it is refused */
-	access_ent_merge(&e, 0, 0, EV_READ_REFUSED, &a, 2000);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_REFUSED);
+	access_ent_merge(&e, 0, 0, 0, ACCESS3_READ, &a, 2000);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_ACCESS, 2000, 0), EV_REFUSED);
 	/* no evidence yet, and the mode says no: an ACCESS call could not
 	 * settle it, so the READ itself goes to the server */
-	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_READ);
-	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_ACCESS, 2000, 0), EV_UNKNOWN);
+	assert_int_equal(cobj_evidence(NULL, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_ASK_CALL);
+	assert_int_equal(cobj_evidence(NULL, &a, &b, ACCESS3_READ, CFS_EVIDENCE_ACCESS, 2000, 0), EV_UNKNOWN);
 }
 
 static void test_agreeing_evidence(void **state)
@@ -108,22 +107,22 @@ static void test_agreeing_evidence(void **state)
 	struct access_ent e = access_answer(&b, &a, 1);
 
 	(void)state;
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
-	assert_int_equal(cobj_evidence(NULL, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(NULL, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
 	/* an ACCESS denial is the server's answer, whatever the mode says */
 	e = access_answer(&b, &a, 0);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_REFUSED);
 	/* a READ the server answered is enough, even where the mode bits say
 	 * no (ACLs, id mapping): only for that credential */
 	a = file(0600, 1000, 1000);
 	memset(&e, 0, sizeof(e));
 	e.cred = b;
-	access_ent_merge(&e, 0, 0, EV_READ_OK, &a, 1000);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_READ, 2000, 0), EV_SERVE);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
+	access_ent_merge(&e, 0, 0, ACCESS3_READ, 0, &a, 1000);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_READ, 2000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_SERVE);
 	/* the ACCESS answer merged in later keeps the READ answer */
-	access_ent_merge(&e, ACCESS3_READ, ACCESS3_READ, EV_READ_NONE, &a, 1500);
-	assert_int_equal(e.read, EV_READ_OK);
+	access_ent_merge(&e, ACCESS3_READ, ACCESS3_READ, 0, 0, &a, 1500);
+	assert_int_equal(e.proven, ACCESS3_READ);
 }
 
 static void test_evidence_ages_and_changes(void **state)
@@ -134,18 +133,72 @@ static void test_evidence_ages_and_changes(void **state)
 
 	(void)state;
 	/* in ttl mode evidence older than meta_ttl is not used */
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 1000 + 59999, 60000),
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 1000 + 59999, 60000),
 			 EV_SERVE);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 1000 + 60000, 60000),
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 1000 + 60000, 60000),
 			 EV_UNKNOWN);
 	/* a new ctime (chmod, chown, ACL) makes every answer void */
 	later = a;
 	later.ctime.nseconds++;
-	assert_int_equal(cobj_evidence(&e, &later, &b, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
-	access_ent_merge(&e, 0, 0, EV_READ_OK, &later, 3000);
+	assert_int_equal(cobj_evidence(&e, &later, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0), EV_UNKNOWN);
+	access_ent_merge(&e, 0, 0, ACCESS3_READ, 0, &later, 3000);
 	assert_int_equal(e.asked, 0); /* the old grant went with the old ctime */
-	assert_int_equal(cobj_evidence(&e, &later, &b, CFS_EVIDENCE_MODE, 3000, 0), EV_SERVE);
-	assert_int_equal(cobj_evidence(&e, &a, &b, CFS_EVIDENCE_MODE, 3000, 0), EV_UNKNOWN);
+	assert_int_equal(cobj_evidence(&e, &later, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 3000, 0), EV_SERVE);
+	assert_int_equal(cobj_evidence(&e, &a, &b, ACCESS3_READ, CFS_EVIDENCE_MODE, 3000, 0), EV_UNKNOWN);
+}
+
+/* Directories: a cached LOOKUP answer needs search (x), a cached listing
+ * read (r), each proven by the server's answers or granted by ACCESS with
+ * the mode bits agreeing. */
+static void test_directories(void **state)
+{
+	fattr3 d = file(0700, 1000, 1000);
+	struct cfs_cred owner = user(1000, 1000), other = user(1001, 1001);
+	struct access_ent e;
+
+	(void)state;
+	d.type = NF3DIR;
+	assert_true(cfs_mode_allows(&d, &owner, ACCESS3_LOOKUP | ACCESS3_READ));
+	assert_false(cfs_mode_allows(&d, &other, ACCESS3_LOOKUP));
+	/* the owner listed it and looked names up in it */
+	memset(&e, 0, sizeof(e));
+	e.cred = owner;
+	access_ent_merge(&e, 0, 0, ACCESS3_READ | ACCESS3_LOOKUP, 0, &d, 1000);
+	assert_int_equal(cobj_evidence(&e, &d, &owner, ACCESS3_LOOKUP, CFS_EVIDENCE_MODE, 2000, 0),
+			 EV_SERVE);
+	/* another user has no evidence of its own: the mode says no, so the
+	 * call goes to the server (whose answer is ACCES) */
+	assert_int_equal(cobj_evidence(NULL, &d, &other, ACCESS3_LOOKUP, CFS_EVIDENCE_MODE, 2000, 0),
+			 EV_ASK_CALL);
+	assert_int_equal(cobj_evidence(NULL, &d, &other, ACCESS3_READ, CFS_EVIDENCE_MODE, 2000, 0),
+			 EV_ASK_CALL);
+	/* an ACCESS answer that grants more than the mode bits is not enough */
+	memset(&e, 0, sizeof(e));
+	e.cred = other;
+	access_ent_merge(&e, ACCESS3_LOOKUP | ACCESS3_READ, ACCESS3_LOOKUP | ACCESS3_READ, 0, 0, &d,
+			 1000);
+	assert_int_equal(cobj_evidence(&e, &d, &other, ACCESS3_LOOKUP, CFS_EVIDENCE_MODE, 2000, 0),
+			 EV_ASK_CALL);
+	/* the server refused it a LOOKUP: refused from then on */
+	access_ent_merge(&e, 0, 0, 0, ACCESS3_LOOKUP, &d, 1500);
+	assert_int_equal(cobj_evidence(&e, &d, &other, ACCESS3_LOOKUP, CFS_EVIDENCE_MODE, 2000, 0),
+			 EV_REFUSED);
+	/* a listing with handles needs both bits: search alone is not enough */
+	memset(&e, 0, sizeof(e));
+	e.cred = owner;
+	access_ent_merge(&e, 0, 0, ACCESS3_LOOKUP, 0, &d, 1000);
+	assert_int_equal(cobj_evidence(&e, &d, &owner, ACCESS3_READ | ACCESS3_LOOKUP,
+				       CFS_EVIDENCE_READ, 2000, 0),
+			 EV_ASK_CALL);
+	/* proven once, refused later (a chmod with the same ctime cannot
+	 * happen, but the last answer wins) */
+	access_ent_merge(&e, 0, 0, 0, ACCESS3_LOOKUP, &d, 1200);
+	assert_int_equal(e.proven & ACCESS3_LOOKUP, 0);
+	/* evidence older than the strict-mode bound is not used */
+	access_ent_merge(&e, 0, 0, ACCESS3_LOOKUP, 0, &d, 1300);
+	assert_int_equal(cobj_evidence(&e, &d, &owner, ACCESS3_LOOKUP, CFS_EVIDENCE_MODE,
+				       1300 + 60000, 60000),
+			 EV_UNKNOWN);
 }
 
 int main(void)
@@ -155,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_access_grants_too_much),
 		cmocka_unit_test(test_agreeing_evidence),
 		cmocka_unit_test(test_evidence_ages_and_changes),
+		cmocka_unit_test(test_directories),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
