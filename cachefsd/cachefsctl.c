@@ -420,11 +420,24 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, "free_blocks_pct"),
 	       (unsigned long long)kv_num(s, "free_files_pct"), kv_get(info, "bcull"),
 	       kv_get(info, "fcull"), kv_get(info, "bstop"), kv_get(info, "fstop"));
-	printf("             filling %s, culling %s",
-	       kv_num(s, "fill_stopped")    ? "STOPPED (reads pass through)"
-	       : kv_num(s, "fills_blocked") ? "BLOCKED by the upstream (see below)"
-	                                    : "on",
-	       kv_num(s, "culling") ? "in progress" : "idle");
+	if (kv_num(s, "cache_fs_bytes")) {
+		char b4[32], b5[32], b6[32];
+
+		/* the levels as applied: raised to a chunk apart on a small one */
+		printf("             %s free of %s; stop below %s, cull below %s, until %s\n",
+		       human_bytes(b1, sizeof(b1), (double)kv_num(s, "cache_fs_free_bytes")),
+		       human_bytes(b2, sizeof(b2), (double)kv_num(s, "cache_fs_bytes")),
+		       human_bytes(b4, sizeof(b4), (double)kv_num(s, "space_stop_bytes")),
+		       human_bytes(b5, sizeof(b5), (double)kv_num(s, "space_cull_bytes")),
+		       human_bytes(b6, sizeof(b6), (double)kv_num(s, "space_run_bytes")));
+	}
+	if (kv_num(s, "fill_stopped"))
+		printf("             filling STOPPED (%s; reads pass through)",
+		       kv_get(s, "fill_stopped_reason") ? kv_get(s, "fill_stopped_reason") : "?");
+	else
+		printf("             filling %s",
+		       kv_num(s, "fills_blocked") ? "BLOCKED by the upstream (see below)" : "on");
+	printf(", culling %s", kv_num(s, "culling") ? "in progress" : "idle");
 	if (kv_num(s, "cache_oldest_access")) {
 		time_t t = time(NULL);
 		uint64_t old = kv_num(s, "cache_oldest_access");
@@ -537,8 +550,11 @@ static int cmd_stats(int argc, char **argv)
 			const char *sp = strchr(s.lines[i], ' ');
 			if (sp == NULL)
 				continue;
-			printf("%s\n  \"%.*s\": %s", i ? "," : "", (int)(sp - s.lines[i]),
-			       s.lines[i], sp + 1);
+			/* numbers as they are, words (fill_stopped_reason) quoted */
+			int num = sp[1] != '\0' && strspn(sp + 1, "0123456789") == strlen(sp + 1);
+
+			printf("%s\n  \"%.*s\": %s%s%s", i ? "," : "", (int)(sp - s.lines[i]),
+			       s.lines[i], num ? "" : "\"", sp + 1, num ? "" : "\"");
 		}
 		printf("\n}\n");
 	} else {

@@ -361,20 +361,25 @@ static void commit_tick(struct loop *l, void *arg)
  * WRITEMAP: a pwrite each), so committing after every call of a cold walk
  * cost about nine writes per file. A batch that removes data or metadata
  * is committed at once; a crash loses at most the last batch of new
- * entries, which leaves "no entry" (the crash contract). */
+ * entries, which leaves "no entry" (the crash contract). After a failed
+ * commit (a full or read-only cache filesystem) the next one waits for the
+ * store's backoff: the timer is armed for then, not every pass. */
 static void commit_hook(struct loop *l, void *arg)
 {
 	struct engine *e = arg;
+	uint64_t wait;
 
 	if (store_cull_wanted(e->store))
 		store_cull_step(e->store, 256);
-	if (!store_commit_deferrable(e->store)) {
+	wait = store_commit_wait_ms(e->store);
+	if (wait == 0 && !store_commit_deferrable(e->store)) {
 		store_commit(e->store);
 		return;
 	}
 	store_pass_end(e->store);
 	if (e->commit_timer == NULL)
-		e->commit_timer = loop_timer_add(l, COMMIT_BATCH_MS, 0, commit_tick, e);
+		e->commit_timer = loop_timer_add(l, wait > COMMIT_BATCH_MS ? wait : COMMIT_BATCH_MS,
+		                                 0, commit_tick, e);
 }
 
 static void cull_tick(struct loop *l, void *arg)
@@ -548,7 +553,8 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 		fprintf(out, "cache objects            %llu\n", (unsigned long long)ss.objects);
 		fprintf(out, "cache bytes              %llu\n", (unsigned long long)ss.bytes);
 		fprintf(out, "evictions                %llu\n", (unsigned long long)ss.evictions);
-		fprintf(out, "fill stopped             %d\n", ss.fill_stopped);
+		fprintf(out, "fill stopped             %d (%s)\n", ss.fill_stopped,
+		        store_fill_reason_name(ss.fill_reason));
 	}
 	fprintf(out, "read hits/misses/pass    %llu/%llu/%llu\n", (unsigned long long)c->read_hits,
 		(unsigned long long)c->read_misses, (unsigned long long)c->read_passthrough);
@@ -641,8 +647,17 @@ void engine_write_stats(const struct engine *e, FILE *out)
 		KV("index_broken", ss.index_broken);
 		KV("data_files_refused", ss.data_files_refused);
 	}
+	/* the one value that is a word: cachefsctl --json quotes it */
+	fprintf(out, "fill_stopped_reason %s\n", store_fill_reason_name(ss.fill_reason));
 	KV("free_blocks_pct", ss.free_blocks_pct);
 	KV("free_files_pct", ss.free_files_pct);
+	KV("cache_fs_bytes", ss.fs_bytes);
+	KV("cache_fs_free_bytes", ss.fs_free_bytes);
+	KV("space_stop_bytes", ss.stop_bytes);
+	KV("space_cull_bytes", ss.cull_bytes);
+	KV("space_run_bytes", ss.run_bytes);
+	KV("cache_commit_failures", ss.commit_failures);
+	KV("cache_write_failures", ss.write_failures);
 	KV("upstream_calls", u->calls);
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
 		char name[64];

@@ -260,9 +260,32 @@ static void render(const struct ops_env *env, FILE *f)
 	gauge(f, "cachefsd_cache_culling", "1 while culling (above a cull condition).",
 	      (uint64_t)ss.culling);
 	gauge(f, "cachefsd_fill_stopped",
-	      "1 while filling is stopped (below bstop/fstop until brun/frun): reads pass "
+	      "1 while filling is stopped (cachefsd_fill_stopped_reason says why): reads pass "
 	      "through.",
 	      (uint64_t)ss.fill_stopped);
+	family(f, "cachefsd_fill_stopped_reason", "gauge",
+	       "Why filling is stopped: 1 for the current reason (none while filling).");
+	for (int r = 0; r < STORE_FILL_NREASONS; r++)
+		fprintf(f, "cachefsd_fill_stopped_reason{reason=\"%s\"} %d\n",
+		        store_fill_reason_name((enum store_fill_reason)r),
+		        (int)ss.fill_reason == r);
+	family(f, "cachefsd_cache_threshold_bytes", "gauge",
+	       "Free-space thresholds in bytes as applied: the percentages, raised so that a "
+	       "chunk fits between stop and cull and another between cull and run.");
+	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"run\"} %llu\n",
+	        (unsigned long long)ss.run_bytes);
+	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"cull\"} %llu\n",
+	        (unsigned long long)ss.cull_bytes);
+	fprintf(f, "cachefsd_cache_threshold_bytes{level=\"stop\"} %llu\n",
+	        (unsigned long long)ss.stop_bytes);
+	gauge(f, "cachefsd_cache_fs_free_bytes",
+	      "Free bytes on the cache filesystem at the last reading.", ss.fs_free_bytes);
+	family(f, "cachefsd_cache_write_failures_total", "counter",
+	       "Writes to the cache that failed: index commits and data file writes.");
+	fprintf(f, "cachefsd_cache_write_failures_total{what=\"commit\"} %llu\n",
+	        (unsigned long long)ss.commit_failures);
+	fprintf(f, "cachefsd_cache_write_failures_total{what=\"data\"} %llu\n",
+	        (unsigned long long)ss.write_failures);
 	{
 		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
 		struct engine_fill_state fs;

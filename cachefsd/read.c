@@ -477,6 +477,7 @@ static void write_work(void *arg)
 	struct disk_job *j = arg;
 
 	j->rc = store_data_write(j->e->store, j->data_id, j->off, j->buf, j->len, j->fresh);
+	store_write_landed(j->e->store, j->len, j->rc);
 	if (j->rc == 0)
 		j->csum = store_checksum(j->buf, j->len);
 }
@@ -486,14 +487,15 @@ static void write_done(void *arg)
 	struct disk_job *j = arg;
 	struct engine *e = j->e;
 
-	if (j->rc == 0) {
-		/* data first, then the index entry pointing at it */
-		if (store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum,
-				    j->len) == 0)
-			e->ctr.stores++;
-	} else if (!store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc)) {
-		log_warn("cannot write to the cache: %s", strerror(-j->rc));
-	}
+	/* a data file that is not ours (planted, a link, missing) is its
+	 * object's loss, logged there; any other failed write is counted and
+	 * logged by store_write_end (once per episode) */
+	if (j->rc == 0 || !store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc))
+		store_write_end(e->store, j->rc);
+	/* data first, then the index entry pointing at it */
+	if (j->rc == 0 &&
+	    store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum, j->len) == 0)
+		e->ctr.stores++;
 	chunk_release(e->objs, j->c);
 	free(j);
 }
@@ -556,12 +558,14 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
 		goto unstored; /* short, and not the end of the file */
-	if (c->len == 0 || store_reserve(e->store, c->len) != 0)
+	if (c->len == 0 || store_reserve_write(e->store, c->len) != 0)
 		goto unstored;
 
 	j = calloc(1, sizeof(*j));
-	if (j == NULL)
+	if (j == NULL) {
+		store_write_landed(e->store, c->len, -ECANCELED);
 		goto unstored;
+	}
 	j->e = e;
 	j->c = c;
 	memcpy(j->fh, o->fh, o->fhlen);
@@ -576,6 +580,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	/* one writer per data file at a time, in order: the fresh write
 	 * runs first */
 	if (workers_submit_keyed(e->workers, rec.data_id, write_work, write_done, j) != 0) {
+		store_write_landed(e->store, c->len, -ECANCELED);
 		chunk_release(e->objs, c);
 		free(j);
 		goto unstored;

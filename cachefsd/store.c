@@ -209,21 +209,23 @@ int store_txn_commit(struct store *s)
 
 	if (s->wtxn == NULL)
 		return 0;
+	/* After a failed commit the next waits for its backoff; the batch
+	 * stays open meanwhile (store_cull.c). */
+	if (!store_commit_due(s))
+		return -EAGAIN;
+	store_commit_prepare(s);
 	rc = meta_put(s);
 	if (rc)
 		return store_txn_fail(s, rc, "commit");
 	rc = mdb_txn_commit(s->wtxn);
 	s->wtxn = NULL; /* freed even when the commit failed */
 	if (rc) {
-		if (rc == ENOSPC || rc == EIO || rc == EDQUOT)
-			s->disk_full = 1; /* lmdb returns the write's errno */
 		rollback(s);
-		log_err("cache index: commit failed: %s; this pass's changes are lost",
-		        mdb_strerror(rc));
 		if (rc == MDB_MAP_FULL)
 			s->index_full = 1;
 		if (store_mdb_fatal(rc))
 			store_set_broken(s, rc, "commit");
+		store_commit_failed(s, rc); /* logs; lmdb returns the write's errno */
 		return store_mdb_errno(rc);
 	}
 	s->tot_committed = s->tot;
@@ -236,6 +238,7 @@ int store_txn_commit(struct store *s)
 	s->txn_drops = 0;
 	store_bg_committed(s);
 	s->oldest_access = store_lru_oldest(s);
+	store_commit_worked(s);
 	return 0;
 }
 
@@ -992,6 +995,8 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 
 	rc = open_dir(s, err, errlen);
 	if (rc == 0)
+		rc = store_space_check(s, err, errlen);
+	if (rc == 0)
 		rc = check_identity(s, err, errlen);
 	if (rc == 0)
 		rc = open_index(s, p->map_size ? p->map_size : STORE_DEFAULT_MAP_SIZE, err, errlen);
@@ -1026,6 +1031,7 @@ void store_close(struct store *s)
 	for (int i = 0; i < 2 && !s->broken && s->touched.n; i++)
 		if (store_touch_flush(s, UINT32_MAX, 1) != 0)
 			break;
+	s->tr.retry_ms = 0; /* a last try, backoff or not */
 	store_commit(s);
 
 	store_bg_stop(s);
@@ -1033,11 +1039,6 @@ void store_close(struct store *s)
 }
 
 /* --- stats ---------------------------------------------------------------- */
-
-int store_fill_allowed(const struct store *s)
-{
-	return !s->fill_stopped && !s->broken;
-}
 
 void store_get_stats(const struct store *s, struct store_stats *out)
 {
@@ -1048,9 +1049,17 @@ void store_get_stats(const struct store *s, struct store_stats *out)
 	out->evictions = s->tot.evictions;
 	out->evicted_bytes = s->tot.evicted_bytes;
 	out->culling = s->culling;
-	out->fill_stopped = s->fill_stopped;
+	out->fill_reason = s->broken ? STORE_FILL_INDEX_DAMAGED : s->reason;
+	out->fill_stopped = out->fill_reason != STORE_FILL_ON;
 	out->free_blocks_pct = s->free_blocks_pct;
 	out->free_files_pct = s->free_files_pct;
+	out->fs_bytes = s->fs_total;
+	out->fs_free_bytes = s->fs_avail;
+	out->stop_bytes = s->lv.stop;
+	out->cull_bytes = s->lv.cull;
+	out->run_bytes = s->lv.run;
+	out->commit_failures = s->commit_failures;
+	out->write_failures = s->write_failures;
 	out->oldest_access = s->oldest_access;
 	memcpy(out->index_recoveries, s->recoveries, sizeof(out->index_recoveries));
 	out->index_broken = s->broken;

@@ -147,6 +147,32 @@ struct store_touch_set {
 	uint32_t nslots; /* power of two; twice the entries' room */
 };
 
+/* The free-space thresholds as applied to a filesystem of `total` bytes:
+ * free bytes below which filling stops, culling starts, and up to which
+ * culling goes and filling resumes (store_cull.c, space_levels). */
+struct store_levels {
+	uint64_t total, stop, cull, run;
+};
+
+/* Writes to the cache failing (store_cull.c): a data file write or an
+ * index commit with a disk error. Filling stops; commits and fills are
+ * tried again after a backoff that doubles up to STORE_RETRY_MAX_MS, and
+ * the first success of what failed ends the episode. */
+struct store_trouble {
+	int commit_err;    /* errno of the failing commits; 0: they work */
+	int write_err;     /* errno of the failing data writes; 0: they work */
+	uint64_t fails;    /* failures in this episode */
+	uint64_t since_ms; /* first failure of the episode (monotonic) */
+	uint64_t ended_ms; /* end of the last episode */
+	uint64_t delay_ms; /* the backoff now */
+	uint64_t retry_ms; /* no commit or fill before this */
+	uint64_t tried_ms; /* the last retry window that failed again */
+};
+
+#define STORE_RETRY_MIN_MS   250
+#define STORE_RETRY_MAX_MS   10000
+#define STORE_RETRY_RESET_MS 60000 /* a quiet minute resets the backoff */
+
 typedef int (*store_statvfs_fn)(const char *path, struct statvfs *out, void *arg);
 
 /* The background thread: unlinks, the periodic index sync, the orphan scan.
@@ -221,12 +247,28 @@ struct store {
 	uint64_t map_size;
 
 	int free_blocks_pct, free_files_pct;
-	/* bytes of the cache filesystem at the last reading, and what was
-	 * reserved for fills since (store_reserve) */
-	uint64_t fs_avail, fs_total, fs_reserved;
-	int cull_wanted; /* a reservation crossed bcull: cull before sleeping */
-	uint64_t cull_logged; /* unix seconds of the last "culling" info line */
-	int disk_full;	 /* a commit failed for lack of disk space */
+	/* bytes of the cache filesystem at the last reading */
+	uint64_t fs_avail, fs_total;
+	/* Reserved by fills and not written yet, and written in all (data
+	 * and index bytes): atomic, the workers' writes update them as they
+	 * land (store_write_landed), so a reading, which takes fs_wrote
+	 * before statvfs, never counts a write twice. */
+	uint64_t fs_pending, fs_wrote;
+	uint64_t fs_wrote_at_reading;
+	uint64_t fs_freed;      /* unlinked by the loop thread since the reading */
+	struct store_levels lv; /* the thresholds in bytes, for fs_total */
+	int cull_wanted;        /* a reservation crossed bcull: cull before sleeping */
+	uint64_t cull_logged;   /* unix seconds of the last "culling" info line */
+	int disk_full;          /* a commit failed for lack of disk space */
+	/* Why filling is stopped (store_cull.c): the inputs, and the state
+	 * they last gave (logged when it changes) */
+	int space_low, files_low; /* below bstop/fstop, until brun/frun */
+	int fs_rdonly;            /* the last reading had ST_RDONLY */
+	int too_small;            /* the filesystem cannot hold two chunks */
+	enum store_fill_reason reason;
+	struct store_trouble tr;
+	uint64_t commit_failures, write_failures;           /* since start */
+	uint64_t write_errs_unlogged, write_errs_logged_ms; /* other errors */
 
 	uint64_t test_now;
 	store_statvfs_fn statvfs_fn;
@@ -313,8 +355,25 @@ int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, si
                       size_t whylen);
 
 /* store_cull.c */
-/* Reads the cache filesystem into free_blocks_pct/free_files_pct. */
+/* Reads the cache filesystem into free_blocks_pct/free_files_pct, the
+ * byte levels and the read-only flag. */
 int store_fs_read(struct store *s, struct statvfs *st);
+/* The smallest filesystem that holds two chunks of chunk_size above the
+ * run level of these thresholds (UINT64_MAX: none does). */
+uint64_t store_space_min(uint32_t chunk_size, int brun, int bcull, int bstop);
+/* At open: refuses (message in err) a cache filesystem smaller than
+ * store_space_min(). */
+int store_space_check(struct store *s, char *err, size_t errlen);
+/* A commit is allowed now: no failure episode, or its backoff is over. */
+int store_commit_due(const struct store *s);
+/* An index commit failed with rc (an LMDB code or errno) / succeeded:
+ * the failure episode and the fill state follow. */
+void store_commit_failed(struct store *s, int rc);
+/* Before a commit: on a full filesystem (a write or commit found no
+ * space, or the reading is below stop), the data files of the objects it
+ * evicts go first (see unlink_now). */
+void store_commit_prepare(struct store *s);
+void store_commit_worked(struct store *s);
 
 /* store_bg.c */
 int store_bg_start(struct store *s);

@@ -99,17 +99,35 @@ const char *store_damage_name(int reason);
 int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,
                            size_t whylen);
 
+/* Why filling is stopped (reads pass through meanwhile). */
+enum store_fill_reason {
+	STORE_FILL_ON = 0,
+	STORE_FILL_INDEX_DAMAGED, /* the index failed at run time: until restart */
+	STORE_FILL_READ_ONLY,     /* the cache filesystem is read-only (ST_RDONLY, EROFS) */
+	STORE_FILL_DISK_FULL,     /* a write or commit found no space (ENOSPC, EDQUOT) */
+	STORE_FILL_WRITE_ERRORS,  /* writes or commits fail otherwise (EIO) */
+	STORE_FILL_SPACE,         /* free blocks below bstop, until brun */
+	STORE_FILL_FILES,         /* free files below fstop, until frun */
+	STORE_FILL_NREASONS
+};
+
 struct store_stats {
 	uint64_t objects;
-	uint64_t bytes;		 /* cached data bytes (inline + chunks) */
+	uint64_t bytes; /* cached data bytes (inline + chunks) */
 	uint64_t chunks;
-	uint64_t evictions;	 /* objects culled */
+	uint64_t evictions; /* objects culled */
 	uint64_t evicted_bytes;
-	int culling;		 /* 1 while above a cull threshold */
-	int fill_stopped;	 /* 1 from bstop/fstop until brun/frun */
-	int free_blocks_pct;	 /* last reading of the cache filesystem */
+	int culling;      /* 1 while above a cull threshold */
+	int fill_stopped; /* 1 while fill_reason is not STORE_FILL_ON */
+	enum store_fill_reason fill_reason;
+	int free_blocks_pct; /* last reading of the cache filesystem */
 	int free_files_pct;
-	uint64_t oldest_access;	 /* unix seconds of the LRU head, 0 if empty */
+	uint64_t fs_bytes, fs_free_bytes; /* the same reading, in bytes */
+	/* the thresholds in bytes free as applied (see store_cull_step) */
+	uint64_t stop_bytes, cull_bytes, run_bytes;
+	uint64_t commit_failures; /* index commits that failed, since start */
+	uint64_t write_failures;  /* data file writes that failed, since start */
+	uint64_t oldest_access;   /* unix seconds of the LRU head, 0 if empty */
 	/* indexes found damaged at open, moved aside and replaced by an
 	 * empty one, by enum store_damage (at most one per start) */
 	uint32_t index_recoveries[STORE_DMG_N];
@@ -142,8 +160,15 @@ void store_close(struct store *s);
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
 
 /* Commits the pending write transaction (end of a loop pass). Cheap when
- * nothing changed. Returns 0 or -errno (the batch is lost, logged). */
+ * nothing changed. Returns 0 or -errno (the batch is lost, logged); after
+ * a failed commit, -EAGAIN until its backoff is over (the batch stays
+ * open; see store_commit_wait_ms). */
 int store_commit(struct store *s);
+
+/* 0 when a commit may run now; else the milliseconds until its retry
+ * (index commits failed: they back off, and store_commit() keeps the
+ * batch open meanwhile and returns -EAGAIN). */
+uint64_t store_commit_wait_ms(const struct store *s);
 
 /* Whether a write transaction is open and may wait for a later commit:
  * 0 when there is none, or when it removes data or metadata (a crash must
@@ -230,12 +255,31 @@ uint64_t store_checksum(const void *buf, size_t len);
  * state, logging its changes. Returns the number evicted. Call it from a
  * timer: it never blocks on more than max objects. */
 int store_cull_step(struct store *s, int max);
-/* 0 while filling is stopped (bstop/fstop reached, until brun/frun). */
+/* 0 while filling is stopped (see enum store_fill_reason); after a write
+ * failure, 1 again once its backoff is over (a trial). */
 int store_fill_allowed(const struct store *s);
-/* Before writing bytes of a fill: subtracts them from the free space of the
- * last filesystem reading. Returns 0, or -ENOSPC when that would cross bstop
- * (filling stops; the caller does not store). */
+/* Before writing bytes of a fill: reserves them against the free space of
+ * the last filesystem reading. Returns 0, or -ENOSPC when that would cross
+ * the stop level (the caller does not store; culling is asked for; the
+ * fill state does not change). A reservation of a data file write ends
+ * with store_write_end(); one of an inline object (index bytes) needs
+ * none. */
 int store_reserve(struct store *s, uint64_t bytes);
+/* The same for a data file write: the bytes count as pending until
+ * store_write_landed(), which every successful reservation gets, from the
+ * worker that wrote them (or with -ECANCELED when the write never ran). */
+int store_reserve_write(struct store *s, uint64_t bytes);
+/* [worker] The data file write of a reservation of `bytes` returned rc (0
+ * or its -errno): the bytes are on the filesystem now, or were not
+ * written. */
+void store_write_landed(struct store *s, uint64_t bytes, int rc);
+/* The loop learns how a data file write went (rc 0 or -errno). A disk
+ * error (EROFS, ENOSPC, EDQUOT, EIO) stops filling until a later write
+ * works (logged once per episode); other errors are logged at most once a
+ * minute. */
+void store_write_end(struct store *s, int rc);
+/* "none", "read_only", "disk_full", ...: for stats and metrics. */
+const char *store_fill_reason_name(enum store_fill_reason r);
 /* 1 when a reservation crossed bcull or a commit found the disk full: call
  * store_cull_step() before sleeping. */
 int store_cull_wanted(const struct store *s);

@@ -891,11 +891,226 @@ static void test_fill_stopped(void **state)
 	assert_int_equal(st.free_files_pct, 100);
 	cap_end(&k);
 	/* Each change logged once. */
-	assert_int_equal(count(log, "cache filesystem below bstop (2% free): filling stopped, "
-	                            "reads pass through"),
+	assert_int_equal(count(log, "filling stopped: the cache filesystem has 116 KiB free of "
+	                            "3.9 MiB, below the stop level 120 KiB"),
 	                 1);
-	assert_int_equal(count(log, "below fstop (2% files free)"), 1);
+	assert_int_equal(count(log, "has 2% files free, below fstop 3%"), 1);
 	assert_int_equal(count(log, "filling stopped"), 2);
+}
+
+/* A filesystem of 8 MiB with 1 MiB chunks and the default 10/7/3 %: the
+ * percentages give a stop..run band of 573 KiB, less than one chunk, so a
+ * reservation went from above brun to below bstop, stopped filling, and the
+ * next reading resumed it (608 lines in 1.9 s). The levels are raised to a
+ * chunk apart; reservations refuse and ask for culling, never flip the
+ * state. */
+static void test_small_fs(void **state)
+{
+	struct ctx *c = *state;
+	const uint32_t MiB = 1u << 20;
+	struct fakefs fs = {2048, 2048, 1000, 1000}; /* 8 MiB of 4 KiB blocks */
+	struct store_stats st;
+	struct store *s;
+	char log[8192];
+	struct cap k;
+	int ok = 0, refused = 0;
+
+	/* the minimum: two chunks above run, which is at least brun, bcull
+	 * plus a chunk and bstop plus two */
+	assert_int_equal(store_space_min(MiB, 10, 7, 3), 4324025); /* 4 MiB / 97 % */
+	assert_int_equal(store_space_min(64u << 10, 10, 7, 3), 270252);
+	assert_int_equal(store_space_min(MiB, 30, 20, 5), 4415057); /* 61-cache-space: 24 MiB */
+	assert_true(store_space_min(MiB, 100, 7, 3) == UINT64_MAX);
+	for (uint64_t t = 4324025 - 300; t <= 4324025 + 300; t++) {
+		uint64_t run = t / 100 * 3 + t % 100 * 3 / 100 + 2 * MiB; /* the largest here */
+
+		if (t >= 4324025)
+			assert_true(t - run >= 2 * MiB);
+		else if (t < 4324025 - 100) /* the percentages round down */
+			assert_true(t - run < 2 * MiB);
+	}
+	c->p.chunk_size = MiB;
+	s = open_ok(c);
+	store_test_set_statvfs(s, fake_statvfs, &fs);
+	cap_begin(&k, c, log, sizeof(log));
+	log_set_level(CFS_LOG_INFO);
+	assert_int_equal(store_cull_step(s, 10), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fs_bytes, 8 * MiB);
+	assert_int_equal(st.stop_bytes, 251658);          /* 3 % */
+	assert_int_equal(st.cull_bytes, 251658 + MiB);    /* above 7 % */
+	assert_int_equal(st.run_bytes, 251658 + 2 * MiB); /* above 10 % */
+	/* A fast reader: chunks reserved and written between readings (the
+	 * fake disk fills at once, its reading only in a cull step). */
+	for (int i = 0; i < 40; i++) {
+		if (store_reserve_write(s, MiB) == 0) {
+			ok++;
+			fs.bavail -= 256;
+			store_write_landed(s, MiB, 0);
+			store_write_end(s, 0);
+		} else {
+			refused++;
+			fs.bavail = 2048; /* culled: everything evicted */
+		}
+		/* never below the stop level by our own writes */
+		assert_true(fs.bavail * 4096 >= st.stop_bytes);
+		if (store_cull_wanted(s) || i % 3 == 0)
+			store_cull_step(s, 10);
+		assert_int_equal(store_fill_allowed(s), 1);
+	}
+	log_set_level(CFS_LOG_WARN);
+	cap_end(&k);
+	/* 7 chunks fit between a full reading and the stop level */
+	assert_true(ok >= 30 && refused >= 4);
+	assert_int_equal(count(log, "filling stopped"), 0);
+	assert_int_equal(count(log, "filling resumed"), 0);
+}
+
+/* Index commits failing with a disk error (here: as LMDB reports them)
+ * back off instead of being tried every pass; the batch stays open and is
+ * committed once they work; one line when filling stops, one when it
+ * resumes, with the count. */
+static void test_commit_backoff(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	struct fakefs fs = {100000, 50000, 1000, 500};
+	fattr3 a = attrs(3, 1);
+	struct store_stats st;
+	struct store_obj o;
+	char log[8192];
+	struct cap k;
+	uint64_t t = 1000000, w, last = 0;
+
+	store_test_set_statvfs(s, fake_statvfs, &fs);
+	store_test_set_now(s, t);
+	cap_begin(&k, c, log, sizeof(log));
+	log_set_level(CFS_LOG_INFO);
+	assert_int_equal(store_cull_step(s, 10), 0);
+	store_commit_failed(s, EIO);
+	assert_int_equal(store_fill_allowed(s), 0);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fill_stopped, 1);
+	assert_int_equal(st.fill_reason, STORE_FILL_WRITE_ERRORS);
+	assert_int_equal(st.commit_failures, 1);
+	/* in the backoff: a change stays in the open batch, commits wait */
+	assert_int_equal(store_inline_put(s, "Q", 1, &a, "abc", 3), 0);
+	w = store_commit_wait_ms(s);
+	assert_true(w > 0 && w <= STORE_RETRY_MIN_MS);
+	assert_int_equal(store_commit(s), -EAGAIN);
+	assert_int_equal(store_obj_get(s, "Q", 1, &o), 0);
+	/* each retry that fails doubles the wait, up to the cap */
+	for (int i = 0; i < 12; i++) {
+		t += store_commit_wait_ms(s) / 1000 + 1;
+		store_test_set_now(s, t);
+		assert_int_equal(store_commit_wait_ms(s), 0);
+		store_commit_failed(s, EIO);
+		w = store_commit_wait_ms(s);
+		assert_true(w >= last || w == STORE_RETRY_MAX_MS);
+		assert_true(w <= STORE_RETRY_MAX_MS);
+		last = w;
+	}
+	assert_int_equal(last, STORE_RETRY_MAX_MS);
+	/* the next retry works: the batch is committed, filling resumes */
+	t += 11;
+	store_test_set_now(s, t);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_fill_allowed(s), 1);
+	assert_int_equal(store_commit_wait_ms(s), 0);
+	log_set_level(CFS_LOG_WARN);
+	cap_end(&k);
+	reopen(c);
+	assert_int_equal(store_obj_get(c->s, "Q", 1, &o), 0);
+	assert_int_equal(count(log, "filling stopped: an index commit failed: Input/output error"),
+	                 1);
+	assert_int_equal(count(log, "filling resumed"), 1);
+	assert_int_equal(count(log, "writes to the cache work again after 13 failures"), 1);
+	assert_int_equal(count(log, "commit failed"), 1);
+}
+
+static int ro_statvfs(const char *path, struct statvfs *out, void *arg)
+{
+	int rc = fake_statvfs(path, out, arg);
+
+	out->f_flag |= ST_RDONLY;
+	return rc;
+}
+
+/* A read-only cache filesystem: from the reading (ST_RDONLY) or from
+ * EROFS on a write; reads go on; writable again, filling resumes. Data
+ * writes failing alone allow a trial fill once the backoff is over. */
+static void test_read_only(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	struct fakefs fs = {100000, 50000, 1000, 500};
+	struct store_stats st;
+	char log[8192];
+	struct cap k;
+	uint64_t t = 2000000;
+
+	store_test_set_now(s, t);
+	cap_begin(&k, c, log, sizeof(log));
+	log_set_level(CFS_LOG_INFO);
+	store_test_set_statvfs(s, ro_statvfs, &fs);
+	store_cull_step(s, 10);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fill_reason, STORE_FILL_READ_ONLY);
+	assert_int_equal(store_fill_allowed(s), 0);
+	assert_int_equal(store_reserve_write(s, 4096), -ENOSPC);
+	for (int i = 0; i < 5; i++)
+		store_cull_step(s, 10); /* no more lines */
+	store_test_set_statvfs(s, fake_statvfs, &fs);
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 1);
+
+	/* EROFS on data writes, the reading says writable (ext4 after an
+	 * error): stopped until a write works; trials after the backoff */
+	assert_int_equal(store_reserve_write(s, 4096), 0);
+	assert_int_equal(store_reserve_write(s, 4096), 0);
+	store_write_landed(s, 4096, -EROFS);
+	store_write_end(s, -EROFS);
+	store_write_landed(s, 4096, -EROFS);
+	store_write_end(s, -EROFS);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fill_reason, STORE_FILL_READ_ONLY);
+	assert_int_equal(st.write_failures, 2);
+	assert_int_equal(store_fill_allowed(s), 0);
+	store_cull_step(s, 10);
+	assert_int_equal(store_fill_allowed(s), 0);
+	t += 1;
+	store_test_set_now(s, t);
+	assert_int_equal(store_fill_allowed(s), 1); /* a trial */
+	assert_int_equal(store_reserve_write(s, 4096), 0);
+	store_write_landed(s, 4096, -EROFS);
+	store_write_end(s, -EROFS);
+	assert_int_equal(store_fill_allowed(s), 0);
+	t += 1;
+	store_test_set_now(s, t);
+	assert_int_equal(store_reserve_write(s, 4096), 0);
+	store_write_landed(s, 4096, 0);
+	store_write_end(s, 0);
+	assert_int_equal(store_fill_allowed(s), 1);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fill_reason, STORE_FILL_ON);
+	/* other errors: logged, once a minute, and filling goes on */
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(store_reserve_write(s, 4096), 0);
+		store_write_landed(s, 4096, -ENAMETOOLONG);
+		store_write_end(s, -ENAMETOOLONG);
+	}
+	assert_int_equal(store_fill_allowed(s), 1);
+	log_set_level(CFS_LOG_WARN);
+	cap_end(&k);
+	assert_int_equal(count(log, "filling stopped: the cache filesystem is mounted read-only"),
+	                 1);
+	assert_int_equal(count(log, "filling stopped: the cache filesystem is read-only (Read-only "
+	                            "file system on a data file write)"),
+	                 1);
+	assert_int_equal(count(log, "filling stopped"), 2);
+	assert_int_equal(count(log, "filling resumed"), 2);
+	assert_int_equal(count(log, "work again after 3 failures"), 1);
+	assert_int_equal(count(log, "cannot write to the cache: File name too long"), 1);
 }
 
 /* --- recovery ---------------------------------------------------------------------- */
@@ -1818,6 +2033,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lru_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cull_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fill_stopped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_small_fs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_backoff, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_index, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_prefetch, setup, teardown),
