@@ -11,6 +11,8 @@
  * cannot be reached; 130 warm interrupted. */
 #include "config.h"
 #include "control.h"
+#include "files.h"
+#include "store.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -75,6 +77,11 @@ static void usage(FILE *out)
 	    "  cull [--to PERCENT]           evict least recently used files now\n"
 	    "  verify [--drop-bad]           check every cached chunk against its checksum\n"
 	    "  reload                        re-read the configuration (as SIGHUP)\n"
+	    "\n"
+	    "  check-index [PATH]            check an index file without the daemon (with\n"
+	    "                                cachefsd stopped): <cache_dir>/index/data.mdb,\n"
+	    "                                or PATH (a file, or a directory holding\n"
+	    "                                data.mdb, e.g. an index.corrupt-* kept aside)\n"
 	    "\n"
 	    "  warm [options] PATH...        read files or trees through the proxy, so they\n"
 	    "                                are cached; options:\n"
@@ -740,7 +747,7 @@ static void state_write_header(const char *path, const struct warm_cfg *w)
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	f = cfs_fopen_nofollow(tmp, "w");
 	if (f == NULL)
 		die(EXIT_FAILED, "cannot write the state file %s: %s", tmp, strerror(errno));
 	fprintf(f, "%s\nserver %s\nport %d\nexport ", WARM_STATE_MAGIC, w->server, w->port);
@@ -758,7 +765,7 @@ static void state_write_header(const char *path, const struct warm_cfg *w)
 
 static void state_read(const char *path, struct warm_cfg *w, struct strset *done)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = cfs_fopen_nofollow(path, "r");
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -831,7 +838,7 @@ static void progress_write(const char *state_path, const struct progress *p)
 
 	snprintf(path, sizeof(path), "%s.progress", state_path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	f = cfs_fopen_nofollow(tmp, "w");
 	if (f == NULL)
 		return;
 	fprintf(f,
@@ -857,7 +864,7 @@ static int progress_read(const char *state_path, struct progress *p)
 
 	snprintf(path, sizeof(path), "%s.progress", state_path);
 	memset(p, 0, sizeof(*p));
-	f = fopen(path, "r");
+	f = cfs_fopen_nofollow(path, "r");
 	if (f == NULL)
 		return -1;
 	while (fscanf(f, "%63s", key) == 1) {
@@ -905,7 +912,7 @@ static int warm_alive(int pid)
 	if (pid <= 0 || kill(pid, 0) != 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "r");
+	f = cfs_fopen_nofollow(path, "r");
 	if (f == NULL)
 		return 0;
 	if (fgets(comm, sizeof(comm), f) == NULL)
@@ -1232,7 +1239,9 @@ static int warm_run(struct warm *w, int background)
 		{
 			char log[4300];
 			snprintf(log, sizeof(log), "%s.log", w->state_path);
-			fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			/* a new file: nothing left there is written through */
+			unlink(log);
+			fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 			if (fd >= 0) {
 				dup2(fd, 2);
 				close(fd);
@@ -1257,7 +1266,7 @@ static int warm_run(struct warm *w, int background)
 	w->p.pid = (int)getpid();
 	w->t0 = now_s();
 	progress_update(w, "scanning");
-	w->state = fopen(w->state_path, "a");
+	w->state = cfs_fopen_nofollow(w->state_path, "a");
 	if (w->state == NULL)
 		die(EXIT_FAILED, "cannot append to %s: %s", w->state_path, strerror(errno));
 	scan(w, nfs);
@@ -1555,6 +1564,43 @@ static int cmd_warm(int argc, char **argv)
 	return warm_run(&w, background);
 }
 
+/* --- check-index ------------------------------------------------------------ */
+
+/* Reads the index file as cachefsd does before it maps it (store_check.c):
+ * "intact" (exit 0) or what is damaged (exit 1). Offline: a damaged index
+ * is what keeps a daemon from starting, or what one moved aside. */
+static int cmd_check_index(int argc, char **argv)
+{
+	char path[4200], why[512];
+	struct stat st;
+	int reason, rc;
+
+	if (argc > 2)
+		die(EXIT_USAGE, "usage: check-index [PATH]");
+	if (argc == 2)
+		snprintf(path, sizeof(path), "%s", argv[1]);
+	else if (cache_dir_opt)
+		snprintf(path, sizeof(path), "%s/index/data.mdb", cache_dir_opt);
+	else
+		die(EXIT_USAGE, "which index? give PATH, --cache-dir DIR or --config FILE");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && strlen(path) + 10 < sizeof(path)) {
+		size_t n = strlen(path);
+
+		memcpy(path + n, "/data.mdb", 10);
+		if (access(path, F_OK) != 0)
+			path[n] = '\0'; /* a directory where data.mdb should be */
+	}
+	rc = store_index_check_path(path, 0, &reason, why, sizeof(why));
+	if (rc < 0)
+		die(EXIT_FAILED, "%s: %s", path, strerror(-rc));
+	if (rc == 0) {
+		printf("%s: intact\n", path);
+		return 0;
+	}
+	printf("%s: damaged (%s): %s\n", path, store_damage_name(reason), why);
+	return EXIT_FAILED;
+}
+
 /* --- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1593,6 +1639,11 @@ int main(int argc, char **argv)
 		if (config_file && sock_path[0] == 0 && cache_dir_opt == NULL)
 			find_socket(config_file);
 		return cmd_warm(argc, argv);
+	}
+	if (strcmp(argv[0], "check-index") == 0) {
+		if (config_file && cache_dir_opt == NULL)
+			find_socket(config_file);
+		return cmd_check_index(argc, argv);
 	}
 	find_socket(config_file);
 	if (strcmp(argv[0], "stats") == 0)

@@ -636,6 +636,19 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("evicted_bytes", ss.evicted_bytes);
 	KV("culling", ss.culling);
 	KV("fill_stopped", ss.fill_stopped);
+	{
+		uint64_t n = 0;
+		char name[64];
+
+		for (int r = STORE_DMG_NONE + 1; r < STORE_DMG_N; r++) {
+			n += ss.index_recoveries[r];
+			snprintf(name, sizeof(name), "index_recoveries_%s", store_damage_name(r));
+			KV(name, ss.index_recoveries[r]);
+		}
+		KV("index_recoveries", n);
+		KV("index_broken", ss.index_broken);
+		KV("data_files_refused", ss.data_files_refused);
+	}
 	/* the one value that is a word: cachefsctl --json quotes it */
 	fprintf(out, "fill_stopped_reason %s\n", store_fill_reason_name(ss.fill_reason));
 	KV("free_blocks_pct", ss.free_blocks_pct);

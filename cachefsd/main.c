@@ -7,6 +7,7 @@
 #include "config.h"
 #include "control.h"
 #include "engine.h"
+#include "files.h"
 #include "log.h"
 #include "loop.h"
 #include "proto.h"
@@ -69,7 +70,7 @@ static void write_stats_file(struct daemon *d)
 	else
 		snprintf(path, sizeof(path), "%s/stats", d->cfg.cache_dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	f = cfs_fopen_nofollow(tmp, "w");
 	if (f == NULL) {
 		log_warn("cannot write %s: %s", tmp, strerror(errno));
 		return;
@@ -223,7 +224,7 @@ static int prepare_cache_dir(const char *dir, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	snprintf(probe, sizeof(probe), "%s/.probe.%d", dir, (int)getpid());
-	fd = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	fd = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(err, errlen, "cache_dir %s: not writable: %s", dir, strerror(errno));
 		return -EACCES;

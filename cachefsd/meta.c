@@ -245,9 +245,9 @@ static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nf
 		*len = 0;
 		return 0;
 	}
-	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 ||
+	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 || v[HDR + 3] > NFS3_FHSIZE ||
 	    vlen != HDR + 4 + (size_t)v[HDR + 3])
-		return -ENOENT;
+		return -ENOENT; /* buf holds NFS3_FHSIZE */
 	*st = NFS3_OK;
 	*len = v[HDR + 3];
 	memcpy(buf, v + HDR + 4, *len);
@@ -275,7 +275,8 @@ static int known_child(struct engine *e, const nfs_fh3 *dir, const char *name, u
 	if ((kl = lookup_key(k, dir, name)) == 0)
 		return -ENOENT;
 	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen < HDR + 4 ||
-	    v[HDR] != 0 || v[HDR + 3] == 0 || vlen != HDR + 4 + (size_t)v[HDR + 3])
+	    v[HDR] != 0 || v[HDR + 3] == 0 || v[HDR + 3] > NFS3_FHSIZE ||
+	    vlen != HDR + 4 + (size_t)v[HDR + 3])
 		return -ENOENT;
 	*len = v[HDR + 3];
 	memcpy(buf, v + HDR + 4, *len);

@@ -349,6 +349,20 @@ static void render(const struct ops_env *env, FILE *f)
 	      ss.oldest_access && (uint64_t)now > ss.oldest_access
 	          ? (uint64_t)now - ss.oldest_access
 	          : 0);
+	family(f, "cachefsd_index_recoveries_total", "counter",
+	       "Cache indexes found damaged at start, moved aside (index.corrupt-*) and replaced "
+	       "by an empty one, by what was wrong.");
+	for (int r = STORE_DMG_NONE + 1; r < STORE_DMG_N; r++)
+		fprintf(f, "cachefsd_index_recoveries_total{reason=\"%s\"} %u\n",
+		        store_damage_name(r), ss.index_recoveries[r]);
+	gauge(f, "cachefsd_index_broken",
+	      "1 when LMDB reported damage while running: caching is off until a restart "
+	      "replaces the index.",
+	      (uint64_t)ss.index_broken);
+	counter(f, "cachefsd_data_files_refused_total",
+	        "Data files not used because they were not the daemon's own (planted, a link, "
+	        "missing).",
+	        ss.data_files_refused);
 	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
 	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
 	counter(f, "cachefsd_fills_total", "Chunk fills from the upstream (readahead included).",

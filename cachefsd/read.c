@@ -96,6 +96,7 @@ struct disk_job {
 	uint8_t *buf;
 	int rc;
 	int readahead; /* a load ahead of a sequential reader */
+	int fresh;     /* a write: the first under a new data_id (creates the file) */
 };
 
 static void op_gather(struct read_op *op);
@@ -409,6 +410,13 @@ static void load_done(void *arg)
 		 * dropped data). A plain miss, not a failure. */
 		int gone = store_obj_get(e->store, j->fh, j->fhlen, &rec) != 0 ||
 			   rec.data_id != j->data_id;
+		/* a data file that is not ours (or not there) loses its
+		 * object's data at once, not chunk by chunk */
+		if (!gone && store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc)) {
+			gone = 1;
+			if (j->rc == -ENOENT)
+				e->ctr.checksum_failures++; /* cached bytes that failed to read */
+		}
 		if (j->rc != -ENOMEM && !gone) {
 			e->ctr.checksum_failures++;
 			log_warn("cached chunk %u of a file failed verification (%s): dropped, "
@@ -468,7 +476,7 @@ static void write_work(void *arg)
 {
 	struct disk_job *j = arg;
 
-	j->rc = store_data_write(j->e->store, j->data_id, j->off, j->buf, j->len);
+	j->rc = store_data_write(j->e->store, j->data_id, j->off, j->buf, j->len, j->fresh);
 	store_write_landed(j->e->store, j->len, j->rc);
 	if (j->rc == 0)
 		j->csum = store_checksum(j->buf, j->len);
@@ -479,8 +487,11 @@ static void write_done(void *arg)
 	struct disk_job *j = arg;
 	struct engine *e = j->e;
 
-	/* a failed write is counted and logged there (once per episode) */
-	store_write_end(e->store, j->rc);
+	/* a data file that is not ours (planted, a link, missing) is its
+	 * object's loss, logged there; any other failed write is counted and
+	 * logged by store_write_end (once per episode) */
+	if (j->rc == 0 || !store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc))
+		store_write_end(e->store, j->rc);
 	/* data first, then the index entry pointing at it */
 	if (j->rc == 0 &&
 	    store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum, j->len) == 0)
@@ -516,6 +527,8 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	struct store_snap snap;
 	uint32_t cs = (uint32_t)e->cfg->chunk_size;
 	uint64_t size;
+	struct disk_job *j;
+	int fresh = 0;
 
 	if (!c->have_attrs || e->workers == NULL || !store_fill_allowed(e->store) ||
 	    c->attrs.type != NF3REG)
@@ -541,16 +554,17 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 		cobj_drop_chunks(e->objs, o);
 		if (store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec) != 0)
 			return 0;
+		fresh = 1; /* a new data file: this chunk's write creates it */
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
-		return 0; /* short, and not the end of the file */
+		goto unstored; /* short, and not the end of the file */
 	if (c->len == 0 || store_reserve_write(e->store, c->len) != 0)
-		return 0;
+		goto unstored;
 
-	struct disk_job *j = calloc(1, sizeof(*j));
+	j = calloc(1, sizeof(*j));
 	if (j == NULL) {
 		store_write_landed(e->store, c->len, -ECANCELED);
-		return 0;
+		goto unstored;
 	}
 	j->e = e;
 	j->c = c;
@@ -561,15 +575,24 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	j->off = chunk_off(c, cs);
 	j->len = c->len;
 	j->buf = c->buf; /* c is held: its buffer stays */
+	j->fresh = fresh;
 	chunk_hold(c);
-	/* one writer per data file at a time */
+	/* one writer per data file at a time, in order: the fresh write
+	 * runs first */
 	if (workers_submit_keyed(e->workers, rec.data_id, write_work, write_done, j) != 0) {
 		store_write_landed(e->store, c->len, -ECANCELED);
 		chunk_release(e->objs, c);
 		free(j);
-		return 0;
+		goto unstored;
 	}
 	return rec.data_id;
+unstored:
+	/* a new data_id whose creating write is not made has no file: give
+	 * the record another one, so that the next fill starts over with a
+	 * fresh write instead of finding no file */
+	if (fresh)
+		store_obj_drop(e->store, o->fh, o->fhlen, 0);
+	return 0;
 }
 
 /* --- fills ------------------------------------------------------------------- */

@@ -18,7 +18,6 @@
 
 #include "log.h"
 
-#define DEFAULT_MAP_SIZE (16ull << 30)
 #define IDENTITY_MAX     4096
 #define META_KEY         "totals"
 
@@ -50,9 +49,34 @@ int store_mdb_errno(int rc)
 	return -EIO;
 }
 
-static int mdb_fatal(int rc)
+int store_mdb_fatal(int rc)
 {
 	return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC;
+}
+
+void store_set_broken(struct store *s, int rc, const char *what)
+{
+	char text[256];
+	int fd, n;
+
+	if (s->broken)
+		return;
+	s->broken = 1;
+	log_err("cache index %s/index/data.mdb is damaged (%s: %s): caching disabled; the next "
+	        "start replaces it with an empty index (restart cachefsd to recover now)",
+	        s->dir, what, mdb_strerror(rc));
+	/* the mark survives us: LMDB may map the damage without noticing
+	 * at the next open (our check sees structure, not every value); a
+	 * new file, as everything we create under the cache dir */
+	unlinkat(s->indexfd, "damaged", 0);
+	fd = openat(s->indexfd, "damaged", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	            0600);
+	if (fd < 0)
+		return;
+	n = snprintf(text, sizeof(text), "%s: %s\n", what, mdb_strerror(rc));
+	if (write(fd, text, (size_t)n) != n)
+		log_warn("cache index: cannot write %s/index/damaged: %s", s->dir, strerror(errno));
+	close(fd);
 }
 
 /* --- transactions ------------------------------------------------------- */
@@ -95,8 +119,8 @@ MDB_txn *store_txn_write(struct store *s, int *rc)
 	if (r) {
 		s->wtxn = NULL;
 		log_err("cache index: cannot begin a write transaction: %s", mdb_strerror(r));
-		if (mdb_fatal(r))
-			s->broken = 1;
+		if (store_mdb_fatal(r))
+			store_set_broken(s, r, "write transaction");
 		*rc = store_mdb_errno(r);
 		return NULL;
 	}
@@ -136,10 +160,8 @@ int store_txn_fail(struct store *s, int rc, const char *what)
 		log_err("cache index: %s failed: %s; this pass's changes are lost", what,
 		        mdb_strerror(rc));
 	}
-	if (mdb_fatal(rc) && !s->broken) {
-		log_err("cache index is damaged: caching disabled until restart");
-		s->broken = 1;
-	}
+	if (store_mdb_fatal(rc))
+		store_set_broken(s, rc, what);
 	return store_mdb_errno(rc);
 }
 
@@ -201,8 +223,8 @@ int store_txn_commit(struct store *s)
 		rollback(s);
 		if (rc == MDB_MAP_FULL)
 			s->index_full = 1;
-		if (mdb_fatal(rc))
-			s->broken = 1;
+		if (store_mdb_fatal(rc))
+			store_set_broken(s, rc, "commit");
 		store_commit_failed(s, rc); /* logs; lmdb returns the write's errno */
 		return store_mdb_errno(rc);
 	}
@@ -330,8 +352,13 @@ static int write_identity(struct store *s)
 	int n = snprintf(text, sizeof(text),
 	                 "# cachefsd cache directory: do not edit\nlayout %d\nupstream %s\n",
 	                 STORE_LAYOUT_VERSION, s->identity);
-	int fd = openat(s->dirfd, "CACHE.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd;
 
+	/* a new file of ours: nothing left there is written through */
+	if (unlinkat(s->dirfd, "CACHE.tmp", 0) != 0 && errno != ENOENT)
+		return -errno;
+	fd = openat(s->dirfd, "CACHE.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	            0600);
 	if (fd < 0)
 		return -errno;
 	errno = 0;
@@ -380,7 +407,7 @@ static int check_identity(struct store *s, char *err, size_t errlen)
 	int fd, layout = -1, rc;
 	ssize_t n;
 
-	fd = openat(s->dirfd, "CACHE", O_RDONLY | O_CLOEXEC);
+	fd = openat(s->dirfd, "CACHE", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0) {
 		n = read(fd, text, sizeof(text) - 1);
 		close(fd);
@@ -441,6 +468,76 @@ cannot:
 	return -EIO;
 }
 
+/* Refuses what another user could change under us: the cache directory
+ * (name NULL) or an entry of it that is not of type want and the daemon
+ * user's own, or that its group or others may write. Anyone who can write
+ * there can plant a data file the next fill writes a user's bytes into, or
+ * swap a file for a link. Absent entries are fine (created 0700/0600). */
+static int check_private(struct store *s, const char *name, mode_t want, char *err, size_t errlen)
+{
+	const char *kind = want == S_IFDIR ? "directory" : "file";
+	char what[PATH_MAX + 64];
+	uid_t me = geteuid();
+	struct stat st;
+	int r = name ? fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) : fstat(s->dirfd, &st);
+
+	if (name)
+		snprintf(what, sizeof(what), "%s/%s", s->dir, name);
+	else
+		snprintf(what, sizeof(what), "%s", s->dir);
+	if (r != 0 && errno == ENOENT)
+		return 0;
+	if (r != 0) {
+		snprintf(err, errlen, "cache_dir: cannot stat %s: %s", what, strerror(errno));
+		return -errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen,
+		         "cache_dir: %s is a symbolic link; cachefsd follows no links inside its "
+		         "cache directory: replace it with a %s (or remove it)",
+		         what, kind);
+		return -ELOOP;
+	}
+	if ((st.st_mode & S_IFMT) != want) {
+		snprintf(err, errlen, "cache_dir: %s is not a %s: remove it", what, kind);
+		return -EINVAL;
+	}
+	if (st.st_uid != me) {
+		snprintf(err, errlen,
+		         "cache_dir: %s is owned by uid %u, not by uid %u that cachefsd runs as: "
+		         "another user could plant or replace cache files; refusing to use it: "
+		         "chown -R %u %s (or run cachefsd as uid %u)",
+		         what, (unsigned)st.st_uid, (unsigned)me, (unsigned)me, what,
+		         (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen,
+		         "cache_dir: %s is writable by %s (mode %04o): another user could plant or "
+		         "replace cache files; refusing to use it: chmod go-w %s (0%o is usual)",
+		         what,
+		         (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "its group and others"
+		         : st.st_mode & S_IWGRP                           ? "its group"
+		                                                          : "others",
+		         (unsigned)(st.st_mode & 07777), what, want == S_IFDIR ? 0700 : 0600);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_entries(struct store *s, char *err, size_t errlen)
+{
+	int rc = check_private(s, NULL, S_IFDIR, err, errlen);
+
+	if (rc == 0)
+		rc = check_private(s, "CACHE", S_IFREG, err, errlen);
+	if (rc == 0)
+		rc = check_private(s, "index", S_IFDIR, err, errlen);
+	if (rc == 0)
+		rc = check_private(s, "data", S_IFDIR, err, errlen);
+	return rc;
+}
+
 static int open_dir(struct store *s, char *err, size_t errlen)
 {
 	if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
@@ -467,7 +564,7 @@ static int open_dir(struct store *s, char *err, size_t errlen)
 			snprintf(err, errlen, "cache_dir %s: cannot lock: %s", s->dir, strerror(e));
 		return -e;
 	}
-	return 0;
+	return check_entries(s, err, errlen);
 }
 
 /* --- the index ------------------------------------------------------------ */
@@ -486,11 +583,18 @@ uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 	uint64_t done = 0;
 	int fd;
 
-	snprintf(mdb, sizeof(mdb), "%s/index/data.mdb", dir);
-	fd = open(mdb, O_RDONLY | O_CLOEXEC);
+	/* links inside the cache dir are not followed (store_open checked
+	 * them; this runs later, on a worker) */
+	snprintf(mdb, sizeof(mdb), "%s/index", dir);
+	fd = open(mdb, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) == 0) {
+	int dfd = openat(fd, "data.mdb", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(fd);
+	fd = dfd;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		uint64_t end = (uint64_t)st.st_size < limit ? (uint64_t)st.st_size : limit;
 		for (off_t off = 0; (uint64_t)off < end; off += step) {
 			if (__atomic_load_n(stop, __ATOMIC_RELAXED))
@@ -579,6 +683,8 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh)
 	if (rc == 0)
 		rc = mdb_dbi_open(txn, "mcache", MDB_CREATE, &s->db_mcache);
 	if (rc == 0)
+		rc = store_meta_open(s, txn);
+	if (rc == 0)
 		rc = mdb_get(txn, s->db_meta, &k, &v);
 	if (rc == 0 && meta_unpack(&v, s) != 0) {
 		log_warn("cache index: bad totals record: recounting");
@@ -604,31 +710,151 @@ fail:
 	return rc;
 }
 
-static int open_index(struct store *s, uint64_t map_size, char *err, size_t errlen)
+/* *fd: the subdirectory name of the cache dir (created 0700 if absent),
+ * opened without following a link; the previous *fd is closed. */
+static int open_subdir(struct store *s, const char *name, int *fd, char *err, size_t errlen)
 {
-	char aside[64];
-	int rc, fresh;
-
-	if (mkdirat(s->dirfd, "index", 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cache_dir %s: cannot create index/: %s", s->dir,
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (mkdirat(s->dirfd, name, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cache_dir %s: cannot create %s/: %s", s->dir, name,
 		         strerror(errno));
 		return -errno;
 	}
+	*fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(err, errlen, "cache_dir %s: cannot open %s/: %s", s->dir, name,
+		         strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int open_indexfd(struct store *s, char *err, size_t errlen)
+{
+	return open_subdir(s, "index", &s->indexfd, err, errlen);
+}
+
+static const char *type_name(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
+}
+
+/* Looks at index/ before LMDB maps anything in it: 0 (intact or new), an
+ * enum store_damage with why filled, or -errno with err filled (refused). */
+static int index_inspect(struct store *s, uint64_t map_size, char *why, size_t whylen, char *err,
+                         size_t errlen)
+{
+	static const char *const files[] = {"data.mdb", "lock.mdb"};
+	struct stat st;
+	int fd, rc, reason;
+	ssize_t n;
+
+	/* damage LMDB reported while the last run used it */
+	fd = openat(s->indexfd, "damaged", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT) {
+		char text[200] = "";
+
+		if (fd >= 0 && (n = read(fd, text, sizeof(text) - 1)) > 0)
+			text[n - (text[n - 1] == '\n')] = '\0';
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, whylen, "LMDB reported damage while it was in use (%s)", text);
+		return STORE_DMG_LMDB;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (fstatat(s->indexfd, files[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				continue;
+			snprintf(why, whylen, "cannot stat %s: %s", files[i], strerror(errno));
+			return STORE_DMG_READ;
+		}
+		if (!S_ISREG(st.st_mode) && i == 1) {
+			/* only a lock table, rebuilt by the first process to
+			 * open (us: the cache dir is flock()ed) */
+			log_warn("cache index: %s/index/lock.mdb is %s: removed", s->dir,
+			         type_name(st.st_mode));
+			if (store_rmtree(s->indexfd, files[i], 4) == 0)
+				continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(why, whylen, "index/%s is %s", files[i], type_name(st.st_mode));
+			return STORE_DMG_NOT_FILE;
+		}
+		if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			snprintf(err, errlen,
+			         "cache_dir: %s/index/%s is owned by uid %u (mode %04o): cachefsd "
+			         "(uid %u) uses only index files of its own that no one else may "
+			         "write: chown %u %s/index/%s; chmod 0600 %s/index/%s",
+			         s->dir, files[i], (unsigned)st.st_uid,
+			         (unsigned)(st.st_mode & 07777), (unsigned)geteuid(),
+			         (unsigned)geteuid(), s->dir, files[i], s->dir, files[i]);
+			return -EPERM;
+		}
+	}
+	fd = openat(s->indexfd, "data.mdb", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* a new index */
+		snprintf(why, whylen, "cannot open data.mdb: %s", strerror(errno));
+		return STORE_DMG_READ;
+	}
+	rc = store_index_check(fd, map_size, &reason, why, whylen);
+	close(fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "cache_dir %s: cannot check the index: %s", s->dir,
+		         strerror(-rc));
+		return rc;
+	}
+	return rc ? reason : 0;
+}
+
+/* Moves the damaged index aside (kept for the operator: the newest one
+ * stays, the background thread removes older ones) and starts over. */
+static int index_recover(struct store *s, int reason, const char *why, char *err, size_t errlen)
+{
+	char aside[64];
+
+	if (move_aside(s, "index", "index.corrupt", aside, sizeof(aside)) != 0) {
+		snprintf(err, errlen,
+		         "cache_dir %s: the index is damaged (%s) and cannot be moved aside: %s",
+		         s->dir, why, strerror(errno));
+		return -EIO;
+	}
+	fsync(s->dirfd);
+	log_err("cache index %s/index/data.mdb is damaged: %s; moved to %s/%s (kept for "
+	        "inspection; older damaged indexes are removed); starting with an empty cache",
+	        s->dir, why, s->dir, aside);
+	snprintf(s->kept, sizeof(s->kept), "%s", aside);
+	s->recoveries[reason]++;
+	memset(&s->tot, 0, sizeof(s->tot));
+	s->next_data_id = 0;
+	return open_indexfd(s, err, errlen);
+}
+
+static int open_index(struct store *s, uint64_t map_size, char *err, size_t errlen)
+{
+	char aside[64], why[320];
+	int rc, fresh;
+
+	rc = open_indexfd(s, err, errlen);
+	if (rc)
+		return rc;
+	rc = index_inspect(s, map_size, why, sizeof(why), err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		rc = index_recover(s, rc, why, err, errlen);
+		if (rc)
+			return rc;
+	}
 	rc = env_open(s, map_size, &fresh);
 	if (index_corrupt(rc)) {
-		if (move_aside(s, "index", "index.corrupt", aside, sizeof(aside)) != 0 ||
-		    mkdirat(s->dirfd, "index", 0700) != 0) {
-			snprintf(err, errlen,
-			         "cache_dir %s: the index is corrupt (%s) and cannot "
-			         "be moved aside: %s",
-			         s->dir, mdb_strerror(rc), strerror(errno));
-			return -EIO;
-		}
-		log_err("cache index %s/index is corrupt (%s): moved to %s/%s (remove it when "
-		        "no longer needed); starting with an empty cache",
-		        s->dir, mdb_strerror(rc), s->dir, aside);
-		memset(&s->tot, 0, sizeof(s->tot));
-		s->next_data_id = 0;
+		snprintf(why, sizeof(why), "LMDB says: %s", mdb_strerror(rc));
+		rc = index_recover(s, STORE_DMG_LMDB, why, err, errlen);
+		if (rc)
+			return rc;
 		rc = env_open(s, map_size, &fresh);
 	}
 	if (rc) {
@@ -643,6 +869,9 @@ static int open_index(struct store *s, uint64_t map_size, char *err, size_t errl
 		         strerror(errno));
 		return -EIO;
 	}
+	rc = open_subdir(s, "data", &s->datafd, err, errlen);
+	if (rc)
+		return rc;
 	/* A new run of data ids, durable before any is handed out. */
 	s->run_first_id = ((s->next_data_id >> STORE_RUN_SHIFT) + 1) << STORE_RUN_SHIFT;
 	s->next_data_id = s->run_first_id;
@@ -711,6 +940,10 @@ static void store_free(struct store *s)
 		mdb_env_sync(s->env, 1);
 		mdb_env_close(s->env);
 	}
+	if (s->datafd >= 0)
+		close(s->datafd);
+	if (s->indexfd >= 0)
+		close(s->indexfd);
 	if (s->dirfd >= 0)
 		close(s->dirfd); /* releases the flock */
 	pthread_mutex_destroy(&s->bg.mu);
@@ -742,6 +975,8 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 	if (s == NULL)
 		goto nomem;
 	s->dirfd = -1;
+	s->indexfd = -1;
+	s->datafd = -1;
 	s->dir = strdup(p->dir);
 	s->identity = strdup(p->identity);
 	pthread_mutex_init(&s->bg.mu, NULL);
@@ -764,7 +999,7 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 	if (rc == 0)
 		rc = check_identity(s, err, errlen);
 	if (rc == 0)
-		rc = open_index(s, p->map_size ? p->map_size : DEFAULT_MAP_SIZE, err, errlen);
+		rc = open_index(s, p->map_size ? p->map_size : STORE_DEFAULT_MAP_SIZE, err, errlen);
 	if (rc == 0) {
 		rc = store_bg_start(s);
 		if (rc)
@@ -826,6 +1061,9 @@ void store_get_stats(const struct store *s, struct store_stats *out)
 	out->commit_failures = s->commit_failures;
 	out->write_failures = s->write_failures;
 	out->oldest_access = s->oldest_access;
+	memcpy(out->index_recoveries, s->recoveries, sizeof(out->index_recoveries));
+	out->index_broken = s->broken;
+	out->data_files_refused = s->data_refused;
 }
 
 uint64_t store_checksum_failures(const struct store *s)

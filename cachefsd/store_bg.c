@@ -8,6 +8,7 @@
  * transaction. */
 #include "store_int.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -162,8 +163,10 @@ static void scan_leaf(struct scan *sc, int fd, uint64_t below)
 			continue;
 		if (sc->nids && bsearch(&id, sc->ids, sc->nids, sizeof(id), cmp_u64))
 			continue;
+		/* a link or other non-file in our place goes too (unlinkat
+		 * removes the link, never its target) */
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISREG(st.st_mode))
+		    S_ISDIR(st.st_mode))
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
 			sc->files++;
@@ -173,32 +176,47 @@ static void scan_leaf(struct scan *sc, int fd, uint64_t below)
 	closedir(d);
 }
 
-/* Scans data/<xx> for xx = sc->next_dir. */
+/* Scans data/<xx> for xx = sc->next_dir: the yy directories it has (a
+ * small cache has few). */
 static void scan_dir(struct store *s, struct scan *sc, uint64_t below)
 {
 	char path[16];
+	struct dirent *de;
+	DIR *d;
 	int fd;
 
 	snprintf(path, sizeof(path), "data/%02x", sc->next_dir);
 	fd = openat(s->dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (int yy = 0; yy < 256; yy++) {
-		char sub[4];
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
 		int lfd;
 
-		snprintf(sub, sizeof(sub), "%02x", yy);
-		lfd = openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
+		    !isxdigit((unsigned char)de->d_name[1]))
+			continue;
+		lfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (lfd >= 0)
 			scan_leaf(sc, lfd, below);
 	}
-	close(fd);
+	closedir(d);
 }
 
-/* Removes trees moved aside by an earlier open (index.old-*, data.old-*). */
+#define CORRUPT_PREFIX "index.corrupt-"
+
+/* Removes trees moved aside by an earlier open (index.old-*, data.old-*),
+ * and every damaged index but the newest (this open's, or else the one
+ * with the latest name: they are named by time), so that a disk that
+ * keeps damaging the index cannot fill up with old ones. */
 static void remove_old_trees(struct store *s)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char keep[sizeof(s->kept)];
 	struct dirent *de;
 	DIR *d;
 
@@ -209,9 +227,19 @@ static void remove_old_trees(struct store *s)
 		close(fd);
 		return;
 	}
+	snprintf(keep, sizeof(keep), "%s", s->kept); /* set before the thread started */
+	if (keep[0] == '\0') {
+		while ((de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, CORRUPT_PREFIX, strlen(CORRUPT_PREFIX)) == 0 &&
+			    strcmp(de->d_name, keep) > 0 && strlen(de->d_name) < sizeof(keep))
+				memcpy(keep, de->d_name, strlen(de->d_name) + 1);
+		rewinddir(d);
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "data.old-", 9) != 0 &&
-		    strncmp(de->d_name, "index.old-", 10) != 0)
+		    strncmp(de->d_name, "index.old-", 10) != 0 &&
+		    (strncmp(de->d_name, CORRUPT_PREFIX, strlen(CORRUPT_PREFIX)) != 0 ||
+		     strcmp(de->d_name, keep) == 0))
 			continue;
 		if (store_rmtree(s->dirfd, de->d_name, 8) == 0)
 			log_info("cache %s: removed %s", s->dir, de->d_name);
@@ -258,11 +286,14 @@ static int scan_step(struct store *s, struct scan *sc, uint64_t below)
 static void unlink_batch(struct store *s, struct store_unlink *q, size_t n)
 {
 	char path[64];
+	int rc;
 
 	for (size_t i = 0; i < n; i++) {
-		store_data_path(path, sizeof(path), q[i].data_id);
-		if (unlinkat(s->dirfd, path, 0) != 0 && errno != ENOENT)
-			log_warn("cache %s: cannot remove %s: %s", s->dir, path, strerror(errno));
+		rc = store_data_unlink(s, q[i].data_id);
+		if (rc && rc != -ENOENT) {
+			store_data_path(path, sizeof(path), q[i].data_id);
+			log_warn("cache %s: cannot remove %s: %s", s->dir, path, strerror(-rc));
+		}
 	}
 }
 

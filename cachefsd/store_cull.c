@@ -531,11 +531,14 @@ int store_cull_wanted(const struct store *s)
 static void unlink_now(struct store *s)
 {
 	char path[64];
+	int rc;
 
 	for (size_t i = 0; i < s->txq_len; i++) {
-		store_data_path(path, sizeof(path), s->txq[i].data_id);
-		if (unlinkat(s->dirfd, path, 0) != 0 && errno != ENOENT)
-			log_warn("cache %s: unlink %s: %s", s->dir, path, strerror(errno));
+		rc = store_data_unlink(s, s->txq[i].data_id);
+		if (rc && rc != -ENOENT) {
+			store_data_path(path, sizeof(path), s->txq[i].data_id);
+			log_warn("cache %s: unlink %s: %s", s->dir, path, strerror(-rc));
+		}
 	}
 	s->fs_freed += s->txq_bytes;
 	s->txq_len = 0;

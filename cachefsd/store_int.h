@@ -115,6 +115,8 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 
 #define STORE_SYNC_SECONDS 5
 
+#define STORE_DEFAULT_MAP_SIZE (16ull << 30)
+
 struct store_totals {
 	uint64_t bytes;
 	uint64_t objects;
@@ -198,7 +200,9 @@ struct store {
 	char *path; /* absolute */
 
 	char *identity;
-	int dirfd; /* flock()ed: one daemon per cache dir */
+	int dirfd;   /* flock()ed: one daemon per cache dir */
+	int indexfd; /* index/ */
+	int datafd;  /* data/: data files are opened below it, never through a link */
 	uint32_t chunk_size, inline_max;
 	uint64_t cache_size;
 	int brun, bcull, bstop, frun, fcull, fstop;
@@ -207,6 +211,7 @@ struct store {
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
 	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
 	uint64_t mcache_sweep_ms; /* next expiry sweep */
+	uint64_t mcache_bad, mcache_bad_logged; /* records failing their checksum */
 	uint8_t mcache_cursor[512]; /* where the sweep goes on */
 	size_t mcache_cursor_len;
 	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
@@ -215,6 +220,10 @@ struct store {
 	uint64_t txn_bytes; /* written by wtxn, roughly */
 	int txn_drops;      /* wtxn removes data or metadata: commit it now */
 	int broken;         /* sticky: the index failed at run time */
+	uint64_t lost_logged;             /* data id of the last unusable data file logged */
+	uint64_t data_refused;            /* unusable data files met */
+	uint32_t recoveries[STORE_DMG_N]; /* damaged indexes replaced at open */
+	char kept[64];                    /* the damaged index moved aside by this open (kept) */
 
 	struct store_totals tot, tot_committed;
 	uint64_t next_data_id;
@@ -276,11 +285,20 @@ MDB_txn *store_txn_write(struct store *s, int *rc);
 /* Aborts the write transaction after a failed LMDB call, rolls the
  * in-memory state back, logs; returns the negative errno for rc. */
 int store_txn_fail(struct store *s, int rc, const char *what);
+/* Called with an LMDB code that says the index is damaged: caching stops
+ * (logged once) and index/damaged tells the next start to replace it. */
+void store_set_broken(struct store *s, int rc, const char *what);
+int store_mdb_fatal(int rc);
 int store_mdb_errno(int rc);
 /* Commits the write transaction (without applying touches). */
 int store_txn_commit(struct store *s);
 /* Allocates a data id of this run. */
 uint64_t store_new_data_id(struct store *s);
+
+/* store_meta.c */
+/* At open, in the open's transaction: drops metadata records of an older
+ * format (no checksum). An LMDB code. */
+int store_meta_open(struct store *s, MDB_txn *txn);
 
 /* store_rec.c */
 /* Packs the record header (STORE_REC_HDR bytes) into b. */
@@ -322,6 +340,19 @@ int store_unlink_later(struct store *s, uint64_t data_id, uint64_t bytes);
 /* store_data.c */
 /* "data/xx/yy/<16 hex digits>", relative to the cache directory. */
 void store_data_path(char *buf, size_t len, uint64_t data_id);
+/* Removes the data file of data_id (a link is removed, not followed);
+ * 0 or -errno (-ENOENT: there was none). */
+int store_data_unlink(struct store *s, uint64_t data_id);
+
+/* store_check.c */
+/* Reads the LMDB file fd with pread (never mapped) and checks what LMDB
+ * relies on when it maps it; map_size is the map the store asks for.
+ * 0: intact; 1: damaged, *reason and why (a sentence) say how; -ENOMEM. */
+int store_index_check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
+/* The same check; on success *n gets the pages some tree uses (the first
+ * max, ascending), for tests that damage live pages. */
+int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n, char *why,
+                      size_t whylen);
 
 /* store_cull.c */
 /* Reads the cache filesystem into free_blocks_pct/free_files_pct, the
@@ -363,6 +394,9 @@ int store_rmtree(int parent, const char *name, int depth);
 void store_test_set_now(struct store *s, uint64_t now);
 /* Replaces statvfs(2) for the cull step (NULL: the real one). */
 void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg);
+/* 0: open data files the way kernels without openat2 do (one level at a
+ * time); 1: openat2 when the kernel has it (the default). */
+void store_test_set_openat2(int on);
 /* Waits until the background thread has unlinked everything queued and
  * finished the orphan scan; 0 or -ETIMEDOUT. */
 int store_test_wait_idle(struct store *s, int timeout_ms);

@@ -3,9 +3,11 @@
 #include "store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "log.h"
@@ -110,11 +112,8 @@ static MDB_txn *op_txn(struct store *s, int *rc)
 static int read_fail(struct store *s, int rc, const char *what)
 {
 	log_err("cache index: %s: %s", what, mdb_strerror(rc));
-	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC) {
-		if (!s->broken)
-			log_err("cache index is damaged: caching disabled until restart");
-		s->broken = 1;
-	}
+	if (store_mdb_fatal(rc))
+		store_set_broken(s, rc, what);
 	return -EIO;
 }
 
@@ -438,6 +437,56 @@ int store_obj_drop(struct store *s, const void *fh, uint32_t fhlen, int forget)
 	old.cached_bytes = 0;
 	old.inline_len = 0;
 	return rec_put(s, fh, fhlen, &old);
+}
+
+int store_data_lost(struct store *s, const void *fh, uint32_t fhlen, uint64_t data_id, int rc)
+{
+	char path[64], what[96];
+	struct store_obj o;
+	struct stat st;
+	int uses;
+
+	if (rc != -EEXIST && rc != -ENOENT && rc != -ELOOP && rc != -EPERM)
+		return 0;
+	if (!fh_ok(fh, fhlen))
+		return 1;
+	uses = store_obj_get(s, fh, fhlen, &o) == 0 && !(o.flags & STORE_OBJ_INLINE) &&
+	       o.data_id == data_id;
+	/* a file culled or replaced while a worker used it is gone as it
+	 * should be: only a missing file still in use is news */
+	if (rc != -ENOENT || uses)
+		s->data_refused++;
+	if (s->lost_logged != data_id && (rc != -ENOENT || uses)) {
+		store_data_path(path, sizeof(path), data_id);
+		if (fstatat(s->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			snprintf(what, sizeof(what), "%s",
+			         rc == -ELOOP ? "a link on its path" : "missing");
+		else
+			snprintf(what, sizeof(what), "%s of uid %u with %u link(s)",
+			         S_ISLNK(st.st_mode)   ? "a symbolic link"
+			         : S_ISREG(st.st_mode) ? "a file"
+			                               : "not a file",
+			         (unsigned)st.st_uid, (unsigned)st.st_nlink);
+		if (rc == -EEXIST)
+			log_warn(
+			    "cache %s: data file %s already existed when a new object needed "
+			    "it (%s): not used, nothing was written to it; removed, the object "
+			    "is cached in a new data file",
+			    s->dir, path, what);
+		else if (rc == -ENOENT)
+			log_warn("cache %s: data file %s is missing: its object's data is dropped "
+			         "and cached again in a new data file",
+			         s->dir, path);
+		else
+			log_warn("cache %s: data file %s is not a file of ours (%s): not used, "
+			         "nothing was written to or read from it; removed, its object is "
+			         "cached again in a new data file",
+			         s->dir, path, what);
+		s->lost_logged = data_id;
+	}
+	if (uses)
+		store_obj_drop(s, fh, fhlen, 0);
+	return 1;
 }
 
 void store_touch(struct store *s, const void *fh, uint32_t fhlen)

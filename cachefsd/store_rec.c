@@ -111,7 +111,10 @@ int store_rec_unpack(const void *val, size_t len, struct store_obj *o, uint64_t 
 	o->inline_len = store_get_le32(b + 144);
 	if (o->flags & ~STORE_OBJ_INLINE)
 		return -EINVAL;
-	if (o->chunk_size == 0 || (o->chunk_size & (o->chunk_size - 1)) != 0)
+	/* what store_open accepts as chunk_size: a damaged one must not size
+	 * a buffer or an offset */
+	if (o->chunk_size < (64u << 10) || o->chunk_size > (1u << 20) ||
+	    (o->chunk_size & (o->chunk_size - 1)) != 0)
 		return -EINVAL;
 	if (o->flags & STORE_OBJ_INLINE) {
 		if (len != STORE_REC_HDR + (size_t)o->inline_len ||

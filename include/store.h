@@ -72,6 +72,33 @@ struct store_params {
 	uint64_t map_size;      /* LMDB map size in bytes; 0: default (16 GiB) */
 };
 
+/* What was wrong with an index found damaged at open (the metric's reason
+ * label, store_damage_name()). */
+enum store_damage {
+	STORE_DMG_NONE,
+	STORE_DMG_EMPTY,    /* 0 bytes */
+	STORE_DMG_NOT_FILE, /* a directory, link or device where data.mdb should be */
+	STORE_DMG_SIZE,     /* shorter than its pages say: truncated */
+	STORE_DMG_HEADER,   /* meta pages or database records inconsistent */
+	STORE_DMG_PAGE,     /* a tree page or node out of bounds, order or place */
+	STORE_DMG_READ,     /* an I/O error reading it */
+	STORE_DMG_LMDB,     /* LMDB reported damage (at open, or while running) */
+	STORE_DMG_N
+};
+
+/* "none", "empty", "not_a_file", "size", "header", "page", "read_error",
+ * "lmdb"; static. */
+const char *store_damage_name(int reason);
+
+/* Checks an index file without mapping it, as store_open does first
+ * (cachefsctl check-index): path is opened without following a link and
+ * read with pread; map_size as in store_params (0: the default). 0 intact,
+ * 1 damaged (*reason an enum store_damage, why a sentence), -errno when it
+ * cannot be opened. Run it on a live index only with cachefsd stopped: a
+ * commit in progress can look like damage. */
+int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,
+                           size_t whylen);
+
 /* Why filling is stopped (reads pass through meanwhile). */
 enum store_fill_reason {
 	STORE_FILL_ON = 0,
@@ -101,12 +128,24 @@ struct store_stats {
 	uint64_t commit_failures; /* index commits that failed, since start */
 	uint64_t write_failures;  /* data file writes that failed, since start */
 	uint64_t oldest_access;   /* unix seconds of the LRU head, 0 if empty */
+	/* indexes found damaged at open, moved aside and replaced by an
+	 * empty one, by enum store_damage (at most one per start) */
+	uint32_t index_recoveries[STORE_DMG_N];
+	int index_broken;            /* LMDB reported damage while running: caching is off */
+	uint64_t data_files_refused; /* store_data_lost() calls: files not used */
 };
 
 /* Opens (creating if needed) the cache directory. Refuses, with a message
  * naming both, a directory whose CACHE file names another upstream or
- * layout version. A corrupt index is moved aside and recreated (logged).
- * Orphan data files (no index entry) are removed in the background. */
+ * layout version; with a message naming the path and the fix, a directory
+ * (or its index/, data/, CACHE, index files) that is not the daemon
+ * user's own or that its group or others may write, or a symbolic link
+ * where one of them should be. An index found damaged (checked with pread
+ * before LMDB maps it, or reported by LMDB) is moved aside to
+ * index.corrupt-<time> (the newest one is kept), logged, counted in
+ * index_recoveries, and an empty one started: the cache is lost, the
+ * service is not. Orphan data files (no index entry) are removed in the
+ * background. */
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
@@ -187,13 +226,23 @@ int store_chunk_put(struct store *s, const void *fh, uint32_t fhlen, uint64_t da
 /* Forgets chunk idx (after a checksum failure) and counts the failure. */
 int store_chunk_drop(struct store *s, const void *fh, uint32_t fhlen, uint32_t idx);
 
-/* [worker] Writes len bytes at off into the data file of data_id (created
- * with its directories as needed). */
-int store_data_write(struct store *s, uint64_t data_id, uint64_t off, const void *buf,
-		     size_t len);
+/* [worker] Writes len bytes at off into the data file of data_id. fresh:
+ * the first write under a data_id store_obj_reset just gave; the file is
+ * created (with its directories), exclusively: a file already there is
+ * never used (-EEXIST). Otherwise the file must exist (-ENOENT). No
+ * symbolic link is followed (-ELOOP), and an existing file that is not a
+ * regular file of the daemon's user with one link is not used (-EPERM). */
+int store_data_write(struct store *s, uint64_t data_id, uint64_t off, const void *buf, size_t len,
+                     int fresh);
 /* [worker] Reads exactly len bytes at off; -ENOENT when the file is gone,
- * -EIO on a short read. */
+ * -EIO on a short read, -ELOOP / -EPERM as for store_data_write. */
 int store_data_read(struct store *s, uint64_t data_id, uint64_t off, void *buf, size_t len);
+/* After store_data_write or store_data_read returned rc: when rc says the
+ * data file of data_id cannot be used (-EEXIST, -ENOENT, -ELOOP, -EPERM),
+ * logs what is there (once per data file) and, if fh's record still uses
+ * data_id, drops its data, so that the next fill starts a new data file.
+ * Returns 1 then, 0 for any other rc. */
+int store_data_lost(struct store *s, const void *fh, uint32_t fhlen, uint64_t data_id, int rc);
 /* [worker] xxh3-64 of the bytes. */
 uint64_t store_checksum(const void *buf, size_t len);
 
