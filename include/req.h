@@ -79,6 +79,9 @@ struct cfs_req {
 	uint32_t arglen;
 	ZDR zdr;
 	struct drc_entry *drc; /* the duplicate-request cache entry, if any */
+	size_t held;	       /* bytes counted against the connection at submit: the
+				* engine may lower a count afterwards (a READ cut to
+				* the upstream's rtmax), the same bytes are released */
 };
 
 /* Equal credentials (flavor, uid, gid, groups; not the machine name). */

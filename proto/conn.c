@@ -329,7 +329,8 @@ void proto_conn_release(struct proto_conn *c, size_t bytes)
 void proto_conn_submit(struct proto_conn *c, struct cfs_req *req)
 {
 	req->conn = c;
-	proto_conn_hold(c, proto_req_size(req));
+	req->held = proto_req_size(req);
+	proto_conn_hold(c, req->held);
 	c->srv->submit(req, c->srv->arg);
 }
 

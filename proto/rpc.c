@@ -153,7 +153,7 @@ void proto_req_free(struct cfs_req *req)
 	if (req->drc)
 		drc_abort(req->drc); /* no result to keep: a retransmission runs again */
 	if (req->conn)
-		proto_conn_release(req->conn, proto_req_size(req));
+		proto_conn_release(req->conn, req->held);
 	zdr_destroy(&req->zdr);
 	free(req->argbuf);
 	req->magic = 0;
