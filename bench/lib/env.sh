@@ -99,7 +99,8 @@ b_wait_listen()
 
 b_start_rpcbind()
 {
-	if pgrep -x rpcbind >/dev/null 2>&1 || ss -Hltn 'sport = :111' | grep . >/dev/null; then
+	# in this network namespace (pgrep would see other namespaces' too)
+	if ss -Hltn 'sport = :111' | grep . >/dev/null; then
 		return 0
 	fi
 	mkdir -p /run/rpcbind

@@ -199,7 +199,9 @@ h_wait_port()
 
 h_start_rpcbind()
 {
-	if pgrep -x rpcbind >/dev/null 2>&1 || ss -Hltn 'sport = :111' | grep -q .; then
+	# one listening in this network namespace (not pgrep: that sees the
+	# rpcbinds of other namespaces, e.g. tests run in isolate.sh meanwhile)
+	if ss -Hltn 'sport = :111' | grep -q .; then
 		return 0
 	fi
 	mkdir -p /run/rpcbind
