@@ -54,17 +54,18 @@ h_log "the index: $size bytes, $pages pages"
 
 # junk PAGE OFFSET FILE: 2 KiB of random bytes at byte OFFSET of page PAGE
 junk() { head -c 2048 /dev/urandom | dd of="$3" bs=1 seek=$(($1 * 4096 + $2)) conv=notrunc status=none; }
-# live_page FROM OFFSET: the first page from FROM whose junk the check sees
-# (pages not in use are free pages LMDB never reads: harmless)
+# live_page FROM OFFSET: the first page from FROM whose junk the check sees,
+# else the nearest one below FROM (pages not in use are free pages LMDB
+# never reads: harmless; the last pages of a file may all be free)
 live_page()
 {
 	local pg
-	for ((pg = $1; pg < pages; pg++)); do
+	for pg in $(seq "$1" $((pages - 1))) $(seq $(($1 - 1)) -1 2); do
 		cp "$H_TMP/pristine/$MDB" "$H_TMP/probe.mdb"
 		junk $pg "$2" "$H_TMP/probe.mdb"
 		"$CTL" check-index "$H_TMP/probe.mdb" >/dev/null || { echo $pg; return; }
 	done
-	h_fail "no page from $1 on is in use"
+	h_fail "no page of the index from 2 on is in use"
 }
 p2=$(live_page 2 0)
 pmid=$(live_page $((pages / 2)) 0)
