@@ -1,0 +1,397 @@
+/* The engine's decisions with a scripted upstream: a real loop, a real
+ * store in a temporary cache directory, and an upstream (struct engine_io)
+ * that keeps every call until the test answers it. Client calls are built
+ * here and handed to engine_submit(); their answers are caught on their
+ * way to proto_reply(). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cachefsd/engine_int.h"
+#include "config.h"
+#include "engine.h"
+#include "loop.h"
+#include "proto.h"
+#include "store.h"
+#include "upstream.h"
+
+/* --- the scripted upstream ------------------------------------------------ */
+
+#define MAX_CALLS 16
+
+struct call {
+	uint32_t proc;
+	void *args;
+	upstream_cb cb;
+	void *priv;
+	int answered;
+};
+
+/* struct upstream is opaque to the engine: the test's own stands in */
+struct upstream {
+	struct upstream_info info;
+	struct upstream_counters ctr;
+	struct call calls[MAX_CALLS];
+	int ncalls;
+};
+
+static int up_call_for(struct upstream *up, uint32_t proc, void *args,
+                       const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
+                       void *priv)
+{
+	(void)cred;
+	(void)alive;
+	assert_true(up->ncalls < MAX_CALLS);
+	up->calls[up->ncalls++] = (struct call){proc, args, cb, priv, 0};
+	return 0;
+}
+
+static int up_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+                   upstream_cb cb, void *priv)
+{
+	return up_call_for(up, proc, args, cred, cb, NULL, priv);
+}
+
+static const struct upstream_info *up_info(const struct upstream *up)
+{
+	return &up->info;
+}
+
+static const struct upstream_counters *up_counters(const struct upstream *up)
+{
+	return &up->ctr;
+}
+
+static int up_max_inflight(const struct upstream *up)
+{
+	(void)up;
+	return 64;
+}
+
+/* --- answers on their way to the client ----------------------------------- */
+
+struct answer {
+	uint32_t proc;
+	nfsstat3 status;
+	fattr3 attrs; /* GETATTR's, or a LOOKUP's object's */
+};
+
+static struct answer g_ans[MAX_CALLS];
+static int g_nans;
+
+static int catch_reply(struct cfs_req *req, void *res)
+{
+	const union nfs3_res *r = res;
+	struct answer *a;
+
+	assert_true(g_nans < MAX_CALLS);
+	a = &g_ans[g_nans++];
+	memset(a, 0, sizeof(*a));
+	a->proc = req->proc;
+	a->status = r ? r->status : NFS3_OK;
+	if (r && r->status == NFS3_OK && req->proc == NFS3_GETATTR)
+		a->attrs = r->getattr.GETATTR3res_u.resok.obj_attributes;
+	if (r && r->status == NFS3_OK && req->proc == NFS3_LOOKUP)
+		a->attrs = r->lookup.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes;
+	return proto_reply(req, res); /* no connection: frees req */
+}
+
+static const struct engine_io scripted = {
+    .call = up_call,
+    .call_for = up_call_for,
+    .info = up_info,
+    .counters = up_counters,
+    .max_inflight = up_max_inflight,
+    .reply = catch_reply,
+};
+
+/* --- the fixture ----------------------------------------------------------- */
+
+struct fx {
+	struct loop *loop;
+	struct cfs_config cfg;
+	struct upstream up;
+	struct engine *e;
+	char dir[64];
+};
+
+static struct fx *g;
+
+/* An engine in strict mode (meta_ttl 0) or ttl mode. */
+static void start(int meta_ttl)
+{
+	char err[256];
+
+	g = calloc(1, sizeof(*g));
+	assert_non_null(g);
+	strcpy(g->dir, "/tmp/cfs-engflow-XXXXXX");
+	assert_non_null(mkdtemp(g->dir));
+	config_defaults(&g->cfg);
+	g->cfg.cache_dir = strdup(g->dir);
+	g->cfg.meta_ttl = meta_ttl;
+	g->cfg.lookup_prefetch = 0; /* no READs of its own after a LOOKUP */
+	g->cfg.io_threads = 1;
+	strcpy(g->up.info.url.host, "127.0.0.1");
+	strcpy(g->up.info.url.path, "/export");
+	g->up.info.fsinfo.rtmax = 1 << 20;
+	g->up.info.fsinfo.wtmax = 1 << 20;
+	g->loop = loop_new();
+	assert_non_null(g->loop);
+	g_nans = 0;
+	assert_int_equal(engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)),
+	                 0);
+}
+
+static int stop(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	if (g == NULL)
+		return 0;
+	/* calls a test left unanswered end as when their client went away */
+	for (int i = 0; i < g->up.ncalls; i++) {
+		struct call *c = &g->up.calls[i];
+
+		if (!c->answered) {
+			c->answered = 1;
+			c->cb(-ECANCELED, NULL, c->priv);
+		}
+	}
+	engine_free(g->e);
+	loop_free(g->loop);
+	config_free(&g->cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g->dir);
+	assert_int_equal(system(cmd), 0);
+	free(g);
+	g = NULL;
+	return 0;
+}
+
+/* --- client calls ------------------------------------------------------------ */
+
+static struct cfs_req *new_req(uint32_t proc)
+{
+	struct cfs_req *req = calloc(1, sizeof(*req));
+
+	assert_non_null(req);
+	req->magic = CFS_REQ_MAGIC;
+	req->prog = NFS_PROGRAM;
+	req->vers = 3;
+	req->proc = proc;
+	req->cred.flavor = AUTH_UNIX;
+	req->cred.uid = 1000;
+	req->cred.gid = 1000;
+	req->t_start_us = loop_clock_us();
+	/* what proto_req_free() releases: an empty argument buffer */
+	req->argbuf = malloc(1);
+	assert_non_null(req->argbuf);
+	zdrmem_create(&req->zdr, req->argbuf, 0, ZDR_DECODE);
+	return req;
+}
+
+/* Handles and names the calls point to (they outlive every call). */
+static char h_dir[] = "dir-handle", h_file[] = "file-handle";
+static char n_a[] = "a";
+
+static nfs_fh3 fh_of(char *h)
+{
+	return (nfs_fh3){{(u_int)strlen(h), h}};
+}
+
+static void getattr(char *h)
+{
+	struct cfs_req *req = new_req(NFS3_GETATTR);
+
+	req->args.getattr.object = fh_of(h);
+	engine_submit(req, g->e);
+}
+
+static void lookup(char *dir, char *name)
+{
+	struct cfs_req *req = new_req(NFS3_LOOKUP);
+
+	req->args.lookup.what.dir = fh_of(dir);
+	req->args.lookup.what.name = name;
+	engine_submit(req, g->e);
+}
+
+/* --- upstream answers --------------------------------------------------------- */
+
+static fattr3 attrs(uint64_t fileid, ftype3 type, uint64_t size, uint32_t mtime, uint32_t ctime)
+{
+	fattr3 a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.mode = type == NF3DIR ? 0755 : 0644;
+	a.nlink = 1;
+	a.uid = 1000;
+	a.gid = 1000;
+	a.size = size;
+	a.used = size;
+	a.fileid = fileid;
+	a.mtime.seconds = mtime;
+	a.ctime.seconds = ctime;
+	a.atime.seconds = mtime;
+	return a;
+}
+
+#define DIR_ATTRS attrs(1, NF3DIR, 4096, 100, 100)
+
+/* The oldest call not answered yet: it must be proc. */
+static struct call *next_call(uint32_t proc)
+{
+	for (int i = 0; i < g->up.ncalls; i++) {
+		if (!g->up.calls[i].answered) {
+			assert_int_equal(g->up.calls[i].proc, proc);
+			g->up.calls[i].answered = 1;
+			return &g->up.calls[i];
+		}
+	}
+	fail_msg("no upstream call of procedure %u waiting", proc);
+	return NULL;
+}
+
+static int calls_waiting(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->up.ncalls; i++)
+		n += !g->up.calls[i].answered;
+	return n;
+}
+
+static void answer_getattr(const fattr3 *a)
+{
+	struct call *c = next_call(NFS3_GETATTR);
+	GETATTR3res res;
+
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.GETATTR3res_u.resok.obj_attributes = *a;
+	c->cb(0, &res, c->priv);
+}
+
+static void answer_lookup(char *child, const fattr3 *a)
+{
+	struct call *c = next_call(NFS3_LOOKUP);
+	LOOKUP3res res;
+
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.LOOKUP3res_u.resok.object = fh_of(child);
+	res.LOOKUP3res_u.resok.obj_attributes.attributes_follow = 1;
+	res.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes = *a;
+	res.LOOKUP3res_u.resok.dir_attributes.attributes_follow = 1;
+	res.LOOKUP3res_u.resok.dir_attributes.post_op_attr_u.attributes = DIR_ATTRS;
+	c->cb(0, &res, c->priv);
+}
+
+static struct answer *last_answer(uint32_t proc)
+{
+	assert_true(g_nans > 0);
+	assert_int_equal(g_ans[g_nans - 1].proc, proc);
+	return &g_ans[g_nans - 1];
+}
+
+static const struct engine_counters *ctr(void)
+{
+	return engine_counters(g->e);
+}
+
+/* --- strict and ttl answers ------------------------------------------------------ */
+
+/* ttl mode: a GETATTR the upstream answered is answered from the metadata
+ * cache the next time, with the same attributes. */
+static void test_ttl_getattr_from_cache(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(60);
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_int_equal(last_answer(NFS3_GETATTR)->status, NFS3_OK);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_GETATTR][ENGINE_MISS], 1);
+
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0); /* not asked upstream */
+	assert_int_equal(g_nans, 2);
+	assert_int_equal(last_answer(NFS3_GETATTR)->status, NFS3_OK);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.size == 123);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.fileid == 7);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_GETATTR][ENGINE_HIT], 1);
+	assert_int_equal(ctr()->meta_hits, 1);
+}
+
+/* strict mode: every GETATTR goes upstream, and passes through. */
+static void test_strict_getattr_forwarded(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(0);
+	getattr(h_file);
+	answer_getattr(&a);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&a);
+	assert_int_equal(g_nans, 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_GETATTR][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_GETATTR][ENGINE_HIT], 0);
+	assert_int_equal(ctr()->meta_hits, 0);
+}
+
+/* ttl mode: a name the upstream resolved for this caller (who was thereby
+ * allowed to search the directory) is resolved from the cache again. */
+static void test_ttl_lookup_from_cache(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(60);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(g_nans, 2);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+	assert_true(last_answer(NFS3_LOOKUP)->attrs.fileid == 7);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 1);
+}
+
+static void test_strict_lookup_forwarded(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(0);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	answer_lookup(h_file, &a);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_ttl_getattr_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_getattr_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_lookup_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
