@@ -223,6 +223,45 @@ static void lookup(char *dir, char *name)
 	engine_submit(req, g->e);
 }
 
+static char g_wdata[] = "new bytes";
+
+static void write_file(char *h)
+{
+	struct cfs_req *req = new_req(NFS3_WRITE);
+
+	req->args.write.file = fh_of(h);
+	req->args.write.count = sizeof(g_wdata);
+	req->args.write.stable = FILE_SYNC;
+	req->args.write.data.data_len = sizeof(g_wdata);
+	req->args.write.data.data_val = g_wdata;
+	engine_submit(req, g->e);
+}
+
+static void read_file(char *h)
+{
+	struct cfs_req *req = new_req(NFS3_READ);
+
+	req->args.read.file = fh_of(h);
+	req->args.read.count = 4096;
+	engine_submit(req, g->e);
+}
+
+/* set_size: a SETATTR that truncates; else one that changes the mode */
+static void setattr(char *h, int set_size)
+{
+	struct cfs_req *req = new_req(NFS3_SETATTR);
+
+	req->args.setattr.object = fh_of(h);
+	if (set_size) {
+		req->args.setattr.new_attributes.size.set_it = 1;
+		req->args.setattr.new_attributes.size.set_size3_u.size = 0;
+	} else {
+		req->args.setattr.new_attributes.mode.set_it = 1;
+		req->args.setattr.new_attributes.mode.set_mode3_u.mode = 0600;
+	}
+	engine_submit(req, g->e);
+}
+
 /* --- upstream answers --------------------------------------------------------- */
 
 static fattr3 attrs(uint64_t fileid, ftype3 type, uint64_t size, uint32_t mtime, uint32_t ctime)
@@ -260,6 +299,15 @@ static struct call *next_call(uint32_t proc)
 	return NULL;
 }
 
+/* The oldest waiting call is proc: the engine forwarded it. It ends
+ * unanswered (as when its client went away). */
+static void forwarded(uint32_t proc)
+{
+	struct call *c = next_call(proc);
+
+	c->cb(-ECANCELED, NULL, c->priv);
+}
+
 static int calls_waiting(void)
 {
 	int n = 0;
@@ -292,6 +340,24 @@ static void answer_lookup(char *child, const fattr3 *a)
 	res.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes = *a;
 	res.LOOKUP3res_u.resok.dir_attributes.attributes_follow = 1;
 	res.LOOKUP3res_u.resok.dir_attributes.post_op_attr_u.attributes = DIR_ATTRS;
+	c->cb(0, &res, c->priv);
+}
+
+/* The answer to a call whose result is a status and wcc data (WRITE,
+ * SETATTR, REMOVE, RENAME): their failure arms are all wcc_data, and so
+ * is SETATTR's and REMOVE's success arm; WRITE's and RENAME's success
+ * arms start with theirs. Attributes after: none. */
+static void answer_status(uint32_t proc, nfsstat3 st)
+{
+	struct call *c = next_call(proc);
+	union nfs3_res res;
+
+	memset(&res, 0, sizeof(res));
+	res.status = st;
+	if (proc == NFS3_WRITE && st == NFS3_OK) {
+		res.write.WRITE3res_u.resok.count = sizeof(g_wdata);
+		res.write.WRITE3res_u.resok.committed = FILE_SYNC;
+	}
 	c->cb(0, &res, c->priv);
 }
 
@@ -385,6 +451,142 @@ static void test_strict_lookup_forwarded(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
 }
 
+/* --- writer state ------------------------------------------------------------------ */
+
+/* A file with cached bytes (inline in the store) under attributes a. */
+static void seed_data(char *h, const fattr3 *a)
+{
+	static const char bytes[] = "cached bytes";
+
+	assert_int_equal(store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, bytes,
+	                                  sizeof(bytes)),
+	                 0);
+}
+
+static int has_data(char *h)
+{
+	struct store_obj o;
+	char buf[64];
+	uint32_t n;
+
+	return store_inline_get(engine_store(g->e), h, (uint32_t)strlen(h), &o, buf, sizeof(buf),
+	                        &n) == 0;
+}
+
+/* A WRITE the server made drops the file's data and stops caching it: the
+ * next READ goes upstream as it came. */
+static void test_write_starts_writer(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	write_file(h_file);
+	answer_status(NFS3_WRITE, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_WRITE)->status, NFS3_OK);
+	assert_int_equal(ctr()->writer_starts, 1);
+	assert_false(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 1);
+
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_READ);
+	assert_int_equal(ctr()->writer_passthrough, 1);
+	assert_int_equal(ctr()->read_passthrough, 1);
+}
+
+/* A WRITE the server refused changes nothing: no user may turn caching of
+ * anyone's file off by asking. */
+static void test_refused_write_no_writer(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	write_file(h_file);
+	answer_status(NFS3_WRITE, NFS3ERR_ACCES);
+	assert_int_equal(last_answer(NFS3_WRITE)->status, NFS3ERR_ACCES);
+	assert_int_equal(ctr()->writer_starts, 0);
+	assert_true(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 0);
+}
+
+/* A SETATTR is a writer when it changes the size, not otherwise. */
+static void test_setattr_size_writer(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	setattr(h_file, 0);
+	answer_status(NFS3_SETATTR, NFS3_OK);
+	assert_int_equal(ctr()->writer_starts, 0);
+	assert_true(has_data(h_file));
+	setattr(h_file, 1);
+	answer_status(NFS3_SETATTR, NFS3_OK);
+	assert_int_equal(ctr()->writer_starts, 1);
+	assert_false(has_data(h_file));
+}
+
+/* --- attribute-driven data drops ------------------------------------------------------ */
+
+/* Attributes equal to those the data was stored under keep it; a newer
+ * mtime drops it. */
+static void test_new_mtime_drops_data(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 13, 201, 201);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_true(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 0);
+	getattr(h_file);
+	answer_getattr(&b);
+	assert_false(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 1);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.mtime.seconds == 201);
+}
+
+static void test_new_size_drops_data(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 14, 200, 201);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	lookup(h_dir, n_a); /* attributes of a LOOKUP's object count too */
+	answer_lookup(h_file, &b);
+	assert_false(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 1);
+}
+
+/* Replies of calls in flight together come in any order: attributes with
+ * an older ctime than those just learned are older news, and drop
+ * nothing. */
+static void test_older_attrs_ignored(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 old = attrs(7, NF3REG, 12, 190, 190);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	getattr(h_file);
+	getattr(h_file);
+	answer_getattr(&a);
+	answer_getattr(&old);
+	assert_true(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +594,12 @@ int main(void)
 	    cmocka_unit_test_teardown(test_strict_getattr_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_lookup_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
+	    cmocka_unit_test_teardown(test_write_starts_writer, stop),
+	    cmocka_unit_test_teardown(test_refused_write_no_writer, stop),
+	    cmocka_unit_test_teardown(test_setattr_size_writer, stop),
+	    cmocka_unit_test_teardown(test_new_mtime_drops_data, stop),
+	    cmocka_unit_test_teardown(test_new_size_drops_data, stop),
+	    cmocka_unit_test_teardown(test_older_attrs_ignored, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
