@@ -198,8 +198,8 @@ static struct cfs_req *new_req(uint32_t proc)
 }
 
 /* Handles and names the calls point to (they outlive every call). */
-static char h_dir[] = "dir-handle", h_file[] = "file-handle";
-static char n_a[] = "a";
+static char h_dir[] = "dir-handle", h_file[] = "file-handle", h_other[] = "other-handle";
+static char n_a[] = "a", n_b[] = "b";
 
 static nfs_fh3 fh_of(char *h)
 {
@@ -259,6 +259,26 @@ static void setattr(char *h, int set_size)
 		req->args.setattr.new_attributes.mode.set_it = 1;
 		req->args.setattr.new_attributes.mode.set_mode3_u.mode = 0600;
 	}
+	engine_submit(req, g->e);
+}
+
+static void remove_name(char *dir, char *name)
+{
+	struct cfs_req *req = new_req(NFS3_REMOVE);
+
+	req->args.remove.object.dir = fh_of(dir);
+	req->args.remove.object.name = name;
+	engine_submit(req, g->e);
+}
+
+static void rename_name(char *dir, char *from, char *to)
+{
+	struct cfs_req *req = new_req(NFS3_RENAME);
+
+	req->args.rename.from.dir = fh_of(dir);
+	req->args.rename.from.name = from;
+	req->args.rename.to.dir = fh_of(dir);
+	req->args.rename.to.name = to;
 	engine_submit(req, g->e);
 }
 
@@ -587,6 +607,104 @@ static void test_older_attrs_ignored(void **state)
 	assert_int_equal(ctr()->data_drops, 0);
 }
 
+/* --- invalidation after mutating procedures (ttl mode) --------------------------------- */
+
+/* dir/name resolved to child, and child's attributes, both in the cache. */
+static void known(char *name, char *child, uint64_t fileid)
+{
+	fattr3 a = attrs(fileid, NF3REG, 13, 200, 200);
+	int n = g_nans;
+
+	lookup(h_dir, name);
+	answer_lookup(child, &a);
+	getattr(child);
+	assert_int_equal(calls_waiting(), 0); /* from the cache */
+	assert_int_equal(g_nans, n + 2);
+}
+
+/* A REMOVE forgets the name and the attributes of what it pointed to (its
+ * link count and ctime changed), without asking the upstream which that
+ * was: the cache knew. */
+static void test_remove_invalidates(void **state)
+{
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	remove_name(h_dir, n_a);
+	answer_status(NFS3_REMOVE, NFS3_OK); /* the only call: no LOOKUP first */
+	assert_int_equal(last_answer(NFS3_REMOVE)->status, NFS3_OK);
+
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	fattr3 now = attrs(7, NF3REG, 13, 200, 201);
+	answer_getattr(&now);
+	/* its attributes are known again; the name is not */
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_LOOKUP);
+}
+
+/* A RENAME forgets both names, both objects' attributes, and the
+ * directory's attributes. */
+static void test_rename_invalidates(void **state)
+{
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	known(n_b, h_other, 8);
+	getattr(h_dir); /* the LOOKUPs brought the directory's attributes */
+	assert_int_equal(calls_waiting(), 0);
+	rename_name(h_dir, n_a, n_b);
+	answer_status(NFS3_RENAME, NFS3_OK);
+
+	char *asked[] = {h_file, h_other, h_dir};
+	for (size_t i = 0; i < 3; i++) {
+		/* the directory's as before: the caller's evidence for
+		 * searching it stays valid, only the names can send the
+		 * LOOKUPs upstream */
+		fattr3 now = i == 2 ? DIR_ATTRS : attrs(7 + i, NF3REG, 13, 200, 201);
+
+		getattr(asked[i]);
+		assert_int_equal(calls_waiting(), 1);
+		answer_getattr(&now);
+	}
+	/* all attributes are known again; neither name is */
+	lookup(h_dir, n_a);
+	forwarded(NFS3_LOOKUP);
+	lookup(h_dir, n_b);
+	forwarded(NFS3_LOOKUP);
+	assert_int_equal(calls_waiting(), 0);
+}
+
+/* A SETATTR forgets the object's attributes; the name stays. */
+static void test_setattr_invalidates(void **state)
+{
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	setattr(h_file, 0);
+	answer_status(NFS3_SETATTR, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_GETATTR);
+	assert_int_equal(ctr()->writer_starts, 0);
+}
+
+/* A REMOVE the server refused still forgot what it would have made stale
+ * (before it was sent): the next answers come from the upstream. */
+static void test_refused_remove_forgets(void **state)
+{
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	remove_name(h_dir, n_a);
+	answer_status(NFS3_REMOVE, NFS3ERR_ACCES);
+	assert_int_equal(last_answer(NFS3_REMOVE)->status, NFS3ERR_ACCES);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_LOOKUP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +718,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_mtime_drops_data, stop),
 	    cmocka_unit_test_teardown(test_new_size_drops_data, stop),
 	    cmocka_unit_test_teardown(test_older_attrs_ignored, stop),
+	    cmocka_unit_test_teardown(test_remove_invalidates, stop),
+	    cmocka_unit_test_teardown(test_rename_invalidates, stop),
+	    cmocka_unit_test_teardown(test_setattr_invalidates, stop),
+	    cmocka_unit_test_teardown(test_refused_remove_forgets, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
