@@ -42,9 +42,8 @@ struct upstream {
 	int ncalls;
 };
 
-static int up_call_for(struct upstream *up, uint32_t proc, void *args,
-                       const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
-                       void *priv)
+static int up_call_for(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+                       upstream_cb cb, upstream_alive_fn alive, void *priv)
 {
 	(void)cred;
 	(void)alive;
@@ -145,8 +144,8 @@ static void start(int meta_ttl)
 	g->loop = loop_new();
 	assert_non_null(g->loop);
 	g_nans = 0;
-	assert_int_equal(engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)),
-	                 0);
+	assert_int_equal(
+	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
 }
 
 static int stop(void **state)
@@ -478,9 +477,9 @@ static void seed_data(char *h, const fattr3 *a)
 {
 	static const char bytes[] = "cached bytes";
 
-	assert_int_equal(store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, bytes,
-	                                  sizeof(bytes)),
-	                 0);
+	assert_int_equal(
+	    store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, bytes, sizeof(bytes)),
+	    0);
 }
 
 static int has_data(char *h)
