@@ -97,7 +97,7 @@ void engine_reply_status(struct engine *e, struct cfs_req *req, nfsstat3 status)
 	memset(&res, 0, sizeof(res));
 	res.status = status;
 	engine_count_reply(e, req, status);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 }
 
 void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
@@ -223,7 +223,7 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)
 			ctr_of(e)->access_denied++; /* the caller got the server's refusal */
 	}
-	proto_reply(req, res);
+	engine_reply(e, req, res);
 }
 
 static int req_alive(void *priv)
@@ -237,7 +237,7 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 
 	if (req->proc == NFS3_READ && req->prog == NFS_PROGRAM) {
 		/* clients may ask more than the upstream's rtmax */
-		uint32_t rtmax = upstream_info(e->up)->fsinfo.rtmax;
+		uint32_t rtmax = engine_up_info(e)->fsinfo.rtmax;
 
 		if (engine_forward_read_split(e, req, rtmax) == 0)
 			return;
@@ -245,8 +245,8 @@ void engine_forward(struct engine *e, struct cfs_req *req)
 			req->args.read.count = rtmax; /* a short answer, legal */
 	}
 	req->engine = e;
-	rc = upstream_call_for(e->up, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
-			       &req->cred, forward_done, req_alive, req);
+	rc = engine_up_call_for(e, req->proc, req->proc == NFS3_NULL ? NULL : &req->args,
+			        &req->cred, forward_done, req_alive, req);
 	if (rc != 0) {
 		req->engine = NULL;
 		engine_send_failed(e, req, rc);
@@ -272,7 +272,7 @@ static void mutation(struct engine *e, struct cfs_req *req)
 		/* no more than the upstream takes (knfsd closes the connection on
 		 * a larger record): a short count is a legal answer, the client
 		 * writes the rest (RFC 1813 WRITE) */
-		uint32_t wtmax = upstream_info(e->up)->fsinfo.wtmax;
+		uint32_t wtmax = engine_up_info(e)->fsinfo.wtmax;
 		WRITE3args *w = &req->args.write;
 
 		if (wtmax && w->count > wtmax)
@@ -307,7 +307,7 @@ void engine_submit(struct cfs_req *req, void *arg)
 	case NFS3_NULL:
 		/* answered here: a client pinging the proxy learns the proxy lives */
 		engine_count_reply(e, req, NFS3_OK);
-		proto_reply(req, NULL);
+		engine_reply(e, req, NULL);
 		return;
 	case NFS3_GETATTR:
 	case NFS3_ACCESS:
@@ -426,11 +426,26 @@ static void prefetch_done(void *arg)
 			 e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
 }
 
+const struct engine_io engine_io_real = {
+    .call = upstream_call,
+    .call_for = upstream_call_for,
+    .info = upstream_info,
+    .counters = upstream_counters,
+    .max_inflight = upstream_max_inflight,
+    .reply = proto_reply,
+};
+
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
 	       struct engine **out, char *err, size_t errlen)
 {
+	return engine_new_io(l, cfg, up, &engine_io_real, out, err, errlen);
+}
+
+int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+                  const struct engine_io *io, struct engine **out, char *err, size_t errlen)
+{
 	struct engine *e = calloc(1, sizeof(*e));
-	const struct upstream_info *ui = upstream_info(up);
+	const struct upstream_info *ui = io->info(up);
 	struct store_params sp;
 	char identity[1400];
 	int rc;
@@ -439,6 +454,7 @@ int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up
 		return -ENOMEM;
 	e->loop = l;
 	e->cfg = cfg;
+	e->io = io;
 	e->obs_call_us = UINT64_MAX;
 	loop_set_busy_poll(l, (unsigned)cfg->busy_poll);
 	e->up = up;
@@ -571,7 +587,7 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 void engine_write_stats(const struct engine *e, FILE *out)
 {
 	const struct engine_counters *c = &e->ctr;
-	const struct upstream_counters *u = upstream_counters(e->up);
+	const struct upstream_counters *u = engine_up_counters(e);
 	struct store_stats ss;
 
 	store_get_stats(e->store, &ss);
@@ -605,7 +621,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("fresh_skips", c->fresh_skips);
 	{
 		/* how fills fetch chunks, and whether the upstream lets them */
-		const FSINFO3resok *fi = &upstream_info(e->up)->fsinfo;
+		const FSINFO3resok *fi = &engine_up_info(e)->fsinfo;
 		struct engine_fill_state fs;
 
 		engine_fill_state(e, &fs);

@@ -13,10 +13,36 @@ struct mount_entry {
 	struct mount_entry *next;
 };
 
+/* What the engine calls outside itself: the upstream pool (upstream.h)
+ * and the reply writer (proto_reply()). engine_new() binds the real ones
+ * (engine_io_real); the engine's unit tests bind a scripted upstream and
+ * read the answers (engine_new_io()). Every call of the engine goes
+ * through the engine_up_*() and engine_reply() wrappers below. Error
+ * replies (engine_reply_failure()) and MOUNT go to proto directly. */
+struct engine_io {
+	int (*call)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+	            upstream_cb cb, void *priv);
+	int (*call_for)(struct upstream *up, uint32_t proc, void *args,
+	                const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
+	                void *priv);
+	const struct upstream_info *(*info)(const struct upstream *up);
+	const struct upstream_counters *(*counters)(const struct upstream *up);
+	int (*max_inflight)(const struct upstream *up);
+	/* an NFS answer with its result struct; frees req (proto_reply()) */
+	int (*reply)(struct cfs_req *req, void *res);
+};
+extern const struct engine_io engine_io_real;
+
+/* engine_new() with io instead of engine_io_real (io and up must outlive
+ * the engine). */
+int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+                  const struct engine_io *io, struct engine **out, char *err, size_t errlen);
+
 struct engine {
 	struct loop *loop;
 	const struct cfs_config *cfg;
 	struct upstream *up;
+	const struct engine_io *io; /* how up is called and clients answered */
 	struct store *store;
 	struct workers *workers;
 	struct cobj_table *objs;
@@ -83,6 +109,40 @@ union nfs3_res {
 	PATHCONF3res pathconf;
 	COMMIT3res commit;
 };
+
+/* The upstream and the reply writer, through e->io (see struct engine_io). */
+static inline int engine_up_call(struct engine *e, uint32_t proc, void *args,
+                                 const struct cfs_cred *cred, upstream_cb cb, void *priv)
+{
+	return e->io->call(e->up, proc, args, cred, cb, priv);
+}
+
+static inline int engine_up_call_for(struct engine *e, uint32_t proc, void *args,
+                                     const struct cfs_cred *cred, upstream_cb cb,
+                                     upstream_alive_fn alive, void *priv)
+{
+	return e->io->call_for(e->up, proc, args, cred, cb, alive, priv);
+}
+
+static inline const struct upstream_info *engine_up_info(const struct engine *e)
+{
+	return e->io->info(e->up);
+}
+
+static inline const struct upstream_counters *engine_up_counters(const struct engine *e)
+{
+	return e->io->counters(e->up);
+}
+
+static inline int engine_up_max_inflight(const struct engine *e)
+{
+	return e->io->max_inflight(e->up);
+}
+
+static inline int engine_reply(struct engine *e, struct cfs_req *req, void *res)
+{
+	return e->io->reply(req, res);
+}
 
 /* Forwards req upstream unchanged; the reply goes back to the client after
  * its attributes were observed. */

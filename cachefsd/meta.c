@@ -502,7 +502,7 @@ static int answer_getattr(struct engine *e, struct cfs_req *req)
 		return -ENOENT;
 	res.status = NFS3_OK;
 	engine_count_reply(e, req, NFS3_OK);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 	return 0;
 }
 
@@ -526,7 +526,7 @@ static int answer_access(struct engine *e, struct cfs_req *req)
 	res.ACCESS3res_u.resok.obj_attributes.attributes_follow = 1;
 	res.ACCESS3res_u.resok.access = bits;
 	engine_count_reply(e, req, NFS3_OK);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 	return 0;
 }
 
@@ -577,7 +577,7 @@ static int answer_lookup(struct engine *e, struct cfs_req *req)
 		engine_lookup_prefetch(e, &res.LOOKUP3res_u.resok.object,
 				       &res.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 	engine_count_reply(e, req, st);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 	return 0;
 }
 
@@ -665,7 +665,7 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 		return -ENOENT;
 	}
 	engine_count_reply(e, req, NFS3_OK);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 	meta_rec_free(&rec);
 	return 0;
 }

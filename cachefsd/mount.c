@@ -413,14 +413,14 @@ next:
 	w->args.what.dir.data.data_val = (char *)w->fh;
 	w->args.what.name = name;
 	w->t_us = loop_clock_us();
-	rc = upstream_call(w->e->up, NFS3_LOOKUP, &w->args, &w->req->cred, walk_done, w);
+	rc = engine_up_call(w->e, NFS3_LOOKUP, &w->args, &w->req->cred, walk_done, w);
 	if (rc != 0)
 		walk_end(w, MNT3ERR_SERVERFAULT, NULL, 0);
 }
 
 static void do_mnt(struct engine *e, struct cfs_req *req)
 {
-	const struct upstream_info *ui = upstream_info(e->up);
+	const struct upstream_info *ui = engine_up_info(e);
 	char *path = req->args.mntpath;
 	size_t el = strlen(e->export_path);
 	const struct sockaddr_storage *peer = proto_req_peer_addr(req);

@@ -118,7 +118,7 @@ static void mut_send(struct mut *m)
 
 	meta_mutation(e, req);
 	kids_changed(m);
-	rc = upstream_call_for(e->up, req->proc, &req->args, &req->cred, mut_done, mut_alive, m);
+	rc = engine_up_call_for(e, req->proc, &req->args, &req->cred, mut_done, mut_alive, m);
 	if (rc != 0) {
 		mut_free(m);
 		engine_send_failed(e, req, rc);
@@ -187,7 +187,7 @@ void engine_mutate(struct engine *e, struct cfs_req *req)
 		l->m = m;
 		l->args.what.dir = *dirs[i];
 		l->args.what.name = names[i];
-		if (upstream_call(e->up, NFS3_LOOKUP, &l->args, &req->cred, looked_up, l) != 0)
+		if (engine_up_call(e, NFS3_LOOKUP, &l->args, &req->cred, looked_up, l) != 0)
 			looked_up(-EIO, NULL, l);
 	}
 }

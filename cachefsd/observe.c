@@ -311,7 +311,7 @@ static void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_c
 	sc->args.object.data.data_val = (char *)o->fh;
 	o->stale_check = 1;
 	e->ctr.stale_checks++;
-	if (upstream_call(e->up, NFS3_GETATTR, &sc->args, cred, stale_check_done, sc) != 0) {
+	if (engine_up_call(e, NFS3_GETATTR, &sc->args, cred, stale_check_done, sc) != 0) {
 		o->stale_check = 0;
 		cobj_put(e->objs, o);
 		free(sc);

@@ -162,8 +162,8 @@ int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t pi
 	e->ctr.read_splits++;
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct pass_piece *pc = &p->pc[i];
-		int rc = upstream_call_for(e->up, NFS3_READ, &pc->args, &req->cred, piece_done,
-					   req_alive, pc);
+		int rc = engine_up_call_for(e, NFS3_READ, &pc->args, &req->cred, piece_done,
+					    req_alive, pc);
 
 		if (rc != 0) {
 			/* not sent: counts as back, failed (a first piece not

@@ -253,7 +253,7 @@ static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *d
 	e->ctr.bytes_read += n;
 	op->req = NULL;
 	engine_count_reply(e, req, NFS3_OK);
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 }
 
 /* Answers op with n bytes at data (from its offset; size: the file's, as
@@ -693,13 +693,13 @@ static void fill_learn(struct engine *e, const struct fill_plan *p)
 	e->fill_piece = p->piece;
 	log_warn("upstream answers READs with at most %u bytes (FSINFO rtmax %u): fills now use %u "
 	         "READs of %u KiB per %u KiB chunk",
-	         p->piece, upstream_info(e->up)->fsinfo.rtmax, fill_reads_per_chunk(p->piece, cs),
+	         p->piece, engine_up_info(e)->fsinfo.rtmax, fill_reads_per_chunk(p->piece, cs),
 	         p->piece / 1024, cs / 1024);
 }
 
 void engine_fills_init(struct engine *e)
 {
-	uint32_t rtmax = upstream_info(e->up)->fsinfo.rtmax;
+	uint32_t rtmax = engine_up_info(e)->fsinfo.rtmax;
 	const char *t = getenv("CFS_TEST_RTMAX");
 
 	/* test hook (63-read-limits): fills believe the upstream allows
@@ -709,7 +709,7 @@ void engine_fills_init(struct engine *e)
 		log_warn("CFS_TEST_RTMAX: fills take the upstream's rtmax for %u", rtmax);
 	}
 	e->fill_piece = fill_read_size(rtmax, (uint32_t)e->cfg->chunk_size);
-	e->ra_read_budget = upstream_max_inflight(e->up) / 2;
+	e->ra_read_budget = engine_up_max_inflight(e) / 2;
 	if (e->ra_read_budget < FILL_WINDOW)
 		e->ra_read_budget = FILL_WINDOW;
 }
@@ -809,7 +809,7 @@ static int fill_send(struct fill *f)
 		rd->args.file.data.data_val = (char *)f->fh;
 		rd->args.offset = f->cstart + r.off;
 		rd->args.count = r.len;
-		if (upstream_call(e->up, NFS3_READ, &rd->args, &f->cred, fill_read_done, rd) != 0) {
+		if (engine_up_call(e, NFS3_READ, &rd->args, &f->cred, fill_read_done, rd) != 0) {
 			fill_plan_cancel(&f->plan, slot);
 			return -EIO;
 		}
@@ -1237,8 +1237,8 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 			e->ctr.access_checks++;
 			op->aargs.object = a->file;
 			op->aargs.access = ACCESS3_READ;
-			if (upstream_call(e->up, NFS3_ACCESS, &op->aargs, &req->cred, access_done,
-					  op) != 0)
+			if (engine_up_call(e, NFS3_ACCESS, &op->aargs, &req->cred, access_done,
+					   op) != 0)
 				op_forward(op);
 			return;
 		case EV_SERVE:
