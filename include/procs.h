@@ -9,10 +9,12 @@
 #ifndef CFS_PROCS_H
 #define CFS_PROCS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
 
 /* Procedures per program: the numbers run 0 .. N-1 (RFC 1813). Arrays
  * indexed by procedure number are sized with these. */
@@ -27,6 +29,7 @@ enum proc_flags {
 	PROC_MUTATES = 1 << 0, /* changes something on the server */
 	PROC_DRC = 1 << 1,     /* not idempotent: its replies are kept for
 	                        * retransmissions (proto/drc.c) */
+	PROC_CACHED = 1 << 2,  /* the metadata cache may answer it (ttl mode) */
 };
 
 /* Sends the call upstream with libnfs (rpc_nfs3_*_async): 0 or libnfs's
@@ -51,6 +54,11 @@ struct proc_row {
 	/* Room the encoder needs for the result (beyond 512 bytes); NULL: none. */
 	size_t (*reply_room)(const void *res);
 	proc_send_fn send; /* upstream sender; NULL: answered by the proxy */
+	/* The handle the call is about (which one a STALE answer calls
+	 * stale): at fh_off in the decoded arguments when has_fh; directory
+	 * operations have none (which of their handles is stale is unknown). */
+	int has_fh;
+	size_t fh_off;
 };
 
 struct prog_row {
@@ -67,5 +75,12 @@ struct prog_row {
 const struct prog_row *proc_prog(uint32_t prog);
 /* The row of prog/proc, or NULL when there is none. Static storage. */
 const struct proc_row *proc_row(uint32_t prog, uint32_t proc);
+
+/* The handle row's call is about, in its decoded arguments (union
+ * cfs_args *), or NULL when it has none. Points into args. */
+static inline const nfs_fh3 *proc_fh(const struct proc_row *row, const void *args)
+{
+	return row && row->has_fh ? (const nfs_fh3 *)((const char *)args + row->fh_off) : NULL;
+}
 
 #endif

@@ -6,6 +6,7 @@
 #include "procs.h"
 #include "xdrwalk.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include <nfsc/libnfs-raw-mount.h>
@@ -320,76 +321,90 @@ SENDER(commit)
 
 /* --- the rows ------------------------------------------------------------- */
 
-/* M: mutates; D: kept by the duplicate-request cache. WRITE and COMMIT
- * mutate but are idempotent (applying them twice is harmless): no D. */
+/* M: mutates; D: kept by the duplicate-request cache; C: the metadata
+ * cache may answer it. WRITE and COMMIT mutate but are idempotent
+ * (applying them twice is harmless): no D. */
 #define M PROC_MUTATES
 #define D PROC_DRC
+#define C PROC_CACHED
 /* ROW(name, argument walker, argument decoder, result encoder, flags,
- *     upstream sender); SIZED adds the reply size columns (from the
- *     argument bytes, from the decoded arguments, room for the result). */
+ * upstream sender): the columns every row has. The others follow it as
+ * designated fields: FH(the handle the call is about), the reply sizes. */
 #define ROW(nm, chk, a, r, fl, snd)                                                                \
-	{                                                                                          \
-		.name = nm, .check = chk, .dec = (zdrproc_t)(a), .enc = (zdrproc_t)(r),            \
-		.flags = fl, .send = snd                                                           \
-	}
-#define SIZED(nm, chk, a, r, fl, snd, want, want_args, room)                                       \
-	{                                                                                          \
-		.name = nm, .check = chk, .dec = (zdrproc_t)(a), .enc = (zdrproc_t)(r),            \
-		.flags = fl, .send = snd, .reply_want = want, .reply_want_args = want_args,        \
-		.reply_room = room                                                                 \
-	}
+	.name = nm, .check = chk, .dec = (zdrproc_t)(a), .enc = (zdrproc_t)(r), .flags = fl,       \
+	.send = snd
+#define FH(type, member) .has_fh = 1, .fh_off = offsetof(type, member)
+#define SIZES(want, want_args, room)                                                               \
+	.reply_want = want, .reply_want_args = want_args, .reply_room = room
 
 static const struct proc_row nfs3_rows[NFS3_NPROCS] = {
-    [NFS3_NULL] = ROW("NULL", args_void, zdr_void, zdr_void, 0, send_null),
-    [NFS3_GETATTR] = ROW("GETATTR", args_fh, zdr_GETATTR3args, zdr_GETATTR3res, 0, send_getattr),
-    [NFS3_SETATTR] =
-        ROW("SETATTR", args_setattr, zdr_SETATTR3args, zdr_SETATTR3res, M | D, send_setattr),
-    [NFS3_LOOKUP] = ROW("LOOKUP", args_diropargs, zdr_LOOKUP3args, zdr_LOOKUP3res, 0, send_lookup),
-    [NFS3_ACCESS] = ROW("ACCESS", args_access, zdr_ACCESS3args, zdr_ACCESS3res, 0, send_access),
-    [NFS3_READLINK] = SIZED("READLINK", args_fh, zdr_READLINK3args, zdr_READLINK3res, 0,
-                            send_readlink, want_readlink, want_args_readlink, room_readlink),
-    [NFS3_READ] = SIZED("READ", args_fh_range, zdr_READ3args, zdr_READ3res, 0, send_read, want_read,
-                        want_args_read, room_read),
-    [NFS3_WRITE] = ROW("WRITE", args_write, zdr_WRITE3args, zdr_WRITE3res, M, send_write),
-    [NFS3_CREATE] = ROW("CREATE", args_create, zdr_CREATE3args, zdr_CREATE3res, M | D, send_create),
-    [NFS3_MKDIR] = ROW("MKDIR", args_mkdir, zdr_MKDIR3args, zdr_MKDIR3res, M | D, send_mkdir),
-    [NFS3_SYMLINK] =
-        ROW("SYMLINK", args_symlink, zdr_SYMLINK3args, zdr_SYMLINK3res, M | D, send_symlink),
-    [NFS3_MKNOD] = ROW("MKNOD", args_mknod, zdr_MKNOD3args, zdr_MKNOD3res, M | D, send_mknod),
-    [NFS3_REMOVE] =
-        ROW("REMOVE", args_diropargs, zdr_REMOVE3args, zdr_REMOVE3res, M | D, send_remove),
-    [NFS3_RMDIR] = ROW("RMDIR", args_diropargs, zdr_RMDIR3args, zdr_RMDIR3res, M | D, send_rmdir),
-    [NFS3_RENAME] = ROW("RENAME", args_rename, zdr_RENAME3args, zdr_RENAME3res, M | D, send_rename),
-    [NFS3_LINK] = ROW("LINK", args_link, zdr_LINK3args, zdr_LINK3res, M | D, send_link),
-    [NFS3_READDIR] = SIZED("READDIR", args_readdir, zdr_READDIR3args, zdr_READDIR3res, 0,
-                           send_readdir, want_readdir, want_args_readdir, room_readdir),
-    [NFS3_READDIRPLUS] =
-        SIZED("READDIRPLUS", args_readdirplus, zdr_READDIRPLUS3args, zdr_READDIRPLUS3res, 0,
-              send_readdirplus, want_readdirplus, want_args_readdirplus, room_readdirplus),
-    [NFS3_FSSTAT] = ROW("FSSTAT", args_fh, zdr_FSSTAT3args, zdr_FSSTAT3res, 0, send_fsstat),
-    [NFS3_FSINFO] = ROW("FSINFO", args_fh, zdr_FSINFO3args, zdr_FSINFO3res, 0, send_fsinfo),
-    [NFS3_PATHCONF] =
-        ROW("PATHCONF", args_fh, zdr_PATHCONF3args, zdr_PATHCONF3res, 0, send_pathconf),
-    [NFS3_COMMIT] = ROW("COMMIT", args_fh_range, zdr_COMMIT3args, zdr_COMMIT3res, M, send_commit),
+    [NFS3_NULL] = {ROW("NULL", args_void, zdr_void, zdr_void, 0, send_null)},
+    [NFS3_GETATTR] = {ROW("GETATTR", args_fh, zdr_GETATTR3args, zdr_GETATTR3res, C, send_getattr),
+                      FH(GETATTR3args, object)},
+    [NFS3_SETATTR] = {ROW("SETATTR", args_setattr, zdr_SETATTR3args, zdr_SETATTR3res, M | D,
+                          send_setattr),
+                      FH(SETATTR3args, object)},
+    [NFS3_LOOKUP] = {ROW("LOOKUP", args_diropargs, zdr_LOOKUP3args, zdr_LOOKUP3res, C, send_lookup),
+                     FH(LOOKUP3args, what.dir)},
+    [NFS3_ACCESS] = {ROW("ACCESS", args_access, zdr_ACCESS3args, zdr_ACCESS3res, C, send_access),
+                     FH(ACCESS3args, object)},
+    [NFS3_READLINK] = {ROW("READLINK", args_fh, zdr_READLINK3args, zdr_READLINK3res, C,
+                           send_readlink),
+                       FH(READLINK3args, symlink),
+                       SIZES(want_readlink, want_args_readlink, room_readlink)},
+    [NFS3_READ] = {ROW("READ", args_fh_range, zdr_READ3args, zdr_READ3res, 0, send_read),
+                   FH(READ3args, file), SIZES(want_read, want_args_read, room_read)},
+    [NFS3_WRITE] = {ROW("WRITE", args_write, zdr_WRITE3args, zdr_WRITE3res, M, send_write),
+                    FH(WRITE3args, file)},
+    [NFS3_CREATE] = {ROW("CREATE", args_create, zdr_CREATE3args, zdr_CREATE3res, M | D,
+                         send_create)},
+    [NFS3_MKDIR] = {ROW("MKDIR", args_mkdir, zdr_MKDIR3args, zdr_MKDIR3res, M | D, send_mkdir)},
+    [NFS3_SYMLINK] = {ROW("SYMLINK", args_symlink, zdr_SYMLINK3args, zdr_SYMLINK3res, M | D,
+                          send_symlink)},
+    [NFS3_MKNOD] = {ROW("MKNOD", args_mknod, zdr_MKNOD3args, zdr_MKNOD3res, M | D, send_mknod)},
+    [NFS3_REMOVE] = {ROW("REMOVE", args_diropargs, zdr_REMOVE3args, zdr_REMOVE3res, M | D,
+                         send_remove)},
+    [NFS3_RMDIR] = {ROW("RMDIR", args_diropargs, zdr_RMDIR3args, zdr_RMDIR3res, M | D, send_rmdir)},
+    [NFS3_RENAME] = {ROW("RENAME", args_rename, zdr_RENAME3args, zdr_RENAME3res, M | D,
+                         send_rename)},
+    [NFS3_LINK] = {ROW("LINK", args_link, zdr_LINK3args, zdr_LINK3res, M | D, send_link)},
+    [NFS3_READDIR] = {ROW("READDIR", args_readdir, zdr_READDIR3args, zdr_READDIR3res, C,
+                          send_readdir),
+                      FH(READDIR3args, dir), SIZES(want_readdir, want_args_readdir, room_readdir)},
+    [NFS3_READDIRPLUS] = {ROW("READDIRPLUS", args_readdirplus, zdr_READDIRPLUS3args,
+                              zdr_READDIRPLUS3res, C, send_readdirplus),
+                          FH(READDIRPLUS3args, dir),
+                          SIZES(want_readdirplus, want_args_readdirplus, room_readdirplus)},
+    [NFS3_FSSTAT] = {ROW("FSSTAT", args_fh, zdr_FSSTAT3args, zdr_FSSTAT3res, C, send_fsstat),
+                     FH(FSSTAT3args, fsroot)},
+    [NFS3_FSINFO] = {ROW("FSINFO", args_fh, zdr_FSINFO3args, zdr_FSINFO3res, C, send_fsinfo),
+                     FH(FSINFO3args, fsroot)},
+    [NFS3_PATHCONF] = {ROW("PATHCONF", args_fh, zdr_PATHCONF3args, zdr_PATHCONF3res, C,
+                           send_pathconf),
+                       FH(PATHCONF3args, object)},
+    [NFS3_COMMIT] = {ROW("COMMIT", args_fh_range, zdr_COMMIT3args, zdr_COMMIT3res, M, send_commit),
+                     FH(COMMIT3args, file)},
 };
 _Static_assert(NFS3_COMMIT == NFS3_NPROCS - 1, "NFS3_NPROCS is the number of NFSv3 procedures");
 
 /* MOUNT is answered by the proxy (cachefsd/mount.c): no upstream senders. */
 static const struct proc_row mount3_rows[MOUNT3_NPROCS] = {
-    [MOUNT3_NULL] = ROW("MNT_NULL", args_void, zdr_void, zdr_void, 0, NULL),
-    [MOUNT3_MNT] = ROW("MNT", args_dirpath, zdr_dirpath, zdr_mountres3, 0, NULL),
-    [MOUNT3_DUMP] =
-        SIZED("DUMP", args_void, zdr_void, zdr_mountlist, 0, NULL, NULL, NULL, room_dump),
-    [MOUNT3_UMNT] = ROW("UMNT", args_dirpath, zdr_dirpath, zdr_void, 0, NULL),
-    [MOUNT3_UMNTALL] = ROW("UMNTALL", args_void, zdr_void, zdr_void, 0, NULL),
-    [MOUNT3_EXPORT] =
-        SIZED("EXPORT", args_void, zdr_void, zdr_exports, 0, NULL, NULL, NULL, room_export),
+    [MOUNT3_NULL] = {ROW("MNT_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT3_MNT] = {ROW("MNT", args_dirpath, zdr_dirpath, zdr_mountres3, 0, NULL)},
+    [MOUNT3_DUMP] = {ROW("DUMP", args_void, zdr_void, zdr_mountlist, 0, NULL),
+                     SIZES(NULL, NULL, room_dump)},
+    [MOUNT3_UMNT] = {ROW("UMNT", args_dirpath, zdr_dirpath, zdr_void, 0, NULL)},
+    [MOUNT3_UMNTALL] = {ROW("UMNTALL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT3_EXPORT] = {ROW("EXPORT", args_void, zdr_void, zdr_exports, 0, NULL),
+                       SIZES(NULL, NULL, room_export)},
 };
 _Static_assert(MOUNT3_EXPORT == MOUNT3_NPROCS - 1,
                "MOUNT3_NPROCS is the number of MOUNT procedures");
 
 #undef ROW
-#undef SIZED
+#undef FH
+#undef SIZES
+#undef C
 #undef M
 #undef D
 
