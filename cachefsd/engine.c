@@ -7,6 +7,7 @@
  * answered by the proxy (mount.c). */
 #include "engine_int.h"
 #include "log.h"
+#include "procs.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -54,20 +55,11 @@ void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 st
  * the others pass through. */
 static int forwarded_outcome(const struct engine *e, uint32_t proc)
 {
-	switch (proc) {
-	case NFS3_GETATTR:
-	case NFS3_LOOKUP:
-	case NFS3_ACCESS:
-	case NFS3_READLINK:
-	case NFS3_READDIR:
-	case NFS3_READDIRPLUS:
-	case NFS3_FSSTAT:
-	case NFS3_FSINFO:
-	case NFS3_PATHCONF:
+	const struct proc_row *r = proc_row(NFS_PROGRAM, proc);
+
+	if (r && (r->flags & PROC_CACHED))
 		return meta_enabled(e) ? ENGINE_MISS : ENGINE_PASSTHROUGH;
-	default:
-		return ENGINE_PASSTHROUGH;
-	}
+	return ENGINE_PASSTHROUGH;
 }
 
 void engine_clamp_fsinfo(FSINFO3resok *r, uint32_t cs)

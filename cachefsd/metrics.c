@@ -154,7 +154,7 @@ static void render(const struct ops_env *env, FILE *f)
 		          proto_proc_name(NFS_PROGRAM, p), c->nfs_latency_hist[p],
 		          c->nfs_latency_us[p]);
 	family(f, "cachefsd_mount_calls_total", "counter", "MOUNT calls received, by procedure.");
-	for (uint32_t p = 0; p < 6; p++)
+	for (uint32_t p = 0; p < MOUNT3_NPROCS; p++)
 		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
 		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
 	counter(f, "cachefsd_mounts_refused_total", "MNT calls refused (allow list).",

@@ -532,7 +532,7 @@ static void do_dump(struct engine *e, struct cfs_req *req)
 
 void mount_submit(struct engine *e, struct cfs_req *req)
 {
-	if (req->proc < 6)
+	if (req->proc < MOUNT3_NPROCS)
 		e->ctr.mount_calls[req->proc]++;
 	switch (req->proc) {
 	case MOUNT3_NULL:

@@ -7,6 +7,7 @@
  * needs). */
 #include "engine_int.h"
 #include "log.h"
+#include "procs.h"
 #include "proto.h"
 
 #include <stdlib.h>
@@ -220,41 +221,11 @@ static void observe_readdirplus(struct engine *e, struct cfs_req *req, const REA
 
 static void observe_result(struct engine *e, struct cfs_req *req, void *res);
 
-/* The handle a call is about (for NFS3ERR_STALE). */
+/* The handle a call is about (for NFS3ERR_STALE): its row's; directory
+ * operations have none (which handle is stale is unknown). */
 static const nfs_fh3 *primary_fh(const struct cfs_req *req)
 {
-	const union cfs_args *a = &req->args;
-
-	switch (req->proc) {
-	case NFS3_GETATTR:
-		return &a->getattr.object;
-	case NFS3_SETATTR:
-		return &a->setattr.object;
-	case NFS3_LOOKUP:
-		return &a->lookup.what.dir;
-	case NFS3_ACCESS:
-		return &a->access.object;
-	case NFS3_READLINK:
-		return &a->readlink.symlink;
-	case NFS3_READ:
-		return &a->read.file;
-	case NFS3_WRITE:
-		return &a->write.file;
-	case NFS3_COMMIT:
-		return &a->commit.file;
-	case NFS3_READDIR:
-		return &a->readdir.dir;
-	case NFS3_READDIRPLUS:
-		return &a->readdirplus.dir;
-	case NFS3_FSSTAT:
-		return &a->fsstat.fsroot;
-	case NFS3_FSINFO:
-		return &a->fsinfo.fsroot;
-	case NFS3_PATHCONF:
-		return &a->pathconf.object;
-	default:
-		return NULL; /* directory operations: which handle is stale is unknown */
-	}
+	return proc_fh(proc_row(req->prog, req->proc), &req->args);
 }
 
 /* A GETATTR of a handle the upstream called STALE in an answer about it. */

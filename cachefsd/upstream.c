@@ -582,56 +582,11 @@ static int set_cred(struct up_conn *uc, const struct cfs_cred *cred)
 
 static int send_proc(struct rpc_context *rpc, uint32_t proc, void *a, void *priv)
 {
-	rpc_cb cb = call_done;
+	const struct proc_row *r = proc_row(NFS_PROGRAM, proc);
 
-	switch (proc) {
-	case NFS3_NULL:
-		return rpc_nfs3_null_async(rpc, cb, priv);
-	case NFS3_GETATTR:
-		return rpc_nfs3_getattr_async(rpc, cb, a, priv);
-	case NFS3_SETATTR:
-		return rpc_nfs3_setattr_async(rpc, cb, a, priv);
-	case NFS3_LOOKUP:
-		return rpc_nfs3_lookup_async(rpc, cb, a, priv);
-	case NFS3_ACCESS:
-		return rpc_nfs3_access_async(rpc, cb, a, priv);
-	case NFS3_READLINK:
-		return rpc_nfs3_readlink_async(rpc, cb, a, priv);
-	case NFS3_READ:
-		return rpc_nfs3_read_async(rpc, cb, a, priv);
-	case NFS3_WRITE:
-		return rpc_nfs3_write_async(rpc, cb, a, priv);
-	case NFS3_CREATE:
-		return rpc_nfs3_create_async(rpc, cb, a, priv);
-	case NFS3_MKDIR:
-		return rpc_nfs3_mkdir_async(rpc, cb, a, priv);
-	case NFS3_SYMLINK:
-		return rpc_nfs3_symlink_async(rpc, cb, a, priv);
-	case NFS3_MKNOD:
-		return rpc_nfs3_mknod_async(rpc, cb, a, priv);
-	case NFS3_REMOVE:
-		return rpc_nfs3_remove_async(rpc, cb, a, priv);
-	case NFS3_RMDIR:
-		return rpc_nfs3_rmdir_async(rpc, cb, a, priv);
-	case NFS3_RENAME:
-		return rpc_nfs3_rename_async(rpc, cb, a, priv);
-	case NFS3_LINK:
-		return rpc_nfs3_link_async(rpc, cb, a, priv);
-	case NFS3_READDIR:
-		return rpc_nfs3_readdir_async(rpc, cb, a, priv);
-	case NFS3_READDIRPLUS:
-		return rpc_nfs3_readdirplus_async(rpc, cb, a, priv);
-	case NFS3_FSSTAT:
-		return rpc_nfs3_fsstat_async(rpc, cb, a, priv);
-	case NFS3_FSINFO:
-		return rpc_nfs3_fsinfo_async(rpc, cb, a, priv);
-	case NFS3_PATHCONF:
-		return rpc_nfs3_pathconf_async(rpc, cb, a, priv);
-	case NFS3_COMMIT:
-		return rpc_nfs3_commit_async(rpc, cb, a, priv);
-	default:
+	if (r == NULL || r->send == NULL)
 		return -1;
-	}
+	return r->send(rpc, call_done, a, priv);
 }
 
 /* Connection load for choosing: a READ in flight (up to 1 MiB to carry
@@ -734,7 +689,7 @@ static int call_send(struct upstream *up, struct up_call *c)
 	uc->inflight++;
 	uc->reads += c->proc == NFS3_READ;
 	up->ctr.calls++;
-	if (c->proc < 22)
+	if (c->proc < NFS3_NPROCS)
 		up->ctr.calls_by_proc[c->proc]++;
 	if (c->proc == NFS3_WRITE)
 		up->ctr.write_bytes += ((const WRITE3args *)c->args)->data.data_len;
@@ -803,7 +758,7 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 
 		up->ctr.replies++;
 		up->ctr.rtt_us_sum += rtt;
-		if (c->proc < 22) {
+		if (c->proc < NFS3_NPROCS) {
 			up->ctr.rtt_hist[c->proc][cfs_lat_bucket(rtt)]++;
 			up->ctr.rtt_us_by_proc[c->proc] += rtt;
 		}

@@ -17,7 +17,7 @@ struct store;
 struct store_stats;
 struct workers;
 
-#define ENGINE_NPROCS 22
+#define ENGINE_NPROCS NFS3_NPROCS /* arrays by NFSv3 procedure (procs.h) */
 
 /* How an NFS call was answered (the metrics' outcome label):
  * HIT          by the proxy alone (data or metadata cache, NULL);
@@ -41,7 +41,7 @@ struct engine_counters {
 	uint64_t nfs_calls[ENGINE_NPROCS];
 	uint64_t nfs_errors[ENGINE_NPROCS]; /* replies with a status other than NFS3_OK */
 	uint64_t nfs_latency_us[ENGINE_NPROCS];
-	uint64_t mount_calls[6];
+	uint64_t mount_calls[MOUNT3_NPROCS];
 	uint64_t mounts_refused;
 	uint64_t mount_walks;	     /* MNTs below the export walked with upstream LOOKUPs */
 	uint64_t mount_walks_shared; /* MNTs answered by a walk of the same path and caller */

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "procs.h"
 #include "req.h"
 
 struct upstream;
@@ -74,14 +75,14 @@ struct upstream_counters {
 	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
 	uint64_t timeouts;
 	uint64_t cancelled; /* waiting calls dropped: their client went away */
-	uint64_t calls_by_proc[22]; /* NFSv3 procedure numbers */
+	uint64_t calls_by_proc[NFS3_NPROCS]; /* NFSv3 procedure numbers */
 	int conns_up;
 	int conns_total;
 	int waiting;  /* calls waiting for a connection or a slot */
 	int inflight; /* calls sent and not answered */
 	/* round trips of answered calls by procedure (cfs_lat_bucket()) */
-	uint64_t rtt_hist[22][CFS_LAT_NBUCKETS];
-	uint64_t rtt_us_by_proc[22];
+	uint64_t rtt_hist[NFS3_NPROCS][CFS_LAT_NBUCKETS];
+	uint64_t rtt_us_by_proc[NFS3_NPROCS];
 	uint64_t read_bytes;  /* READ payload received */
 	uint64_t write_bytes; /* WRITE payload sent (re-sends included) */
 };

@@ -6,6 +6,7 @@
  * the xid, the procedure and a hash of the arguments; a retransmission gets
  * the kept reply, and one arriving while the call is still in progress is
  * dropped (the client retransmits again later). */
+#include "procs.h"
 #include "proto_int.h"
 
 #include <arpa/inet.h>
@@ -39,29 +40,16 @@ static struct {
 
 int proto_proc_mutates(uint32_t proc)
 {
-	switch (proc) {
-	case NFS3_WRITE:
-	case NFS3_COMMIT:
-	case NFS3_SETATTR:
-	case NFS3_CREATE:
-	case NFS3_MKDIR:
-	case NFS3_SYMLINK:
-	case NFS3_MKNOD:
-	case NFS3_REMOVE:
-	case NFS3_RMDIR:
-	case NFS3_RENAME:
-	case NFS3_LINK:
-		return 1;
-	default:
-		return 0;
-	}
+	const struct proc_row *r = proc_row(NFS_PROGRAM, proc);
+
+	return r && (r->flags & PROC_MUTATES);
 }
 
-/* WRITE and COMMIT are idempotent: applying them twice is harmless. */
 int drc_wanted(uint32_t prog, uint32_t proc)
 {
-	return prog == NFS_PROGRAM && proto_proc_mutates(proc) && proc != NFS3_WRITE &&
-	       proc != NFS3_COMMIT;
+	const struct proc_row *r = proc_row(prog, proc);
+
+	return r && (r->flags & PROC_DRC);
 }
 
 static void addr_of(const struct sockaddr_storage *ss, uint8_t out[16])

@@ -1,10 +1,13 @@
 /* NFSv3 and MOUNT v3 dispatch: call header checks, argument decoding into
  * requests, and reply encoding.
  *
- * Arguments are first walked by xdrcheck.c (libnfs 4.0's decoder trusts
- * lengths), then copied into the request and decoded from that copy with
+ * What each procedure is (its name, argument walker, decoder, encoder,
+ * reply size, whether the duplicate-request cache keeps it) is its row in
+ * the procedure table (procs.c). Arguments are first walked by the row's
+ * walker (libnfs 4.0's decoder trusts lengths), then copied into the request and decoded from that copy with
  * libnfs's own decoder into a zeroed struct: the request owns everything it
  * points to and outlives the record it came from. */
+#include "procs.h"
 #include "proto.h"
 #include "proto_int.h"
 
@@ -13,65 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct proc_desc {
-	const char *name;
-	zdrproc_t dec; /* libnfs argument decoder */
-	zdrproc_t enc; /* libnfs result encoder */
-};
-
-#define P(name, a, r) {name, (zdrproc_t)(a), (zdrproc_t)(r)}
-
-static const struct proc_desc nfs3_desc[] = {
-	[NFS3_NULL] = P("NULL", zdr_void, zdr_void),
-	[NFS3_GETATTR] = P("GETATTR", zdr_GETATTR3args, zdr_GETATTR3res),
-	[NFS3_SETATTR] = P("SETATTR", zdr_SETATTR3args, zdr_SETATTR3res),
-	[NFS3_LOOKUP] = P("LOOKUP", zdr_LOOKUP3args, zdr_LOOKUP3res),
-	[NFS3_ACCESS] = P("ACCESS", zdr_ACCESS3args, zdr_ACCESS3res),
-	[NFS3_READLINK] = P("READLINK", zdr_READLINK3args, zdr_READLINK3res),
-	[NFS3_READ] = P("READ", zdr_READ3args, zdr_READ3res),
-	[NFS3_WRITE] = P("WRITE", zdr_WRITE3args, zdr_WRITE3res),
-	[NFS3_CREATE] = P("CREATE", zdr_CREATE3args, zdr_CREATE3res),
-	[NFS3_MKDIR] = P("MKDIR", zdr_MKDIR3args, zdr_MKDIR3res),
-	[NFS3_SYMLINK] = P("SYMLINK", zdr_SYMLINK3args, zdr_SYMLINK3res),
-	[NFS3_MKNOD] = P("MKNOD", zdr_MKNOD3args, zdr_MKNOD3res),
-	[NFS3_REMOVE] = P("REMOVE", zdr_REMOVE3args, zdr_REMOVE3res),
-	[NFS3_RMDIR] = P("RMDIR", zdr_RMDIR3args, zdr_RMDIR3res),
-	[NFS3_RENAME] = P("RENAME", zdr_RENAME3args, zdr_RENAME3res),
-	[NFS3_LINK] = P("LINK", zdr_LINK3args, zdr_LINK3res),
-	[NFS3_READDIR] = P("READDIR", zdr_READDIR3args, zdr_READDIR3res),
-	[NFS3_READDIRPLUS] = P("READDIRPLUS", zdr_READDIRPLUS3args, zdr_READDIRPLUS3res),
-	[NFS3_FSSTAT] = P("FSSTAT", zdr_FSSTAT3args, zdr_FSSTAT3res),
-	[NFS3_FSINFO] = P("FSINFO", zdr_FSINFO3args, zdr_FSINFO3res),
-	[NFS3_PATHCONF] = P("PATHCONF", zdr_PATHCONF3args, zdr_PATHCONF3res),
-	[NFS3_COMMIT] = P("COMMIT", zdr_COMMIT3args, zdr_COMMIT3res),
-};
-
-static const struct proc_desc mount3_desc[] = {
-	[MOUNT3_NULL] = P("MNT_NULL", zdr_void, zdr_void),
-	[MOUNT3_MNT] = P("MNT", zdr_dirpath, zdr_mountres3),
-	[MOUNT3_DUMP] = P("DUMP", zdr_void, zdr_mountlist),
-	[MOUNT3_UMNT] = P("UMNT", zdr_dirpath, zdr_void),
-	[MOUNT3_UMNTALL] = P("UMNTALL", zdr_void, zdr_void),
-	[MOUNT3_EXPORT] = P("EXPORT", zdr_void, zdr_exports),
-};
-
-#undef P
-
-#define NNFS3	(sizeof(nfs3_desc) / sizeof(nfs3_desc[0]))
-#define NMOUNT3 (sizeof(mount3_desc) / sizeof(mount3_desc[0]))
-
-static const struct proc_desc *desc_of(uint32_t prog, uint32_t proc)
-{
-	if (prog == NFS_PROGRAM && proc < NNFS3)
-		return &nfs3_desc[proc];
-	if (prog == MOUNT_PROGRAM && proc < NMOUNT3)
-		return &mount3_desc[proc];
-	return NULL;
-}
-
 const char *proto_proc_name(uint32_t prog, uint32_t proc)
 {
-	const struct proc_desc *d = desc_of(prog, proc);
+	const struct proc_row *d = proc_row(prog, proc);
 
 	return d ? d->name : "?";
 }
@@ -86,7 +33,7 @@ int cfs_cred_equal(const struct cfs_cred *a, const struct cfs_cred *b)
 
 struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len)
 {
-	const struct proc_desc *d = desc_of(prog, proc);
+	const struct proc_row *d = proc_row(prog, proc);
 	struct cfs_req *req;
 
 	if (d == NULL || proto_check_args(prog, proc, buf, len) != 0) {
@@ -122,24 +69,9 @@ size_t proto_req_size(const struct cfs_req *req)
 	/* the reply is reserved with the call: replies to calls in flight
 	 * are memory the connection will hold (256 READs of 1 MiB taken at
 	 * once are 256 MiB of replies later) */
-	if (req->prog == NFS_PROGRAM) {
-		switch (req->proc) {
-		case NFS3_READ:
-			reply += req->args.read.count;
-			break;
-		case NFS3_READDIR:
-			reply += req->args.readdir.count;
-			break;
-		case NFS3_READDIRPLUS:
-			reply += req->args.readdirplus.maxcount;
-			break;
-		case NFS3_READLINK:
-			reply += 4096;
-			break;
-		default:
-			break;
-		}
-	}
+	const struct proc_row *r = proc_row(req->prog, req->proc);
+	if (r && r->reply_want_args)
+		reply += r->reply_want_args(&req->args);
 	if (reply > CFS_MAX_IO + 512)
 		reply = CFS_MAX_IO + 512;
 	return sizeof(*req) + req->arglen + reply;
@@ -161,62 +93,13 @@ void proto_req_free(struct cfs_req *req)
 }
 
 /* Room the encoder needs beyond libnfs's 4 KiB minimum buffer. */
-static int reply_hint(const struct cfs_req *req, const void *res)
+static int reply_hint(const struct proc_row *d, const void *res)
 {
-	size_t n = 0;
-
-	if (req->prog == NFS_PROGRAM) {
-		switch (req->proc) {
-		case NFS3_READ: {
-			const READ3res *r = res;
-			if (r->status == NFS3_OK)
-				n = r->READ3res_u.resok.data.data_len;
-			break;
-		}
-		case NFS3_READLINK: {
-			const READLINK3res *r = res;
-			if (r->status == NFS3_OK && r->READLINK3res_u.resok.data)
-				n = strlen(r->READLINK3res_u.resok.data);
-			break;
-		}
-		case NFS3_READDIR: {
-			const READDIR3res *r = res;
-			if (r->status != NFS3_OK)
-				break;
-			for (const entry3 *e = r->READDIR3res_u.resok.reply.entries; e;
-			     e = e->nextentry)
-				n += 28 + strlen(e->name);
-			break;
-		}
-		case NFS3_READDIRPLUS: {
-			const READDIRPLUS3res *r = res;
-			if (r->status != NFS3_OK)
-				break;
-			for (const entryplus3 *e = r->READDIRPLUS3res_u.resok.reply.entries; e;
-			     e = e->nextentry)
-				n += 28 + strlen(e->name) + 100 + 8 + NFS3_FHSIZE;
-			break;
-		}
-		default:
-			break;
-		}
-	} else if (req->prog == MOUNT_PROGRAM) {
-		if (req->proc == MOUNT3_DUMP) {
-			for (const mountbody *m = *(const mountlist *)res; m; m = m->ml_next)
-				n += 16 + strlen(m->ml_hostname) + strlen(m->ml_directory);
-		} else if (req->proc == MOUNT3_EXPORT) {
-			for (const exportnode *e = *(const exports *)res; e; e = e->ex_next) {
-				n += 16 + strlen(e->ex_dir);
-				for (const groupnode *g = e->ex_groups; g; g = g->gr_next)
-					n += 12 + strlen(g->gr_name);
-			}
-		}
-	}
-	return (int)(n + 512);
+	return (int)((d->reply_room ? d->reply_room(res) : 0) + 512);
 }
 
 /* Keeps the encoded result of req for retransmissions. */
-static void drc_keep(struct cfs_req *req, const struct proc_desc *d, void *res, int hint)
+static void drc_keep(struct cfs_req *req, const struct proc_row *d, void *res, int hint)
 {
 	size_t cap = (size_t)hint + 4096;
 	char *buf = malloc(cap);
@@ -248,15 +131,15 @@ static uint32_t enc_raw(ZDR *z, void *arg, ...)
 
 int proto_reply(struct cfs_req *req, void *res)
 {
-	const struct proc_desc *d = desc_of(req->prog, req->proc);
+	const struct proc_row *d = proc_row(req->prog, req->proc);
 	int rc = 0;
 
 	assert(req->magic == CFS_REQ_MAGIC);
 	assert(d != NULL);
 	if (req->drc)
-		drc_keep(req, d, res, reply_hint(req, res));
+		drc_keep(req, d, res, reply_hint(d, res));
 	if (req->conn)
-		rc = proto_conn_send(req->conn, req->xid, res, d->enc, reply_hint(req, res));
+		rc = proto_conn_send(req->conn, req->xid, res, d->enc, reply_hint(d, res));
 	proto_req_free(req);
 	return rc;
 }
@@ -349,6 +232,7 @@ static int reject(struct proto_conn *c, uint32_t xid, struct err_reply e)
 int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 {
 	struct proto_call_hdr h;
+	const struct prog_row *prog;
 	struct cfs_cred cred;
 	struct cfs_req *req;
 
@@ -364,13 +248,14 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	}
 	if (h.rpcvers != RPC_MSG_VERSION)
 		return reject(c, h.xid, (struct err_reply){MSG_DENIED, RPC_MISMATCH, 0, 2, 2});
-	if (h.prog != NFS_PROGRAM && h.prog != MOUNT_PROGRAM)
+	prog = proc_prog(h.prog);
+	if (prog == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
-	if (h.vers != 3)
+	if (h.vers != prog->vers)
 		return reject(c, h.xid,
 		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, PROTO_VERS_LOW,
 		                                 PROTO_VERS_HIGH});
-	if (desc_of(h.prog, h.proc) == NULL)
+	if (proc_row(h.prog, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));
 	switch (h.cred_flavor) {

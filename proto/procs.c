@@ -1,0 +1,430 @@
+/* The procedure table (include/procs.h): one row per procedure, with the
+ * walker that bounds its argument bytes, its libnfs decoder and encoder,
+ * how large its reply can be, whether it mutates, and how it is sent
+ * upstream. The walkers of the argument shapes (sattr3, createhow3, ...)
+ * live here beside the rows that use them. */
+#include "procs.h"
+#include "xdrwalk.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include <nfsc/libnfs-raw-mount.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+/* --- argument shapes ------------------------------------------------------ */
+
+static void x_settime(struct xcur *c)
+{
+	/* DONT_CHANGE, SET_TO_SERVER_TIME, SET_TO_CLIENT_TIME + nfstime3 */
+	if (x_enum(c, 0, 2) == 2)
+		x_skip(c, 8);
+}
+
+static void x_sattr3(struct xcur *c)
+{
+	for (int i = 0; i < 3; i++) /* mode, uid, gid */
+		if (x_bool(c))
+			x_skip(c, 4);
+	if (x_bool(c)) /* size */
+		x_skip(c, 8);
+	x_settime(c); /* atime */
+	x_settime(c); /* mtime */
+}
+
+static void x_createhow(struct xcur *c)
+{
+	switch (x_enum(c, UNCHECKED, EXCLUSIVE)) {
+	case UNCHECKED:
+	case GUARDED:
+		x_sattr3(c);
+		break;
+	case EXCLUSIVE:
+		x_skip(c, NFS3_CREATEVERFSIZE);
+		break;
+	}
+}
+
+static void x_mknoddata(struct xcur *c)
+{
+	switch (x_enum(c, NF3REG, NF3FIFO)) {
+	case NF3CHR:
+	case NF3BLK:
+		x_sattr3(c);
+		x_skip(c, 8); /* specdata3 */
+		break;
+	case NF3SOCK:
+	case NF3FIFO:
+		x_sattr3(c);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- arguments of each procedure ----------------------------------------- */
+
+static void args_void(struct xcur *c)
+{
+	(void)c;
+}
+
+/* GETATTR, READLINK, FSSTAT, FSINFO, PATHCONF */
+static void args_fh(struct xcur *c)
+{
+	x_fh(c);
+}
+
+static void args_setattr(struct xcur *c)
+{
+	x_fh(c);
+	x_sattr3(c);
+	if (x_bool(c)) /* guard ctime */
+		x_skip(c, 8);
+}
+
+/* LOOKUP, REMOVE, RMDIR */
+static void args_diropargs(struct xcur *c)
+{
+	x_diropargs(c);
+}
+
+static void args_access(struct xcur *c)
+{
+	x_fh(c);
+	x_u32(c);
+}
+
+/* READ, COMMIT: fh, offset, count */
+static void args_fh_range(struct xcur *c)
+{
+	x_fh(c);
+	x_skip(c, 8);
+	x_u32(c);
+}
+
+static void args_write(struct xcur *c)
+{
+	x_fh(c);
+	x_skip(c, 8);
+	x_u32(c);
+	x_enum(c, UNSTABLE, FILE_SYNC);
+	x_opaque(c, CFS_MAX_IO);
+}
+
+static void args_create(struct xcur *c)
+{
+	x_diropargs(c);
+	x_createhow(c);
+}
+
+static void args_mkdir(struct xcur *c)
+{
+	x_diropargs(c);
+	x_sattr3(c);
+}
+
+static void args_symlink(struct xcur *c)
+{
+	x_diropargs(c);
+	x_sattr3(c);
+	x_opaque(c, CFS_MAX_PATH);
+}
+
+static void args_mknod(struct xcur *c)
+{
+	x_diropargs(c);
+	x_mknoddata(c);
+}
+
+static void args_rename(struct xcur *c)
+{
+	x_diropargs(c);
+	x_diropargs(c);
+}
+
+static void args_link(struct xcur *c)
+{
+	x_fh(c);
+	x_diropargs(c);
+}
+
+static void args_readdir(struct xcur *c)
+{
+	x_fh(c);
+	x_skip(c, 8 + NFS3_COOKIEVERFSIZE + 4);
+}
+
+static void args_readdirplus(struct xcur *c)
+{
+	x_fh(c);
+	x_skip(c, 8 + NFS3_COOKIEVERFSIZE + 4 + 4);
+}
+
+/* MNT, UMNT */
+static void args_dirpath(struct xcur *c)
+{
+	x_opaque(c, MNTPATHLEN);
+}
+
+/* --- how large the reply can be ------------------------------------------ */
+
+/* From the argument bytes (proto_reply_estimate): the count the call asks for. */
+static uint32_t want_read(struct xcur *c) /* fh, offset, count */
+{
+	x_fh(c);
+	x_skip(c, 8);
+	return x_u32(c);
+}
+
+static uint32_t want_readdir(struct xcur *c) /* fh, cookie, verifier, count */
+{
+	x_fh(c);
+	x_skip(c, 16);
+	return x_u32(c);
+}
+
+static uint32_t want_readdirplus(struct xcur *c) /* fh, cookie, verifier, dircount, maxcount */
+{
+	x_fh(c);
+	x_skip(c, 20);
+	return x_u32(c);
+}
+
+static uint32_t want_readlink(struct xcur *c)
+{
+	(void)c;
+	return 4096;
+}
+
+/* From the decoded arguments (proto_req_size). */
+static uint32_t want_args_read(const void *a)
+{
+	return ((const READ3args *)a)->count;
+}
+
+static uint32_t want_args_readdir(const void *a)
+{
+	return ((const READDIR3args *)a)->count;
+}
+
+static uint32_t want_args_readdirplus(const void *a)
+{
+	return ((const READDIRPLUS3args *)a)->maxcount;
+}
+
+static uint32_t want_args_readlink(const void *a)
+{
+	(void)a;
+	return 4096;
+}
+
+/* Room the encoder needs beyond libnfs's 4 KiB minimum buffer. */
+static size_t room_read(const void *res)
+{
+	const READ3res *r = res;
+
+	return r->status == NFS3_OK ? r->READ3res_u.resok.data.data_len : 0;
+}
+
+static size_t room_readlink(const void *res)
+{
+	const READLINK3res *r = res;
+
+	return r->status == NFS3_OK && r->READLINK3res_u.resok.data
+	           ? strlen(r->READLINK3res_u.resok.data)
+	           : 0;
+}
+
+static size_t room_readdir(const void *res)
+{
+	const READDIR3res *r = res;
+	size_t n = 0;
+
+	if (r->status != NFS3_OK)
+		return 0;
+	for (const entry3 *e = r->READDIR3res_u.resok.reply.entries; e; e = e->nextentry)
+		n += 28 + strlen(e->name);
+	return n;
+}
+
+static size_t room_readdirplus(const void *res)
+{
+	const READDIRPLUS3res *r = res;
+	size_t n = 0;
+
+	if (r->status != NFS3_OK)
+		return 0;
+	for (const entryplus3 *e = r->READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry)
+		n += 28 + strlen(e->name) + 100 + 8 + NFS3_FHSIZE;
+	return n;
+}
+
+static size_t room_dump(const void *res)
+{
+	size_t n = 0;
+
+	for (const mountbody *m = *(const mountlist *)res; m; m = m->ml_next)
+		n += 16 + strlen(m->ml_hostname) + strlen(m->ml_directory);
+	return n;
+}
+
+static size_t room_export(const void *res)
+{
+	size_t n = 0;
+
+	for (const exportnode *e = *(const exports *)res; e; e = e->ex_next) {
+		n += 16 + strlen(e->ex_dir);
+		for (const groupnode *g = e->ex_groups; g; g = g->gr_next)
+			n += 12 + strlen(g->gr_name);
+	}
+	return n;
+}
+
+/* --- upstream senders ----------------------------------------------------- */
+
+/* libnfs's rpc_nfs3_*_async take typed arguments; these give them one type
+ * (calling them through a cast pointer would be undefined). */
+static int send_null(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
+{
+	(void)args;
+	return rpc_nfs3_null_async(rpc, cb, priv);
+}
+
+#define SENDER(lc)                                                                                 \
+	static int send_##lc(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)           \
+	{                                                                                          \
+		return rpc_nfs3_##lc##_async(rpc, cb, args, priv);                                 \
+	}
+SENDER(getattr)
+SENDER(setattr)
+SENDER(lookup)
+SENDER(access)
+SENDER(readlink)
+SENDER(read)
+SENDER(write)
+SENDER(create)
+SENDER(mkdir)
+SENDER(symlink)
+SENDER(mknod)
+SENDER(remove)
+SENDER(rmdir)
+SENDER(rename)
+SENDER(link)
+SENDER(readdir)
+SENDER(readdirplus)
+SENDER(fsstat)
+SENDER(fsinfo)
+SENDER(pathconf)
+SENDER(commit)
+#undef SENDER
+
+/* --- the rows ------------------------------------------------------------- */
+
+/* M: mutates; D: kept by the duplicate-request cache; C: the metadata
+ * cache may answer it. WRITE and COMMIT mutate but are idempotent
+ * (applying them twice is harmless): no D. */
+#define M PROC_MUTATES
+#define D PROC_DRC
+#define C PROC_CACHED
+/* ROW(name, argument walker, argument decoder, result encoder, flags,
+ * upstream sender): the columns every row has. The others follow it as
+ * designated fields: FH(the handle the call is about), the reply sizes. */
+#define ROW(nm, chk, a, r, fl, snd)                                                                \
+	.name = nm, .check = chk, .dec = (zdrproc_t)(a), .enc = (zdrproc_t)(r), .flags = fl,       \
+	.send = snd
+#define FH(type, member) .has_fh = 1, .fh_off = offsetof(type, member)
+#define SIZES(want, want_args, room)                                                               \
+	.reply_want = want, .reply_want_args = want_args, .reply_room = room
+
+static const struct proc_row nfs3_rows[NFS3_NPROCS] = {
+    [NFS3_NULL] = {ROW("NULL", args_void, zdr_void, zdr_void, 0, send_null)},
+    [NFS3_GETATTR] = {ROW("GETATTR", args_fh, zdr_GETATTR3args, zdr_GETATTR3res, C, send_getattr),
+                      FH(GETATTR3args, object)},
+    [NFS3_SETATTR] = {ROW("SETATTR", args_setattr, zdr_SETATTR3args, zdr_SETATTR3res, M | D,
+                          send_setattr),
+                      FH(SETATTR3args, object)},
+    [NFS3_LOOKUP] = {ROW("LOOKUP", args_diropargs, zdr_LOOKUP3args, zdr_LOOKUP3res, C, send_lookup),
+                     FH(LOOKUP3args, what.dir)},
+    [NFS3_ACCESS] = {ROW("ACCESS", args_access, zdr_ACCESS3args, zdr_ACCESS3res, C, send_access),
+                     FH(ACCESS3args, object)},
+    [NFS3_READLINK] = {ROW("READLINK", args_fh, zdr_READLINK3args, zdr_READLINK3res, C,
+                           send_readlink),
+                       FH(READLINK3args, symlink),
+                       SIZES(want_readlink, want_args_readlink, room_readlink)},
+    [NFS3_READ] = {ROW("READ", args_fh_range, zdr_READ3args, zdr_READ3res, 0, send_read),
+                   FH(READ3args, file), SIZES(want_read, want_args_read, room_read)},
+    [NFS3_WRITE] = {ROW("WRITE", args_write, zdr_WRITE3args, zdr_WRITE3res, M, send_write),
+                    FH(WRITE3args, file)},
+    [NFS3_CREATE] = {ROW("CREATE", args_create, zdr_CREATE3args, zdr_CREATE3res, M | D,
+                         send_create)},
+    [NFS3_MKDIR] = {ROW("MKDIR", args_mkdir, zdr_MKDIR3args, zdr_MKDIR3res, M | D, send_mkdir)},
+    [NFS3_SYMLINK] = {ROW("SYMLINK", args_symlink, zdr_SYMLINK3args, zdr_SYMLINK3res, M | D,
+                          send_symlink)},
+    [NFS3_MKNOD] = {ROW("MKNOD", args_mknod, zdr_MKNOD3args, zdr_MKNOD3res, M | D, send_mknod)},
+    [NFS3_REMOVE] = {ROW("REMOVE", args_diropargs, zdr_REMOVE3args, zdr_REMOVE3res, M | D,
+                         send_remove)},
+    [NFS3_RMDIR] = {ROW("RMDIR", args_diropargs, zdr_RMDIR3args, zdr_RMDIR3res, M | D, send_rmdir)},
+    [NFS3_RENAME] = {ROW("RENAME", args_rename, zdr_RENAME3args, zdr_RENAME3res, M | D,
+                         send_rename)},
+    [NFS3_LINK] = {ROW("LINK", args_link, zdr_LINK3args, zdr_LINK3res, M | D, send_link)},
+    [NFS3_READDIR] = {ROW("READDIR", args_readdir, zdr_READDIR3args, zdr_READDIR3res, C,
+                          send_readdir),
+                      FH(READDIR3args, dir), SIZES(want_readdir, want_args_readdir, room_readdir)},
+    [NFS3_READDIRPLUS] = {ROW("READDIRPLUS", args_readdirplus, zdr_READDIRPLUS3args,
+                              zdr_READDIRPLUS3res, C, send_readdirplus),
+                          FH(READDIRPLUS3args, dir),
+                          SIZES(want_readdirplus, want_args_readdirplus, room_readdirplus)},
+    [NFS3_FSSTAT] = {ROW("FSSTAT", args_fh, zdr_FSSTAT3args, zdr_FSSTAT3res, C, send_fsstat),
+                     FH(FSSTAT3args, fsroot)},
+    [NFS3_FSINFO] = {ROW("FSINFO", args_fh, zdr_FSINFO3args, zdr_FSINFO3res, C, send_fsinfo),
+                     FH(FSINFO3args, fsroot)},
+    [NFS3_PATHCONF] = {ROW("PATHCONF", args_fh, zdr_PATHCONF3args, zdr_PATHCONF3res, C,
+                           send_pathconf),
+                       FH(PATHCONF3args, object)},
+    [NFS3_COMMIT] = {ROW("COMMIT", args_fh_range, zdr_COMMIT3args, zdr_COMMIT3res, M, send_commit),
+                     FH(COMMIT3args, file)},
+};
+_Static_assert(NFS3_COMMIT == NFS3_NPROCS - 1, "NFS3_NPROCS is the number of NFSv3 procedures");
+
+/* MOUNT is answered by the proxy (cachefsd/mount.c): no upstream senders. */
+static const struct proc_row mount3_rows[MOUNT3_NPROCS] = {
+    [MOUNT3_NULL] = {ROW("MNT_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT3_MNT] = {ROW("MNT", args_dirpath, zdr_dirpath, zdr_mountres3, 0, NULL)},
+    [MOUNT3_DUMP] = {ROW("DUMP", args_void, zdr_void, zdr_mountlist, 0, NULL),
+                     SIZES(NULL, NULL, room_dump)},
+    [MOUNT3_UMNT] = {ROW("UMNT", args_dirpath, zdr_dirpath, zdr_void, 0, NULL)},
+    [MOUNT3_UMNTALL] = {ROW("UMNTALL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT3_EXPORT] = {ROW("EXPORT", args_void, zdr_void, zdr_exports, 0, NULL),
+                       SIZES(NULL, NULL, room_export)},
+};
+_Static_assert(MOUNT3_EXPORT == MOUNT3_NPROCS - 1,
+               "MOUNT3_NPROCS is the number of MOUNT procedures");
+
+#undef ROW
+#undef FH
+#undef SIZES
+#undef C
+#undef M
+#undef D
+
+/* A MOUNT reply (an export list, a handle) is given 4 KiB whatever it asks. */
+static const struct prog_row progs[] = {
+    {NFS_PROGRAM, NFS_V3, "nfs", nfs3_rows, NFS3_NPROCS, 0},
+    {MOUNT_PROGRAM, MOUNT_V3, "mount", mount3_rows, MOUNT3_NPROCS, 4096 - 512},
+};
+
+const struct prog_row *proc_prog(uint32_t prog)
+{
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (progs[i].prog == prog)
+			return &progs[i];
+	return NULL;
+}
+
+const struct proc_row *proc_row(uint32_t prog, uint32_t proc)
+{
+	const struct prog_row *p = proc_prog(prog);
+
+	return p && proc < p->nprocs ? &p->procs[proc] : NULL;
+}
