@@ -113,6 +113,33 @@ static void histogram(FILE *f, const char *name, const char *proc, const uint64_
 	fprintf(f, "\n%s_count{proc=\"%s\"} %llu\n", name, proc, (unsigned long long)cum);
 }
 
+/* The families of engine_counters.def's rows, in the list's order; the
+ * rows of one family are adjacent and share one HELP and TYPE. */
+static void engine_families(FILE *f, const struct engine_counters *c)
+{
+	char name[96];
+
+	for (size_t i = 0; i < engine_counter_ndescs; i++) {
+		const struct engine_counter_desc *d = &engine_counter_descs[i];
+		const int gauge = d->type == ENGINE_CTR_GAUGE;
+		uint64_t v = engine_counter_value(c, d);
+
+		if (d->type == ENGINE_CTR_ELSEWHERE)
+			continue;
+		if (d->metric)
+			snprintf(name, sizeof(name), "%s", d->metric);
+		else
+			snprintf(name, sizeof(name), "cachefsd_%s%s", d->name,
+			         gauge ? "" : "_total");
+		if (d->help)
+			family(f, name, gauge ? "gauge" : "counter", d->help);
+		if (d->label)
+			fprintf(f, "%s{%s} %llu\n", name, d->label, (unsigned long long)v);
+		else
+			sample(f, name, v);
+	}
+}
+
 static void render(const struct ops_env *env, FILE *f)
 {
 	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
@@ -157,8 +184,6 @@ static void render(const struct ops_env *env, FILE *f)
 	for (uint32_t p = 0; p < 6; p++)
 		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
 		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
-	counter(f, "cachefsd_mounts_refused_total", "MNT calls refused (allow list).",
-	        c->mounts_refused);
 	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
 	      (uint64_t)proto_client_count(env->srv));
 	counter(f, "cachefsd_client_connections_total", "Client connections accepted.",
@@ -196,13 +221,6 @@ static void render(const struct ops_env *env, FILE *f)
 	       "RPC record bytes between clients and the proxy.");
 	labeled(f, "cachefsd_client_bytes_total", "direction", "received", proto_counters.bytes_in);
 	labeled(f, "cachefsd_client_bytes_total", "direction", "sent", proto_counters.bytes_out);
-	family(f, "cachefsd_client_payload_bytes_total", "counter",
-	       "File data between clients and the proxy: READ replies and WRITE calls.");
-	labeled(f, "cachefsd_client_payload_bytes_total", "op", "read", c->bytes_read);
-	labeled(f, "cachefsd_client_payload_bytes_total", "op", "write", c->bytes_written);
-	counter(f, "cachefsd_read_from_cache_bytes_total",
-	        "READ reply bytes that came from the cache (part of the read payload).",
-	        c->bytes_from_cache);
 	counter(f, "cachefsd_rpc_garbage_args_total", "Calls answered GARBAGE_ARGS.",
 	        proto_counters.garbage_args);
 	counter(f, "cachefsd_rpc_rejects_total",
@@ -242,10 +260,6 @@ static void render(const struct ops_env *env, FILE *f)
 	counter(f, "cachefsd_upstream_timeouts_total", "Calls given up (soft mode).", u->timeouts);
 	counter(f, "cachefsd_upstream_rpc_errors_total", "RPC-level errors from the upstream.",
 	        u->rpc_errors);
-	counter(f, "cachefsd_upstream_failures_total",
-	        "Client calls answered with an error because the upstream gave no NFS answer "
-	        "(RPC-level errors, soft timeouts).",
-	        c->upstream_failures);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
 	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
@@ -331,19 +345,6 @@ static void render(const struct ops_env *env, FILE *f)
 			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
 			        engine_fill_block_name(b), fs.blocked == b);
 	}
-	counter(f, "cachefsd_fill_reads_total", "Upstream READs sent by fills.", c->fill_reads);
-	counter(f, "cachefsd_fill_short_reads_total",
-	        "Fill READs the upstream answered with fewer bytes than asked before EOF (the rest "
-	        "was asked again).",
-	        c->fill_short_reads);
-	counter(f, "cachefsd_fill_early_replies_total",
-	        "READs answered from a fill before its whole chunk was in.", c->fill_early);
-	family(f, "cachefsd_fills_given_up_total", "counter",
-	       "Fills given up (their READs forwarded), by reason: mixed (the file changed between "
-	       "the chunk's READs), no_attributes (a READ reply had none), bad_reply.");
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "mixed", c->fill_mixed);
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "no_attributes", c->fill_noattrs);
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "bad_reply", c->fill_bad_replies);
 	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
 	      "Age of the least recently used object's last access (0: empty cache).",
 	      ss.oldest_access && (uint64_t)now > ss.oldest_access
@@ -365,64 +366,7 @@ static void render(const struct ops_env *env, FILE *f)
 	        ss.data_files_refused);
 	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
 	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
-	counter(f, "cachefsd_fills_total", "Chunk fills from the upstream (readahead included).",
-	        c->fills);
-	counter(f, "cachefsd_fill_bytes_total", "Bytes fetched by fills.", c->fill_bytes);
-	counter(f, "cachefsd_readahead_fills_total", "Fills started by sequential readahead.",
-	        c->readahead_fills);
-	counter(f, "cachefsd_lookup_prefetches_total",
-	        "Small files fetched when a client looked them up (lookup_prefetch).",
-	        c->lookup_prefetches);
-	counter(f, "cachefsd_readahead_loads_total",
-	        "Cached chunks loaded from disk ahead of a sequential reader.", c->readahead_loads);
-	counter(f, "cachefsd_stores_total", "Chunks and small files written to the cache.",
-	        c->stores);
-	family(f, "cachefsd_chunk_reads_total", "counter",
-	       "Cached chunks read, from the cache disk (verified) or from memory.");
-	labeled(f, "cachefsd_chunk_reads_total", "source", "disk", c->chunk_disk_reads);
-	labeled(f, "cachefsd_chunk_reads_total", "source", "memory", c->chunk_mem_hits);
-	counter(f, "cachefsd_checksum_failures_total",
-	        "Cached chunks whose bytes did not match their checksum when read (dropped and "
-	        "fetched again).",
-	        c->checksum_failures);
-	counter(f, "cachefsd_data_drops_total",
-	        "Cached data dropped because the file changed upstream or was written.",
-	        c->data_drops);
-	counter(f, "cachefsd_fresh_skips_total",
-	        "Fills served but not stored: the file changed within fresh_guard.",
-	        c->fresh_skips);
-	counter(f, "cachefsd_writer_files_total",
-	        "Files that entered the writer state (not cached for write_quiesce).",
-	        c->writer_starts);
-	counter(f, "cachefsd_writer_bypass_reads_total",
-	        "READs forwarded because their file is being written.", c->writer_passthrough);
-	counter(f, "cachefsd_access_checks_total",
-	        "ACCESS calls made before serving a user from the cache.", c->access_checks);
-	counter(f, "cachefsd_access_denied_total",
-	        "READs the upstream refused (NFS3ERR_ACCES): no cached byte went to the caller.",
-	        c->access_denied);
-	counter(f, "cachefsd_evidence_reads_total",
-	        "READs forwarded because only the server's answer to them lets the caller "
-	        "read cached bytes (read_evidence).",
-	        c->evidence_reads);
-	counter(f, "cachefsd_stale_checks_total",
-	        "GETATTRs asking the upstream whether a handle it called STALE is stale.",
-	        c->stale_checks);
-	counter(f, "cachefsd_read_splits_total",
-	        "Forwarded READs larger than the upstream's rtmax, sent as several READs.",
-	        c->read_splits);
-	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
-	        c->stale_purges);
-	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",
-	        c->invalidations);
-	family(f, "cachefsd_meta_requests_total", "counter",
-	       "Metadata calls in ttl mode, answered from the metadata cache (hit) or not.");
-	labeled(f, "cachefsd_meta_requests_total", "result", "hit", c->meta_hits);
-	labeled(f, "cachefsd_meta_requests_total", "result", "miss", c->meta_misses);
-	counter(f, "cachefsd_meta_no_evidence_total",
-	        "ttl-mode metadata calls forwarded although the answer was cached: the caller had "
-	        "no evidence the server would give it that answer.",
-	        c->meta_no_evidence);
+	engine_families(f, c);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));
