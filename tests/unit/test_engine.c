@@ -232,14 +232,68 @@ static void test_failure_replies(void **state)
 	assert_int_equal(w[6], NFS3ERR_NAMETOOLONG);
 }
 
+/* The list of counters (engine_counters.def): each row its own stats name
+ * and field; the rows of one /metrics family adjacent, the first with the
+ * HELP, every one with a label; a family in one run of rows only. */
+static void counter_metric(const struct engine_counter_desc *d, char *buf, size_t len)
+{
+	if (d->metric)
+		snprintf(buf, len, "%s", d->metric);
+	else
+		snprintf(buf, len, "cachefsd_%s%s", d->name,
+		         d->type == ENGINE_CTR_GAUGE ? "" : "_total");
+}
+
+static void test_counter_list(void **state)
+{
+	char name[96], prev[96] = "";
+	(void)state;
+	assert_true(engine_counter_ndescs > 0);
+	for (size_t i = 0; i < engine_counter_ndescs; i++) {
+		const struct engine_counter_desc *d = &engine_counter_descs[i];
+		const int gauge = d->type == ENGINE_CTR_GAUGE;
+
+		assert_true(d->offset + sizeof(uint64_t) <= sizeof(struct engine_counters));
+		for (size_t j = 0; j < i; j++) {
+			assert_string_not_equal(d->name, engine_counter_descs[j].name);
+			assert_int_not_equal(d->offset, engine_counter_descs[j].offset);
+		}
+		if (d->type == ENGINE_CTR_ELSEWHERE) {
+			/* it names the series that carries it */
+			assert_non_null(d->metric);
+			assert_non_null(d->label);
+			continue;
+		}
+		counter_metric(d, name, sizeof(name));
+		if (strcmp(name, prev) == 0) {
+			/* a second sample of the family above */
+			assert_null(d->help);
+			assert_non_null(d->label);
+			assert_int_equal(d->type, engine_counter_descs[i - 1].type);
+		} else {
+			assert_non_null(d->help);
+			/* a family is one run of rows: not seen before */
+			for (size_t j = 0; j < i; j++) {
+				char other[96];
+
+				counter_metric(&engine_counter_descs[j], other, sizeof(other));
+				assert_string_not_equal(name, other);
+			}
+			if (!gauge)
+				assert_non_null(strstr(name, "_total"));
+		}
+		strcpy(prev, name);
+	}
+	/* names are fields: ENGINE_STAT is the field's name */
+	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_normalize),
-	    cmocka_unit_test(test_fsinfo_clamp),
-	    cmocka_unit_test(test_url),
-	    cmocka_unit_test(test_rpc_status_map),
-	    cmocka_unit_test(test_failure_replies),
+	    cmocka_unit_test(test_normalize),      cmocka_unit_test(test_counter_list),
+	    cmocka_unit_test(test_fsinfo_clamp),   cmocka_unit_test(test_url),
+	    cmocka_unit_test(test_rpc_status_map), cmocka_unit_test(test_failure_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
