@@ -526,12 +526,12 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
-const struct engine_counter_desc engine_counter_descs[] = {
+const struct cfs_counter_desc engine_counter_descs[] = {
 #define ENGINE_COUNTER(field, sec, type, metric, label, help)                                      \
 	{#field,                                                                                   \
 	 offsetof(struct engine_counters, field),                                                  \
 	 ENGINE_SEC_##sec,                                                                         \
-	 ENGINE_CTR_##type,                                                                        \
+	 CFS_CTR_##type,                                                                           \
 	 metric,                                                                                   \
 	 label,                                                                                    \
 	 help},
@@ -540,16 +540,10 @@ const struct engine_counter_desc engine_counter_descs[] = {
 };
 const size_t engine_counter_ndescs = sizeof(engine_counter_descs) / sizeof(engine_counter_descs[0]);
 
-/* The stats lines of the rows of section sec, in the list's order. */
+/* The stats lines of the rows of section sec. */
 static void write_counters(const struct engine_counters *c, enum engine_counter_sec sec, FILE *out)
 {
-	for (size_t i = 0; i < engine_counter_ndescs; i++) {
-		const struct engine_counter_desc *d = &engine_counter_descs[i];
-
-		if (d->sec == sec)
-			fprintf(out, "%s %llu\n", d->name,
-			        (unsigned long long)engine_counter_value(c, d));
-	}
+	cfs_counters_write_stats(out, c, engine_counter_descs, engine_counter_ndescs, (int)sec);
 }
 
 const struct engine_counters *engine_counters(const struct engine *e)

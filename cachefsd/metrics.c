@@ -113,33 +113,6 @@ static void histogram(FILE *f, const char *name, const char *proc, const uint64_
 	fprintf(f, "\n%s_count{proc=\"%s\"} %llu\n", name, proc, (unsigned long long)cum);
 }
 
-/* The families of engine_counters.def's rows, in the list's order; the
- * rows of one family are adjacent and share one HELP and TYPE. */
-static void engine_families(FILE *f, const struct engine_counters *c)
-{
-	char name[96];
-
-	for (size_t i = 0; i < engine_counter_ndescs; i++) {
-		const struct engine_counter_desc *d = &engine_counter_descs[i];
-		const int gauge = d->type == ENGINE_CTR_GAUGE;
-		uint64_t v = engine_counter_value(c, d);
-
-		if (d->type == ENGINE_CTR_ELSEWHERE)
-			continue;
-		if (d->metric)
-			snprintf(name, sizeof(name), "%s", d->metric);
-		else
-			snprintf(name, sizeof(name), "cachefsd_%s%s", d->name,
-			         gauge ? "" : "_total");
-		if (d->help)
-			family(f, name, gauge ? "gauge" : "counter", d->help);
-		if (d->label)
-			fprintf(f, "%s{%s} %llu\n", name, d->label, (unsigned long long)v);
-		else
-			sample(f, name, v);
-	}
-}
-
 static void render(const struct ops_env *env, FILE *f)
 {
 	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
@@ -186,48 +159,11 @@ static void render(const struct ops_env *env, FILE *f)
 		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
 	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
 	      (uint64_t)proto_client_count(env->srv));
-	counter(f, "cachefsd_client_connections_total", "Client connections accepted.",
-	        proto_counters.conns_accepted);
-	counter(f, "cachefsd_client_connections_refused_total",
-	        "Client connections refused (allow list).", proto_counters.conns_refused);
-	family(f, "cachefsd_client_connections_closed_total", "counter",
-	       "Client connections the proxy closed to bound its resources, by reason.");
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "idle",
-	        proto_counters.conns_idle_closed);
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "make_room",
-	        proto_counters.conns_evicted);
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "memory",
-	        proto_counters.conns_memory_closed);
-	counter(f, "cachefsd_accept_descriptor_shortages_total",
-	        "Times new clients found no descriptor (EMFILE, ENFILE or the client limit).",
-	        proto_counters.accept_fd_episodes);
-	counter(f, "cachefsd_accept_descriptor_waits_total",
-	        "Accepts that failed or waited for lack of a descriptor.",
-	        proto_counters.accept_fd_waits);
-	gauge(f, "cachefsd_client_memory_bytes",
-	      "Memory held for client connections: records being received, calls in flight, "
-	      "replies not yet sent.",
-	      proto_counters.client_memory);
-	gauge(f, "cachefsd_client_memory_over_limit",
-	      "1 while clients hold more than client_memory_max (no new calls are read).",
-	      proto_counters.client_memory_paused);
-	counter(f, "cachefsd_client_memory_over_limit_total",
-	        "Times clients went over client_memory_max.", proto_counters.client_memory_pauses);
+	cfs_counters_render(f, &proto_counters, proto_counter_descs, proto_counter_ndescs);
 	counter(f, "cachefsd_log_lines_suppressed_total",
 	        "Repeated log lines held back by the rate limit (each window ends in a summary "
 	        "line with their count).",
 	        log_limit_suppressed());
-	family(f, "cachefsd_client_bytes_total", "counter",
-	       "RPC record bytes between clients and the proxy.");
-	labeled(f, "cachefsd_client_bytes_total", "direction", "received", proto_counters.bytes_in);
-	labeled(f, "cachefsd_client_bytes_total", "direction", "sent", proto_counters.bytes_out);
-	counter(f, "cachefsd_rpc_garbage_args_total", "Calls answered GARBAGE_ARGS.",
-	        proto_counters.garbage_args);
-	counter(f, "cachefsd_rpc_rejects_total",
-	        "Calls rejected at the RPC level (program, version, procedure).",
-	        proto_counters.rpc_rejects);
-	counter(f, "cachefsd_rpc_auth_errors_total", "Calls refused for their credential.",
-	        proto_counters.auth_errors);
 
 	/* --- the upstream --- */
 	gauge(f, "cachefsd_upstream_up", "1 while at least one upstream connection is up.",
@@ -366,7 +302,7 @@ static void render(const struct ops_env *env, FILE *f)
 	        ss.data_files_refused);
 	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
 	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
-	engine_families(f, c);
+	cfs_counters_render(f, c, engine_counter_descs, engine_counter_ndescs);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));

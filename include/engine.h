@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "counters.h"
 #include "loop.h"
 #include "req.h"
 #include "upstream.h"
@@ -38,7 +39,7 @@ enum engine_outcome {
 };
 
 /* Where a row of engine_counters.def stands in the stats lines (among the
- * lines not in that list), and what it is in /metrics. */
+ * lines not in that list). */
 enum engine_counter_sec {
 	ENGINE_SEC_READ,     /* after nfs_calls_* */
 	ENGINE_SEC_FILL,     /* after fills_blocked */
@@ -48,7 +49,6 @@ enum engine_counter_sec {
 	ENGINE_SEC_OPS,      /* after the per-procedure outcomes */
 	ENGINE_SEC_MOUNT,    /* last */
 };
-enum engine_counter_type { ENGINE_CTR_COUNTER, ENGINE_CTR_GAUGE, ENGINE_CTR_ELSEWHERE };
 
 struct engine_counters {
 	/* by procedure (NFSv3, MOUNT) */
@@ -67,26 +67,10 @@ struct engine_counters {
 	uint64_t nfs_latency_hist[ENGINE_NPROCS][CFS_LAT_NBUCKETS];
 };
 
-/* One row of engine_counters.def, for the code that lists the counters
- * (engine_write_stats(), metrics.c). */
-struct engine_counter_desc {
-	const char *name; /* the field and the stats name */
-	size_t offset;    /* in struct engine_counters */
-	enum engine_counter_sec sec;
-	enum engine_counter_type type;
-	const char *metric; /* NULL: cachefsd_<name>_total, or cachefsd_<name> for a gauge */
-	const char *label;  /* NULL, or key="value" */
-	const char *help;   /* NULL for the second and later samples of one family */
-};
-/* The rows, in stats order; static storage. */
-extern const struct engine_counter_desc engine_counter_descs[];
+/* The rows of engine_counters.def, in stats order (counters.h); static
+ * storage. */
+extern const struct cfs_counter_desc engine_counter_descs[];
 extern const size_t engine_counter_ndescs;
-/* The value of row d in c. */
-static inline uint64_t engine_counter_value(const struct engine_counters *c,
-                                            const struct engine_counter_desc *d)
-{
-	return *(const uint64_t *)((const char *)c + d->offset);
-}
 
 /* The stats name of counter FIELD, checked at compile time: a field that is
  * not in struct engine_counters does not build (for readers of the stats

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../cachefsd/engine_int.h"
+#include "control.h"
 #include "engine.h"
 #include "upstream.h"
 #include "wire.h"
@@ -232,51 +233,42 @@ static void test_failure_replies(void **state)
 	assert_int_equal(w[6], NFS3ERR_NAMETOOLONG);
 }
 
-/* The list of counters (engine_counters.def): each row its own stats name
+/* The lists of counters (engine_counters.def, proto_counters.def): each row its own stats name
  * and field; the rows of one /metrics family adjacent, the first with the
  * HELP, every one with a label; a family in one run of rows only. */
-static void counter_metric(const struct engine_counter_desc *d, char *buf, size_t len)
-{
-	if (d->metric)
-		snprintf(buf, len, "%s", d->metric);
-	else
-		snprintf(buf, len, "cachefsd_%s%s", d->name,
-		         d->type == ENGINE_CTR_GAUGE ? "" : "_total");
-}
-
-static void test_counter_list(void **state)
+static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t size)
 {
 	char name[96], prev[96] = "";
-	(void)state;
-	assert_true(engine_counter_ndescs > 0);
-	for (size_t i = 0; i < engine_counter_ndescs; i++) {
-		const struct engine_counter_desc *d = &engine_counter_descs[i];
-		const int gauge = d->type == ENGINE_CTR_GAUGE;
 
-		assert_true(d->offset + sizeof(uint64_t) <= sizeof(struct engine_counters));
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct cfs_counter_desc *d = &descs[i];
+		const int gauge = d->type == CFS_CTR_GAUGE;
+
+		assert_true(d->offset + sizeof(uint64_t) <= size);
 		for (size_t j = 0; j < i; j++) {
-			assert_string_not_equal(d->name, engine_counter_descs[j].name);
-			assert_int_not_equal(d->offset, engine_counter_descs[j].offset);
+			assert_string_not_equal(d->name, descs[j].name);
+			assert_int_not_equal(d->offset, descs[j].offset);
 		}
-		if (d->type == ENGINE_CTR_ELSEWHERE) {
+		if (d->type == CFS_CTR_ELSEWHERE) {
 			/* it names the series that carries it */
 			assert_non_null(d->metric);
 			assert_non_null(d->label);
 			continue;
 		}
-		counter_metric(d, name, sizeof(name));
+		cfs_counter_metric(d, name, sizeof(name));
 		if (strcmp(name, prev) == 0) {
 			/* a second sample of the family above */
 			assert_null(d->help);
 			assert_non_null(d->label);
-			assert_int_equal(d->type, engine_counter_descs[i - 1].type);
+			assert_int_equal(d->type, descs[i - 1].type);
 		} else {
 			assert_non_null(d->help);
 			/* a family is one run of rows: not seen before */
 			for (size_t j = 0; j < i; j++) {
 				char other[96];
 
-				counter_metric(&engine_counter_descs[j], other, sizeof(other));
+				cfs_counter_metric(&descs[j], other, sizeof(other));
 				assert_string_not_equal(name, other);
 			}
 			if (!gauge)
@@ -284,6 +276,13 @@ static void test_counter_list(void **state)
 		}
 		strcpy(prev, name);
 	}
+}
+
+static void test_counter_list(void **state)
+{
+	(void)state;
+	check_list(engine_counter_descs, engine_counter_ndescs, sizeof(struct engine_counters));
+	check_list(proto_counter_descs, proto_counter_ndescs, sizeof(struct proto_counters));
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
 }
