@@ -546,6 +546,13 @@ static void write_counters(const struct engine_counters *c, enum engine_counter_
 	cfs_counters_write_stats(out, c, engine_counter_descs, engine_counter_ndescs, (int)sec);
 }
 
+/* The stats lines of the upstream's rows of section sec. */
+static void write_upstream(const struct upstream_counters *u, enum upstream_counter_sec sec,
+                           FILE *out)
+{
+	cfs_counters_write_stats(out, u, upstream_counter_descs, upstream_counter_ndescs, (int)sec);
+}
+
 const struct engine_counters *engine_counters(const struct engine *e)
 {
 	return &e->ctr;
@@ -650,17 +657,13 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("space_run_bytes", ss.run_bytes);
 	KV("cache_commit_failures", ss.commit_failures);
 	KV("cache_write_failures", ss.write_failures);
-	KV("upstream_calls", u->calls);
+	write_upstream(u, UPSTREAM_SEC_CALLS, out);
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
 		char name[64];
 		snprintf(name, sizeof(name), "upstream_calls_%s", proto_proc_name(NFS_PROGRAM, p));
 		KV(name, u->calls_by_proc[p]);
 	}
-	KV("upstream_resends", u->resends);
-	KV("upstream_replies", u->replies);
-	KV("upstream_reconnects", u->reconnects);
-	KV("upstream_connect_attempts", u->connect_attempts);
-	KV("upstream_dropped_calls", u->dropped_calls);
+	write_upstream(u, UPSTREAM_SEC_SENDS, out);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
 	write_counters(c, ENGINE_SEC_UPSTREAM, out);
@@ -693,13 +696,11 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	}
 	write_counters(c, ENGINE_SEC_OPS, out);
 	KV("cache_oldest_access", ss.oldest_access);
-	KV("upstream_read_bytes", u->read_bytes);
-	KV("upstream_write_bytes", u->write_bytes);
-	KV("upstream_rpc_errors", u->rpc_errors);
-	KV("upstream_timeouts", u->timeouts);
+	write_upstream(u, UPSTREAM_SEC_BYTES, out);
 	KV("upstream_inflight", u->inflight);
 	KV("upstream_conns_total", u->conns_total);
 	write_counters(c, ENGINE_SEC_MOUNT, out);
+	write_upstream(u, UPSTREAM_SEC_LAST, out);
 #undef KV
 }
 

@@ -172,15 +172,7 @@ static void render(const struct ops_env *env, FILE *f)
 	      (uint64_t)u->conns_total);
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
 	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
-	counter(f, "cachefsd_upstream_reconnects_total",
-	        "Upstream outages ended (the server answered again).", u->reconnects);
-	counter(f, "cachefsd_upstream_connect_attempts_total",
-	        "TCP connections to the upstream started (back-off while it does not answer).",
-	        u->connect_attempts);
-	counter(f, "cachefsd_upstream_dropped_calls_total",
-	        "Calls given up because the upstream closed the connection every time they "
-	        "were sent (answered NFS3ERR_IO).",
-	        u->dropped_calls);
+	cfs_counters_render(f, u, upstream_counter_descs, upstream_counter_ndescs);
 	family(f, "cachefsd_upstream_calls_total", "counter",
 	       "Calls sent to the upstream (re-sends included), by procedure.");
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
@@ -191,20 +183,10 @@ static void render(const struct ops_env *env, FILE *f)
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
 		histogram(f, "cachefsd_upstream_rtt_seconds", proto_proc_name(NFS_PROGRAM, p),
 		          u->rtt_hist[p], u->rtt_us_by_proc[p]);
-	counter(f, "cachefsd_upstream_resends_total",
-	        "Calls re-sent after an upstream connection was lost.", u->resends);
-	counter(f, "cachefsd_upstream_timeouts_total", "Calls given up (soft mode).", u->timeouts);
-	counter(f, "cachefsd_upstream_rpc_errors_total", "RPC-level errors from the upstream.",
-	        u->rpc_errors);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
 	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
 	      (uint64_t)(u->inflight > 0 ? u->inflight : 0));
-	family(f, "cachefsd_upstream_payload_bytes_total", "counter",
-	       "File data between the proxy and the upstream: READ replies received, WRITE calls "
-	       "sent.");
-	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "read", u->read_bytes);
-	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "write", u->write_bytes);
 
 	/* --- the cache --- */
 	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);

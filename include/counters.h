@@ -1,7 +1,7 @@
-/* Lists of counters: the rows of an X-macro list (engine_counters.def,
- * proto_counters.def) as data, for the code that writes them out: the
- * stats lines and the /metrics families. One row is one uint64_t field of
- * a counters struct. */
+/* Lists of counters: the rows of the X-macro lists (engine_counters.def,
+ * proto_counters.def, upstream_counters.def) as data, for the code that
+ * writes them out: the stats lines and the /metrics families. One row is
+ * one uint64_t field of a counters struct. */
 #ifndef CFS_COUNTERS_H
 #define CFS_COUNTERS_H
 
@@ -10,7 +10,8 @@
 #include <stdio.h>
 
 /* What a row is in /metrics. ELSEWHERE: the value is the sample
- * metric{label} of a family that other code renders. */
+ * metric{label} of a family that other code renders (no label: the sum of
+ * its samples). */
 enum cfs_counter_type { CFS_CTR_COUNTER, CFS_CTR_GAUGE, CFS_CTR_ELSEWHERE };
 
 struct cfs_counter_desc {
