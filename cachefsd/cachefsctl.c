@@ -377,8 +377,8 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       "attempts, %llu calls waiting\n",
 	       kv_get(info, "upstream"), (unsigned long long)kv_num(s, "upstream_conns_up"),
 	       (unsigned long long)kv_num(s, "upstream_conns_total"),
-	       (unsigned long long)kv_num(s, "upstream_reconnects"),
-	       (unsigned long long)kv_num(s, "upstream_connect_attempts"),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(reconnects)),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(connect_attempts)),
 	       (unsigned long long)kv_num(s, "upstream_waiting"));
 	printf("clients      %llu connected\n\n",
 	       (unsigned long long)kv_num(s, "clients_connected"));
@@ -519,13 +519,13 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	}
 	printf("upstream     %llu calls (%llu re-sent), avg round trip %.2f ms; %s read, %s "
 	       "written\n",
-	       (unsigned long long)kv_num(s, "upstream_calls"),
-	       (unsigned long long)kv_num(s, "upstream_resends"),
-	       kv_num(s, "upstream_replies")
-	           ? (double)rtt / (double)kv_num(s, "upstream_replies") / 1000.0
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(calls)),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(resends)),
+	       kv_num(s, UPSTREAM_STAT(replies))
+	           ? (double)rtt / (double)kv_num(s, UPSTREAM_STAT(replies)) / 1000.0
 	           : 0.0,
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "upstream_read_bytes")),
-	       human_bytes(b3, sizeof(b3), (double)kv_num(s, "upstream_write_bytes")));
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, UPSTREAM_STAT(read_bytes))),
+	       human_bytes(b3, sizeof(b3), (double)kv_num(s, UPSTREAM_STAT(write_bytes))));
 }
 
 static int cmd_stats(int argc, char **argv)

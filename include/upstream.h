@@ -90,6 +90,9 @@ struct upstream_counters {
  * storage. Their stats names are upstream_<field>. */
 extern const struct cfs_counter_desc upstream_counter_descs[];
 extern const size_t upstream_counter_ndescs;
+/* The stats name of counter FIELD, checked at compile time (as ENGINE_STAT). */
+#define UPSTREAM_STAT(field)                                                                       \
+	(sizeof(((struct upstream_counters *)0)->field) ? "upstream_" #field : "upstream_" #field)
 
 /* RPC-level answers of the upstream: a reserved range of negative codes
  * below every errno value, one per answer libnfs 4.0 tells apart (it hands

@@ -287,6 +287,7 @@ static void test_counter_list(void **state)
 	           sizeof(struct upstream_counters));
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
+	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
 }
 
 int main(void)
