@@ -365,8 +365,9 @@ static double pct(uint64_t a, uint64_t b)
 static void stats_table(const struct reply *s, const struct reply *info)
 {
 	char b1[32], b2[32], b3[32];
-	uint64_t hits = kv_num(s, "read_hits"), misses = kv_num(s, "read_misses"),
-	         pass = kv_num(s, "read_passthrough"), rtt = 0;
+	uint64_t hits = kv_num(s, ENGINE_STAT(read_hits)),
+	         misses = kv_num(s, ENGINE_STAT(read_misses)),
+	         pass = kv_num(s, ENGINE_STAT(read_passthrough)), rtt = 0;
 	uint64_t limit = kv_num(info, "cache_size");
 
 	printf("cachefsd %s (pid %s), up %s, serving %s on %s\n", kv_get(info, "version"),
@@ -376,8 +377,8 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       "attempts, %llu calls waiting\n",
 	       kv_get(info, "upstream"), (unsigned long long)kv_num(s, "upstream_conns_up"),
 	       (unsigned long long)kv_num(s, "upstream_conns_total"),
-	       (unsigned long long)kv_num(s, "upstream_reconnects"),
-	       (unsigned long long)kv_num(s, "upstream_connect_attempts"),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(reconnects)),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(connect_attempts)),
 	       (unsigned long long)kv_num(s, "upstream_waiting"));
 	printf("clients      %llu connected\n\n",
 	       (unsigned long long)kv_num(s, "clients_connected"));
@@ -448,31 +449,32 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       "cache, %s to clients\n",
 	       (unsigned long long)hits, pct(hits, hits + misses + pass),
 	       (unsigned long long)misses, (unsigned long long)pass,
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "bytes_from_cache")),
-	       human_bytes(b2, sizeof(b2), (double)kv_num(s, "bytes_read")));
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, ENGINE_STAT(bytes_from_cache))),
+	       human_bytes(b2, sizeof(b2), (double)kv_num(s, ENGINE_STAT(bytes_read))));
 	printf("fills        %llu (%llu readahead, %llu at lookup), %s fetched, %llu stored, %llu "
 	       "not stored (fresh)\n",
-	       (unsigned long long)kv_num(s, "fills"),
-	       (unsigned long long)kv_num(s, "readahead_fills"),
-	       (unsigned long long)kv_num(s, "lookup_prefetches"),
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "fill_bytes")),
-	       (unsigned long long)kv_num(s, "stores"),
-	       (unsigned long long)kv_num(s, "fresh_skips"));
+	       (unsigned long long)kv_num(s, ENGINE_STAT(fills)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(readahead_fills)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(lookup_prefetches)),
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, ENGINE_STAT(fill_bytes))),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(stores)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(fresh_skips)));
 	printf("             %llu READs of %s per %s chunk (upstream rtmax %s); %llu upstream "
 	       "READs, %llu short answers followed up, %llu answered before their chunk was in\n",
 	       (unsigned long long)kv_num(s, "fill_reads_per_chunk"),
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "fill_read_size")),
 	       human_bytes(b2, sizeof(b2), (double)kv_num(info, "chunk_size")),
 	       human_bytes(b3, sizeof(b3), (double)kv_num(s, "upstream_rtmax")),
-	       (unsigned long long)kv_num(s, "fill_reads"),
-	       (unsigned long long)kv_num(s, "fill_short_reads"),
-	       (unsigned long long)kv_num(s, "fill_early"));
-	if (kv_num(s, "fill_mixed") + kv_num(s, "fill_noattrs") + kv_num(s, "fill_bad_replies"))
+	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_reads)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_short_reads)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_early)));
+	if (kv_num(s, ENGINE_STAT(fill_mixed)) + kv_num(s, ENGINE_STAT(fill_noattrs)) +
+	    kv_num(s, ENGINE_STAT(fill_bad_replies)))
 		printf("             given up: %llu (file changed between the chunk's READs), %llu "
 		       "(READ reply without attributes), %llu (unusable READ reply)\n",
-		       (unsigned long long)kv_num(s, "fill_mixed"),
-		       (unsigned long long)kv_num(s, "fill_noattrs"),
-		       (unsigned long long)kv_num(s, "fill_bad_replies"));
+		       (unsigned long long)kv_num(s, ENGINE_STAT(fill_mixed)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(fill_noattrs)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(fill_bad_replies)));
 	switch (kv_num(s, "fills_blocked")) {
 	case 0:
 		break;
@@ -492,19 +494,19 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	printf("evictions    %llu (%s); %llu checksum failures; %llu dropped as changed upstream\n",
 	       (unsigned long long)kv_num(s, "evictions"),
 	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "evicted_bytes")),
-	       (unsigned long long)kv_num(s, "checksum_failures"),
-	       (unsigned long long)kv_num(s, "data_drops"));
+	       (unsigned long long)kv_num(s, ENGINE_STAT(checksum_failures)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(data_drops)));
 	if (kv_num(info, "meta_ttl"))
 		printf(
 		    "metadata     ttl mode (meta_ttl %s s): %llu hits, %llu misses, %llu records\n",
-		    kv_get(info, "meta_ttl"), (unsigned long long)kv_num(s, "meta_hits"),
-		    (unsigned long long)kv_num(s, "meta_misses"),
+		    kv_get(info, "meta_ttl"), (unsigned long long)kv_num(s, ENGINE_STAT(meta_hits)),
+		    (unsigned long long)kv_num(s, ENGINE_STAT(meta_misses)),
 		    (unsigned long long)kv_num(s, "meta_records"));
 	else
 		printf("metadata     strict mode (every metadata call goes upstream)\n");
 	printf("writers      %llu files entered the writer state, %llu READs bypassed the cache\n",
-	       (unsigned long long)kv_num(s, "writer_starts"),
-	       (unsigned long long)kv_num(s, "writer_passthrough"));
+	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_starts)),
+	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_passthrough)));
 	if (kv_num(s, "verify_runs"))
 		printf("verify       %llu runs found %llu bad entries, %llu dropped\n",
 		       (unsigned long long)kv_num(s, "verify_runs"),
@@ -517,13 +519,13 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	}
 	printf("upstream     %llu calls (%llu re-sent), avg round trip %.2f ms; %s read, %s "
 	       "written\n",
-	       (unsigned long long)kv_num(s, "upstream_calls"),
-	       (unsigned long long)kv_num(s, "upstream_resends"),
-	       kv_num(s, "upstream_replies")
-	           ? (double)rtt / (double)kv_num(s, "upstream_replies") / 1000.0
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(calls)),
+	       (unsigned long long)kv_num(s, UPSTREAM_STAT(resends)),
+	       kv_num(s, UPSTREAM_STAT(replies))
+	           ? (double)rtt / (double)kv_num(s, UPSTREAM_STAT(replies)) / 1000.0
 	           : 0.0,
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "upstream_read_bytes")),
-	       human_bytes(b3, sizeof(b3), (double)kv_num(s, "upstream_write_bytes")));
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, UPSTREAM_STAT(read_bytes))),
+	       human_bytes(b3, sizeof(b3), (double)kv_num(s, UPSTREAM_STAT(write_bytes))));
 }
 
 static int cmd_stats(int argc, char **argv)

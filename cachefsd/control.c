@@ -104,6 +104,20 @@ static void conn_kick(struct ctl_conn *c);
 static void conn_process(struct ctl_conn *c);
 static void conn_watch(struct ctl_conn *c);
 
+const struct cfs_counter_desc proto_counter_descs[] = {
+#define PROTO_COUNTER(field, stat, sec, type, metric, label, help)                                 \
+	{stat,                                                                                     \
+	 offsetof(struct proto_counters, field),                                                   \
+	 PROTO_SEC_##sec,                                                                          \
+	 CFS_CTR_##type,                                                                           \
+	 metric,                                                                                   \
+	 label,                                                                                    \
+	 help},
+#include "proto_counters.def"
+#undef PROTO_COUNTER
+};
+const size_t proto_counter_ndescs = sizeof(proto_counter_descs) / sizeof(proto_counter_descs[0]);
+
 /* --- stats ---------------------------------------------------------------- */
 
 void ops_write_stats(const struct ops_env *env, FILE *out)
@@ -113,27 +127,11 @@ void ops_write_stats(const struct ops_env *env, FILE *out)
 	engine_write_stats(env->engine, out);
 #define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
 	KV("clients_connected", (uint64_t)proto_client_count(env->srv));
-	KV("rpc_calls", proto_counters.calls);
-	KV("rpc_garbage_args", proto_counters.garbage_args);
-	KV("rpc_rejects", proto_counters.rpc_rejects);
-	KV("rpc_auth_errors", proto_counters.auth_errors);
-	KV("drc_replays", proto_counters.drc_replays);
-	KV("drc_busy", proto_counters.drc_busy);
-	KV("rpc_conns_accepted", proto_counters.conns_accepted);
-	KV("rpc_conns_refused", proto_counters.conns_refused);
-	KV("rpc_mounts_insecure", proto_counters.mounts_insecure);
-	KV("rpc_conns_idle_closed", proto_counters.conns_idle_closed);
-	KV("rpc_conns_evicted", proto_counters.conns_evicted);
-	KV("rpc_conns_memory_closed", proto_counters.conns_memory_closed);
-	KV("rpc_accept_fd_episodes", proto_counters.accept_fd_episodes);
-	KV("rpc_accept_fd_waits", proto_counters.accept_fd_waits);
-	KV("rpc_accept_pauses", proto_counters.accept_pauses);
-	KV("client_memory_bytes", proto_counters.client_memory);
-	KV("client_memory_paused", proto_counters.client_memory_paused);
-	KV("client_memory_pauses", proto_counters.client_memory_pauses);
+	cfs_counters_write_stats(out, &proto_counters, proto_counter_descs, proto_counter_ndescs,
+	                         PROTO_SEC_CALLS);
 	KV("log_lines_suppressed", log_limit_suppressed());
-	KV("rpc_bytes_in", proto_counters.bytes_in);
-	KV("rpc_bytes_out", proto_counters.bytes_out);
+	cfs_counters_write_stats(out, &proto_counters, proto_counter_descs, proto_counter_ndescs,
+	                         PROTO_SEC_BYTES);
 	KV("control_requests", cc->requests);
 	KV("config_reloads", cc->reloads);
 	KV("config_reload_failures", cc->reload_failures);

@@ -534,6 +534,33 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
+const struct cfs_counter_desc engine_counter_descs[] = {
+#define ENGINE_COUNTER(field, sec, type, metric, label, help)                                      \
+	{#field,                                                                                   \
+	 offsetof(struct engine_counters, field),                                                  \
+	 ENGINE_SEC_##sec,                                                                         \
+	 CFS_CTR_##type,                                                                           \
+	 metric,                                                                                   \
+	 label,                                                                                    \
+	 help},
+#include "engine_counters.def"
+#undef ENGINE_COUNTER
+};
+const size_t engine_counter_ndescs = sizeof(engine_counter_descs) / sizeof(engine_counter_descs[0]);
+
+/* The stats lines of the rows of section sec. */
+static void write_counters(const struct engine_counters *c, enum engine_counter_sec sec, FILE *out)
+{
+	cfs_counters_write_stats(out, c, engine_counter_descs, engine_counter_ndescs, (int)sec);
+}
+
+/* The stats lines of the upstream's rows of section sec. */
+static void write_upstream(const struct upstream_counters *u, enum upstream_counter_sec sec,
+                           FILE *out)
+{
+	cfs_counters_write_stats(out, u, upstream_counter_descs, upstream_counter_ndescs, (int)sec);
+}
+
 const struct engine_counters *engine_counters(const struct engine *e)
 {
 	return &e->ctr;
@@ -589,28 +616,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 		snprintf(name, sizeof(name), "nfs_calls_%s", proto_proc_name(NFS_PROGRAM, p));
 		KV(name, c->nfs_calls[p]);
 	}
-	KV("read_hits", c->read_hits);
-	KV("read_misses", c->read_misses);
-	KV("read_passthrough", c->read_passthrough);
-	KV("bytes_read", c->bytes_read);
-	KV("bytes_written", c->bytes_written);
-	KV("bytes_from_cache", c->bytes_from_cache);
-	KV("fills", c->fills);
-	KV("fill_bytes", c->fill_bytes);
-	KV("readahead_fills", c->readahead_fills);
-	KV("lookup_prefetches", c->lookup_prefetches);
-	KV("readahead_loads", c->readahead_loads);
-	KV("chunk_disk_reads", c->chunk_disk_reads);
-	KV("chunk_mem_hits", c->chunk_mem_hits);
-	KV("checksum_failures", c->checksum_failures);
-	KV("access_checks", c->access_checks);
-	KV("access_denied", c->access_denied);
-	KV("evidence_reads", c->evidence_reads);
-	KV("stale_checks", c->stale_checks);
-	KV("read_splits", c->read_splits);
-	KV("data_drops", c->data_drops);
-	KV("stores", c->stores);
-	KV("fresh_skips", c->fresh_skips);
+	write_counters(c, ENGINE_SEC_READ, out);
 	{
 		/* how fills fetch chunks, and whether the upstream lets them */
 		const FSINFO3resok *fi = &engine_up_info(e)->fsinfo;
@@ -623,20 +629,11 @@ void engine_write_stats(const struct engine *e, FILE *out)
 		KV("fill_read_size", fs.read_size);
 		KV("fill_reads_per_chunk", fs.reads_per_chunk);
 		KV("fills_blocked", fs.blocked);
-		KV("fill_reads", c->fill_reads);
-		KV("fill_short_reads", c->fill_short_reads);
-		KV("fill_early", c->fill_early);
-		KV("fill_mixed", c->fill_mixed);
-		KV("fill_noattrs", c->fill_noattrs);
-		KV("fill_bad_replies", c->fill_bad_replies);
+		write_counters(c, ENGINE_SEC_FILL, out);
 	}
-	KV("meta_hits", c->meta_hits);
-	KV("meta_misses", c->meta_misses);
-	KV("meta_no_evidence", c->meta_no_evidence);
+	write_counters(c, ENGINE_SEC_META, out);
 	KV("meta_records", store_meta_count(e->store));
-	KV("writer_starts", c->writer_starts);
-	KV("writer_passthrough", c->writer_passthrough);
-	KV("stale_purges", c->stale_purges);
+	write_counters(c, ENGINE_SEC_WRITER, out);
 	KV("cache_objects", ss.objects);
 	KV("cache_bytes", ss.bytes);
 	KV("cache_chunks", ss.chunks);
@@ -668,20 +665,16 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("space_run_bytes", ss.run_bytes);
 	KV("cache_commit_failures", ss.commit_failures);
 	KV("cache_write_failures", ss.write_failures);
-	KV("upstream_calls", u->calls);
+	write_upstream(u, UPSTREAM_SEC_CALLS, out);
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
 		char name[64];
 		snprintf(name, sizeof(name), "upstream_calls_%s", proto_proc_name(NFS_PROGRAM, p));
 		KV(name, u->calls_by_proc[p]);
 	}
-	KV("upstream_resends", u->resends);
-	KV("upstream_replies", u->replies);
-	KV("upstream_reconnects", u->reconnects);
-	KV("upstream_connect_attempts", u->connect_attempts);
-	KV("upstream_dropped_calls", u->dropped_calls);
+	write_upstream(u, UPSTREAM_SEC_SENDS, out);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
-	KV("upstream_failures", c->upstream_failures);
+	write_counters(c, ENGINE_SEC_UPSTREAM, out);
 	KV("memory_chunks_bytes", cobj_memory_used(e->objs));
 	KV("memory_objects", cobj_count(e->objs));
 	/* for the operator interfaces (docs/operations.md) */
@@ -709,14 +702,13 @@ void engine_write_stats(const struct engine *e, FILE *out)
 			}
 		}
 	}
-	KV("invalidations", c->invalidations);
+	write_counters(c, ENGINE_SEC_OPS, out);
 	KV("cache_oldest_access", ss.oldest_access);
-	KV("upstream_read_bytes", u->read_bytes);
-	KV("upstream_write_bytes", u->write_bytes);
-	KV("upstream_rpc_errors", u->rpc_errors);
-	KV("upstream_timeouts", u->timeouts);
+	write_upstream(u, UPSTREAM_SEC_BYTES, out);
 	KV("upstream_inflight", u->inflight);
 	KV("upstream_conns_total", u->conns_total);
+	write_counters(c, ENGINE_SEC_MOUNT, out);
+	write_upstream(u, UPSTREAM_SEC_LAST, out);
 #undef KV
 }
 

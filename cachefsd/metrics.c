@@ -157,59 +157,13 @@ static void render(const struct ops_env *env, FILE *f)
 	for (uint32_t p = 0; p < MOUNT3_NPROCS; p++)
 		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
 		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
-	counter(f, "cachefsd_mounts_refused_total", "MNT calls refused (allow list).",
-	        c->mounts_refused);
 	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
 	      (uint64_t)proto_client_count(env->srv));
-	counter(f, "cachefsd_client_connections_total", "Client connections accepted.",
-	        proto_counters.conns_accepted);
-	counter(f, "cachefsd_client_connections_refused_total",
-	        "Client connections refused (allow list).", proto_counters.conns_refused);
-	family(f, "cachefsd_client_connections_closed_total", "counter",
-	       "Client connections the proxy closed to bound its resources, by reason.");
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "idle",
-	        proto_counters.conns_idle_closed);
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "make_room",
-	        proto_counters.conns_evicted);
-	labeled(f, "cachefsd_client_connections_closed_total", "reason", "memory",
-	        proto_counters.conns_memory_closed);
-	counter(f, "cachefsd_accept_descriptor_shortages_total",
-	        "Times new clients found no descriptor (EMFILE, ENFILE or the client limit).",
-	        proto_counters.accept_fd_episodes);
-	counter(f, "cachefsd_accept_descriptor_waits_total",
-	        "Accepts that failed or waited for lack of a descriptor.",
-	        proto_counters.accept_fd_waits);
-	gauge(f, "cachefsd_client_memory_bytes",
-	      "Memory held for client connections: records being received, calls in flight, "
-	      "replies not yet sent.",
-	      proto_counters.client_memory);
-	gauge(f, "cachefsd_client_memory_over_limit",
-	      "1 while clients hold more than client_memory_max (no new calls are read).",
-	      proto_counters.client_memory_paused);
-	counter(f, "cachefsd_client_memory_over_limit_total",
-	        "Times clients went over client_memory_max.", proto_counters.client_memory_pauses);
+	cfs_counters_render(f, &proto_counters, proto_counter_descs, proto_counter_ndescs);
 	counter(f, "cachefsd_log_lines_suppressed_total",
 	        "Repeated log lines held back by the rate limit (each window ends in a summary "
 	        "line with their count).",
 	        log_limit_suppressed());
-	family(f, "cachefsd_client_bytes_total", "counter",
-	       "RPC record bytes between clients and the proxy.");
-	labeled(f, "cachefsd_client_bytes_total", "direction", "received", proto_counters.bytes_in);
-	labeled(f, "cachefsd_client_bytes_total", "direction", "sent", proto_counters.bytes_out);
-	family(f, "cachefsd_client_payload_bytes_total", "counter",
-	       "File data between clients and the proxy: READ replies and WRITE calls.");
-	labeled(f, "cachefsd_client_payload_bytes_total", "op", "read", c->bytes_read);
-	labeled(f, "cachefsd_client_payload_bytes_total", "op", "write", c->bytes_written);
-	counter(f, "cachefsd_read_from_cache_bytes_total",
-	        "READ reply bytes that came from the cache (part of the read payload).",
-	        c->bytes_from_cache);
-	counter(f, "cachefsd_rpc_garbage_args_total", "Calls answered GARBAGE_ARGS.",
-	        proto_counters.garbage_args);
-	counter(f, "cachefsd_rpc_rejects_total",
-	        "Calls rejected at the RPC level (program, version, procedure).",
-	        proto_counters.rpc_rejects);
-	counter(f, "cachefsd_rpc_auth_errors_total", "Calls refused for their credential.",
-	        proto_counters.auth_errors);
 
 	/* --- the upstream --- */
 	gauge(f, "cachefsd_upstream_up", "1 while at least one upstream connection is up.",
@@ -218,15 +172,7 @@ static void render(const struct ops_env *env, FILE *f)
 	      (uint64_t)u->conns_total);
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
 	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
-	counter(f, "cachefsd_upstream_reconnects_total",
-	        "Upstream outages ended (the server answered again).", u->reconnects);
-	counter(f, "cachefsd_upstream_connect_attempts_total",
-	        "TCP connections to the upstream started (back-off while it does not answer).",
-	        u->connect_attempts);
-	counter(f, "cachefsd_upstream_dropped_calls_total",
-	        "Calls given up because the upstream closed the connection every time they "
-	        "were sent (answered NFS3ERR_IO).",
-	        u->dropped_calls);
+	cfs_counters_render(f, u, upstream_counter_descs, upstream_counter_ndescs);
 	family(f, "cachefsd_upstream_calls_total", "counter",
 	       "Calls sent to the upstream (re-sends included), by procedure.");
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
@@ -237,24 +183,10 @@ static void render(const struct ops_env *env, FILE *f)
 	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
 		histogram(f, "cachefsd_upstream_rtt_seconds", proto_proc_name(NFS_PROGRAM, p),
 		          u->rtt_hist[p], u->rtt_us_by_proc[p]);
-	counter(f, "cachefsd_upstream_resends_total",
-	        "Calls re-sent after an upstream connection was lost.", u->resends);
-	counter(f, "cachefsd_upstream_timeouts_total", "Calls given up (soft mode).", u->timeouts);
-	counter(f, "cachefsd_upstream_rpc_errors_total", "RPC-level errors from the upstream.",
-	        u->rpc_errors);
-	counter(f, "cachefsd_upstream_failures_total",
-	        "Client calls answered with an error because the upstream gave no NFS answer "
-	        "(RPC-level errors, soft timeouts).",
-	        c->upstream_failures);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
 	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
 	      (uint64_t)(u->inflight > 0 ? u->inflight : 0));
-	family(f, "cachefsd_upstream_payload_bytes_total", "counter",
-	       "File data between the proxy and the upstream: READ replies received, WRITE calls "
-	       "sent.");
-	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "read", u->read_bytes);
-	labeled(f, "cachefsd_upstream_payload_bytes_total", "op", "write", u->write_bytes);
 
 	/* --- the cache --- */
 	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);
@@ -331,19 +263,6 @@ static void render(const struct ops_env *env, FILE *f)
 			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
 			        engine_fill_block_name(b), fs.blocked == b);
 	}
-	counter(f, "cachefsd_fill_reads_total", "Upstream READs sent by fills.", c->fill_reads);
-	counter(f, "cachefsd_fill_short_reads_total",
-	        "Fill READs the upstream answered with fewer bytes than asked before EOF (the rest "
-	        "was asked again).",
-	        c->fill_short_reads);
-	counter(f, "cachefsd_fill_early_replies_total",
-	        "READs answered from a fill before its whole chunk was in.", c->fill_early);
-	family(f, "cachefsd_fills_given_up_total", "counter",
-	       "Fills given up (their READs forwarded), by reason: mixed (the file changed between "
-	       "the chunk's READs), no_attributes (a READ reply had none), bad_reply.");
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "mixed", c->fill_mixed);
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "no_attributes", c->fill_noattrs);
-	labeled(f, "cachefsd_fills_given_up_total", "reason", "bad_reply", c->fill_bad_replies);
 	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
 	      "Age of the least recently used object's last access (0: empty cache).",
 	      ss.oldest_access && (uint64_t)now > ss.oldest_access
@@ -365,64 +284,7 @@ static void render(const struct ops_env *env, FILE *f)
 	        ss.data_files_refused);
 	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
 	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
-	counter(f, "cachefsd_fills_total", "Chunk fills from the upstream (readahead included).",
-	        c->fills);
-	counter(f, "cachefsd_fill_bytes_total", "Bytes fetched by fills.", c->fill_bytes);
-	counter(f, "cachefsd_readahead_fills_total", "Fills started by sequential readahead.",
-	        c->readahead_fills);
-	counter(f, "cachefsd_lookup_prefetches_total",
-	        "Small files fetched when a client looked them up (lookup_prefetch).",
-	        c->lookup_prefetches);
-	counter(f, "cachefsd_readahead_loads_total",
-	        "Cached chunks loaded from disk ahead of a sequential reader.", c->readahead_loads);
-	counter(f, "cachefsd_stores_total", "Chunks and small files written to the cache.",
-	        c->stores);
-	family(f, "cachefsd_chunk_reads_total", "counter",
-	       "Cached chunks read, from the cache disk (verified) or from memory.");
-	labeled(f, "cachefsd_chunk_reads_total", "source", "disk", c->chunk_disk_reads);
-	labeled(f, "cachefsd_chunk_reads_total", "source", "memory", c->chunk_mem_hits);
-	counter(f, "cachefsd_checksum_failures_total",
-	        "Cached chunks whose bytes did not match their checksum when read (dropped and "
-	        "fetched again).",
-	        c->checksum_failures);
-	counter(f, "cachefsd_data_drops_total",
-	        "Cached data dropped because the file changed upstream or was written.",
-	        c->data_drops);
-	counter(f, "cachefsd_fresh_skips_total",
-	        "Fills served but not stored: the file changed within fresh_guard.",
-	        c->fresh_skips);
-	counter(f, "cachefsd_writer_files_total",
-	        "Files that entered the writer state (not cached for write_quiesce).",
-	        c->writer_starts);
-	counter(f, "cachefsd_writer_bypass_reads_total",
-	        "READs forwarded because their file is being written.", c->writer_passthrough);
-	counter(f, "cachefsd_access_checks_total",
-	        "ACCESS calls made before serving a user from the cache.", c->access_checks);
-	counter(f, "cachefsd_access_denied_total",
-	        "READs the upstream refused (NFS3ERR_ACCES): no cached byte went to the caller.",
-	        c->access_denied);
-	counter(f, "cachefsd_evidence_reads_total",
-	        "READs forwarded because only the server's answer to them lets the caller "
-	        "read cached bytes (read_evidence).",
-	        c->evidence_reads);
-	counter(f, "cachefsd_stale_checks_total",
-	        "GETATTRs asking the upstream whether a handle it called STALE is stale.",
-	        c->stale_checks);
-	counter(f, "cachefsd_read_splits_total",
-	        "Forwarded READs larger than the upstream's rtmax, sent as several READs.",
-	        c->read_splits);
-	counter(f, "cachefsd_stale_purges_total", "Handles purged after NFS3ERR_STALE.",
-	        c->stale_purges);
-	counter(f, "cachefsd_invalidations_total", "Handles invalidated by cachefsctl.",
-	        c->invalidations);
-	family(f, "cachefsd_meta_requests_total", "counter",
-	       "Metadata calls in ttl mode, answered from the metadata cache (hit) or not.");
-	labeled(f, "cachefsd_meta_requests_total", "result", "hit", c->meta_hits);
-	labeled(f, "cachefsd_meta_requests_total", "result", "miss", c->meta_misses);
-	counter(f, "cachefsd_meta_no_evidence_total",
-	        "ttl-mode metadata calls forwarded although the answer was cached: the caller had "
-	        "no evidence the server would give it that answer.",
-	        c->meta_no_evidence);
+	cfs_counters_render(f, c, engine_counter_descs, engine_counter_ndescs);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));

@@ -1266,6 +1266,21 @@ int upstream_max_inflight(const struct upstream *up)
 	return INFLIGHT_PER_CONN * up->nconns;
 }
 
+const struct cfs_counter_desc upstream_counter_descs[] = {
+#define UPSTREAM_COUNTER(field, sec, type, metric, label, help)                                    \
+	{"upstream_" #field,                                                                       \
+	 offsetof(struct upstream_counters, field),                                                \
+	 UPSTREAM_SEC_##sec,                                                                       \
+	 CFS_CTR_##type,                                                                           \
+	 metric,                                                                                   \
+	 label,                                                                                    \
+	 help},
+#include "upstream_counters.def"
+#undef UPSTREAM_COUNTER
+};
+const size_t upstream_counter_ndescs =
+    sizeof(upstream_counter_descs) / sizeof(upstream_counter_descs[0]);
+
 const struct upstream_counters *upstream_counters(const struct upstream *up)
 {
 	return &up->ctr;

@@ -80,6 +80,11 @@ struct control_counters {
 };
 extern struct control_counters control_counters;
 
+/* The rows of proto_counters.def, in stats order (counters.h); static
+ * storage. */
+extern const struct cfs_counter_desc proto_counter_descs[];
+extern const size_t proto_counter_ndescs;
+
 /* What the operator interfaces read and act on. Everything is owned by
  * main.c and outlives control_stop()/metrics_stop(). */
 struct ops_env {

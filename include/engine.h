@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "counters.h"
 #include "loop.h"
 #include "req.h"
 #include "upstream.h"
@@ -37,61 +38,44 @@ enum engine_outcome {
 	ENGINE_NOUTCOMES
 };
 
+/* Where a row of engine_counters.def stands in the stats lines (among the
+ * lines not in that list). */
+enum engine_counter_sec {
+	ENGINE_SEC_READ,     /* after nfs_calls_* */
+	ENGINE_SEC_FILL,     /* after fills_blocked */
+	ENGINE_SEC_META,     /* before meta_records */
+	ENGINE_SEC_WRITER,   /* after meta_records */
+	ENGINE_SEC_UPSTREAM, /* after upstream_waiting */
+	ENGINE_SEC_OPS,      /* after the per-procedure outcomes */
+	ENGINE_SEC_MOUNT,    /* last */
+};
+
 struct engine_counters {
+	/* by procedure (NFSv3, MOUNT) */
 	uint64_t nfs_calls[ENGINE_NPROCS];
 	uint64_t nfs_errors[ENGINE_NPROCS]; /* replies with a status other than NFS3_OK */
 	uint64_t nfs_latency_us[ENGINE_NPROCS];
 	uint64_t mount_calls[MOUNT3_NPROCS];
-	uint64_t mounts_refused;
-	uint64_t mount_walks;	     /* MNTs below the export walked with upstream LOOKUPs */
-	uint64_t mount_walks_shared; /* MNTs answered by a walk of the same path and caller */
-	uint64_t mount_walks_waiting; /* gauge: MNTs waiting for a walk slot */
-	uint64_t upstream_failures; /* calls answered with an RPC or I/O error */
-	uint64_t bytes_read;	    /* READ payload bytes sent to clients */
-	uint64_t bytes_written;	    /* WRITE payload bytes received from clients */
-	/* the data cache */
-	uint64_t read_hits;	    /* READs answered from the cache only */
-	uint64_t read_misses;	    /* READs that needed a fill */
-	uint64_t read_passthrough;  /* READs forwarded as they were */
-	uint64_t bytes_from_cache;  /* READ payload served from the cache */
-	uint64_t fills;		    /* chunk fills from the upstream */
-	uint64_t fill_bytes;	    /* bytes fetched by fills */
-	uint64_t readahead_fills;
-	uint64_t lookup_prefetches; /* small files fetched when looked up */
-	uint64_t readahead_loads; /* chunks loaded from disk ahead of a sequential reader */
-	uint64_t chunk_disk_reads;  /* chunks read (and verified) from the cache disk */
-	uint64_t chunk_mem_hits;    /* chunk reads served from memory */
-	uint64_t checksum_failures; /* chunks whose bytes did not match: dropped, refetched */
-	uint64_t access_checks;	    /* ACCESS asked upstream before serving from the cache */
-	uint64_t access_denied;	    /* READs the upstream refused (NFS3ERR_ACCES) */
-	uint64_t evidence_reads;    /* READs forwarded because only the server's answer to
-				     * them could let the caller read cached bytes */
-	uint64_t stale_checks;	    /* GETATTRs asking whether a STALE handle is stale */
-	uint64_t read_splits;	    /* forwarded READs above the upstream's rtmax, sent in pieces */
-	uint64_t data_drops;	    /* cached data dropped: the upstream file changed */
-	uint64_t stores;	    /* chunks / inline files written to the cache */
-	uint64_t fresh_skips;	    /* fills not stored: the file changed too recently */
-	uint64_t fill_reads;        /* upstream READs sent by fills (a chunk may take several) */
-	uint64_t fill_short_reads;  /* fill READs answered with fewer bytes than asked before EOF */
-	uint64_t fill_mixed;        /* fills given up: their READs' attributes disagreed */
-	uint64_t fill_noattrs;      /* fills given up: a READ reply carried no attributes */
-	uint64_t fill_bad_replies;  /* fills given up: a READ reply could not be used */
-	uint64_t fill_early;        /* READs answered from a fill before its chunk was complete */
-	/* coherence */
-	uint64_t meta_hits;	    /* metadata calls answered from the cache (ttl mode) */
-	uint64_t meta_misses;	    /* ... that had to go upstream */
-	uint64_t meta_no_evidence;  /* ... because the caller had no evidence for the cached answer */
-	uint64_t writer_starts;	    /* files that entered the no-caching writer state */
-	uint64_t writer_passthrough; /* READs forwarded because their file is being written */
-	uint64_t stale_purges;	    /* handles purged after NFS3ERR_STALE */
-	/* operator interfaces (control.c, metrics.c) */
-	uint64_t invalidations; /* handles invalidated by cachefsctl */
+	/* the scalars: one row each in engine_counters.def, which says what they mean */
+#define ENGINE_COUNTER(field, sec, type, metric, label, help) uint64_t field;
+#include "engine_counters.def"
+#undef ENGINE_COUNTER
 	/* by procedure and outcome; READ hits and misses are read_hits and
 	 * read_misses (see engine_outcomes()) */
 	uint64_t nfs_outcomes[ENGINE_NPROCS][ENGINE_NOUTCOMES];
 	/* client-side latency (decoded to reply queued), cfs_lat_bucket() */
 	uint64_t nfs_latency_hist[ENGINE_NPROCS][CFS_LAT_NBUCKETS];
 };
+
+/* The rows of engine_counters.def, in stats order (counters.h); static
+ * storage. */
+extern const struct cfs_counter_desc engine_counter_descs[];
+extern const size_t engine_counter_ndescs;
+
+/* The stats name of counter FIELD, checked at compile time: a field that is
+ * not in struct engine_counters does not build (for readers of the stats
+ * lines such as cachefsctl). */
+#define ENGINE_STAT(field) (sizeof(((struct engine_counters *)0)->field) ? #field : #field)
 
 /* Creates the engine and opens the cache (store) in cfg->cache_dir. The
  * export clients mount is cfg->export_path or the upstream's path. Returns 0

@@ -21,31 +21,20 @@ struct proto_server;
 typedef void (*proto_submit_fn)(struct cfs_req *req, void *arg);
 
 /* Counters of the wire layer (monotonic except conns_open). */
+/* Where a row of proto_counters.def stands in the stats lines. */
+enum proto_counter_sec {
+	PROTO_SEC_CALLS, /* after clients_connected */
+	PROTO_SEC_BYTES, /* after log_lines_suppressed */
+};
+
 struct proto_counters {
-	uint64_t conns_accepted;
-	uint64_t conns_refused;
 	int64_t conns_open;
-	uint64_t calls;
-	uint64_t replies;
-	uint64_t garbage_args; /* undecodable calls answered GARBAGE_ARGS */
-	uint64_t rpc_rejects;  /* PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, RPC_MISMATCH */
-	uint64_t auth_errors;
-	uint64_t conns_dropped_bad; /* closed for a malformed or oversized record */
-	uint64_t bytes_in;	    /* record bytes received from clients */
-	uint64_t bytes_out;	    /* reply bytes queued to clients (approximate) */
-	uint64_t drc_replays;	    /* retransmitted calls answered from the duplicate-request cache */
-	uint64_t drc_busy;	    /* retransmissions dropped: the call was still in progress */
-	uint64_t mounts_insecure;   /* MNT refused: source port >= 1024 with secure_ports */
-	/* bounds (docs/design.md, Connection lifetime) */
-	uint64_t conns_idle_closed;   /* closed after client_idle_timeout without a call */
-	uint64_t conns_evicted;	      /* idle ones closed to make room for a new client */
-	uint64_t conns_memory_closed; /* stalled ones closed over client_memory_max */
-	uint64_t accept_fd_episodes;  /* times new clients found no descriptor (or the limit) */
-	uint64_t accept_fd_waits;     /* accepts that failed or waited for one */
-	uint64_t accept_pauses;	      /* listener back-offs (100 ms doubling to 1 s) */
-	uint64_t client_memory;	      /* gauge: bytes held for client connections */
-	uint64_t client_memory_paused; /* gauge: 1 while over client_memory_max */
-	uint64_t client_memory_pauses; /* times it went over */
+	uint64_t
+	    conns_dropped_bad; /* closed for a malformed or oversized record: not counted yet */
+	                       /* one row each in proto_counters.def, which says what they mean */
+#define PROTO_COUNTER(field, stat, sec, type, metric, label, help) uint64_t field;
+#include "proto_counters.def"
+#undef PROTO_COUNTER
 };
 extern struct proto_counters proto_counters;
 

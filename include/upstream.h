@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "counters.h"
 #include "loop.h"
 #include "procs.h"
 #include "req.h"
@@ -63,18 +64,20 @@ static inline int cfs_lat_bucket(uint64_t us)
 	return i;
 }
 
+/* Where a row of upstream_counters.def stands in the stats lines. */
+enum upstream_counter_sec {
+	UPSTREAM_SEC_CALLS, /* after cache_write_failures */
+	UPSTREAM_SEC_SENDS, /* after upstream_calls_* */
+	UPSTREAM_SEC_BYTES, /* after cache_oldest_access */
+	UPSTREAM_SEC_LAST,  /* last */
+};
+
 struct upstream_counters {
-	uint64_t calls;	     /* calls sent (including re-sends) */
-	uint64_t resends;    /* calls re-sent after a lost connection */
-	uint64_t replies;
-	uint64_t rpc_errors; /* RPC-level errors from the upstream */
-	uint64_t reconnects; /* outages ended: the server answered again */
-	uint64_t connect_attempts; /* TCP connects started (first ones at start included) */
-	uint64_t dropped_calls;	   /* calls given up: the connection died under them
-				    * UPSTREAM_MAX_LOST times */
-	uint64_t rtt_us_sum; /* sum of round-trip times of answered calls */
-	uint64_t timeouts;
-	uint64_t cancelled; /* waiting calls dropped: their client went away */
+	/* one row each in upstream_counters.def, which says what they mean */
+#define UPSTREAM_COUNTER(field, sec, type, metric, label, help) uint64_t field;
+#include "upstream_counters.def"
+#undef UPSTREAM_COUNTER
+	uint64_t rtt_us_sum;        /* sum of round-trip times of answered calls */
 	uint64_t calls_by_proc[NFS3_NPROCS]; /* NFSv3 procedure numbers */
 	int conns_up;
 	int conns_total;
@@ -83,9 +86,14 @@ struct upstream_counters {
 	/* round trips of answered calls by procedure (cfs_lat_bucket()) */
 	uint64_t rtt_hist[NFS3_NPROCS][CFS_LAT_NBUCKETS];
 	uint64_t rtt_us_by_proc[NFS3_NPROCS];
-	uint64_t read_bytes;  /* READ payload received */
-	uint64_t write_bytes; /* WRITE payload sent (re-sends included) */
 };
+/* The rows of upstream_counters.def, in stats order (counters.h); static
+ * storage. Their stats names are upstream_<field>. */
+extern const struct cfs_counter_desc upstream_counter_descs[];
+extern const size_t upstream_counter_ndescs;
+/* The stats name of counter FIELD, checked at compile time (as ENGINE_STAT). */
+#define UPSTREAM_STAT(field)                                                                       \
+	(sizeof(((struct upstream_counters *)0)->field) ? "upstream_" #field : "upstream_" #field)
 
 /* RPC-level answers of the upstream: a reserved range of negative codes
  * below every errno value, one per answer libnfs 4.0 tells apart (it hands

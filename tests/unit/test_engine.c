@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../cachefsd/engine_int.h"
+#include "control.h"
 #include "engine.h"
 #include "upstream.h"
 #include "wire.h"
@@ -232,14 +233,69 @@ static void test_failure_replies(void **state)
 	assert_int_equal(w[6], NFS3ERR_NAMETOOLONG);
 }
 
+/* The lists of counters (engine_counters.def, proto_counters.def,
+ * upstream_counters.def): each row its own stats name
+ * and field; the rows of one /metrics family adjacent, the first with the
+ * HELP, every one with a label; a family in one run of rows only. */
+static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t size)
+{
+	char name[96], prev[96] = "";
+
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct cfs_counter_desc *d = &descs[i];
+		const int gauge = d->type == CFS_CTR_GAUGE;
+
+		assert_true(d->offset + sizeof(uint64_t) <= size);
+		for (size_t j = 0; j < i; j++) {
+			assert_string_not_equal(d->name, descs[j].name);
+			assert_int_not_equal(d->offset, descs[j].offset);
+		}
+		if (d->type == CFS_CTR_ELSEWHERE) {
+			/* it names the family that carries it (label: its sample) */
+			assert_non_null(d->metric);
+			continue;
+		}
+		cfs_counter_metric(d, name, sizeof(name));
+		if (strcmp(name, prev) == 0) {
+			/* a second sample of the family above */
+			assert_null(d->help);
+			assert_non_null(d->label);
+			assert_int_equal(d->type, descs[i - 1].type);
+		} else {
+			assert_non_null(d->help);
+			/* a family is one run of rows: not seen before */
+			for (size_t j = 0; j < i; j++) {
+				char other[96];
+
+				cfs_counter_metric(&descs[j], other, sizeof(other));
+				assert_string_not_equal(name, other);
+			}
+			if (!gauge)
+				assert_non_null(strstr(name, "_total"));
+		}
+		strcpy(prev, name);
+	}
+}
+
+static void test_counter_list(void **state)
+{
+	(void)state;
+	check_list(engine_counter_descs, engine_counter_ndescs, sizeof(struct engine_counters));
+	check_list(proto_counter_descs, proto_counter_ndescs, sizeof(struct proto_counters));
+	check_list(upstream_counter_descs, upstream_counter_ndescs,
+	           sizeof(struct upstream_counters));
+	/* names are fields: ENGINE_STAT is the field's name */
+	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
+	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_normalize),
-	    cmocka_unit_test(test_fsinfo_clamp),
-	    cmocka_unit_test(test_url),
-	    cmocka_unit_test(test_rpc_status_map),
-	    cmocka_unit_test(test_failure_replies),
+	    cmocka_unit_test(test_normalize),      cmocka_unit_test(test_counter_list),
+	    cmocka_unit_test(test_fsinfo_clamp),   cmocka_unit_test(test_url),
+	    cmocka_unit_test(test_rpc_status_map), cmocka_unit_test(test_failure_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
