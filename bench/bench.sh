@@ -56,6 +56,20 @@
 #                         (see bench/mount.sh)
 #   --out DIR             results directory (default bench/results/<date>)
 #   --build DIR           where cachefsd and the bench tools are (build)
+#   --build-b DIR         a second build to compare (A = --build, B = this):
+#                         every cachefsd row (cold, warm-disk, warm-page, each
+#                         mode) runs with both daemons in every round, A's
+#                         block then B's (B's first in even rounds), each with
+#                         its own cache; direct, peer and disk run once per
+#                         round as without it. The bench tools come from
+#                         --build; only the daemon differs. raw.csv and
+#                         summary.csv gain a build column, the report a
+#                         "Two builds side by side" section and compare.csv
+#                         (B/A per cell, flagged where the difference is
+#                         beyond the combined SEM). Not with --mount; --guest
+#                         runs A only. See docs/bench.md
+#   --label-a NAME / --label-b NAME   names of the two builds in the report
+#                         (default A and B; letters, digits, . _ -)
 #   --keep                keep the temp dir (logs) after the run
 set -u
 set -o pipefail
@@ -73,7 +87,7 @@ modes=strict,ttl
 tree_src='' wan_full_tree=0
 lan_rate=1gbit wan_rate=100mbit wan_delay=5
 window=4 guest=0 guest_n=3 up_rtmax='' upstream=ganesha scenarios_set=0
-out='' build=$root/build
+out='' build=$root/build build_b='' label_a=A label_b=B
 mount_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -102,6 +116,9 @@ while [ $# -gt 0 ]; do
 	--mount) mount_args=("${2:?}" "${3:?}"); shift 3 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--build) build=$(cd "${2:?}" && pwd) || exit 2; shift 2 ;;
+	--build-b) build_b=$(cd "${2:?}" && pwd) || exit 2; shift 2 ;;
+	--label-a) label_a=${2:?}; shift 2 ;;
+	--label-b) label_b=${2:?}; shift 2 ;;
 	--keep) export BENCH_KEEP=1; shift ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench: unknown option $1 (--help)" >&2; exit 2 ;;
@@ -131,6 +148,17 @@ n=${n:-20}
 warmup=${warmup:-5}
 case $n$warmup$budget$seed$window in *[!0-9]*) echo "bench: numbers expected" >&2; exit 2 ;; esac
 [ "$n" -ge 1 ] || { echo "bench: --n must be >= 1" >&2; exit 2; }
+# ab=1: two builds side by side (--build-b); the labels go into raw.csv's
+# build column and the report's headings, so no commas or spaces
+ab=0
+if [ -n "$build_b" ]; then
+	ab=1
+	[[ $label_a =~ ^[A-Za-z0-9._-]+$ && $label_b =~ ^[A-Za-z0-9._-]+$ ]] ||
+		{ echo "bench: --label-a/--label-b take letters, digits, . _ -" >&2; exit 2; }
+	[ "$label_a" != "$label_b" ] || { echo "bench: --label-a and --label-b must differ" >&2; exit 2; }
+	[ ${#mount_args[@]} = 0 ] ||
+		{ echo "bench: --build-b compares daemons the bench starts; --mount starts none" >&2; exit 2; }
+fi
 rsize_args=()
 if [ -n "$up_rtmax" ]; then
 	[[ $up_rtmax =~ ^[0-9]+$ ]] && [ "$up_rtmax" -ge 4096 ] && [ "$up_rtmax" -le 1048576 ] ||
@@ -159,6 +187,7 @@ for t in nfsbench nfsput benchgen benchstat relay relayprobe; do
 	[ -x "$B_BIN/$t" ] || { echo "bench: $B_BIN/$t missing (make bench-tools)" >&2; exit 2; }
 done
 [ -x "$B_CACHEFSD" ] || { echo "bench: $B_CACHEFSD missing (make)" >&2; exit 2; }
+[ $ab = 0 ] || [ -x "$build_b/cachefsd" ] || { echo "bench: $build_b/cachefsd missing (make)" >&2; exit 2; }
 
 # shellcheck source=bench/lib/env.sh
 . "$here/lib/env.sh"
@@ -167,6 +196,13 @@ b_init
 # mix two daemons in one report
 cp "$B_CACHEFSD" "$B_TMP/cachefsd"
 B_CACHEFSD=$B_TMP/cachefsd
+# the daemon of each build (cfs_bin_a, cfs_bin_b): run_one passes it to
+# b_start_cachefsd as B_CACHEFSD
+cfs_bin_a=$B_CACHEFSD cfs_bin_b=''
+if [ $ab = 1 ]; then
+	cp "$build_b/cachefsd" "$B_TMP/cachefsd-b"
+	cfs_bin_b=$B_TMP/cachefsd-b
+fi
 # everything this run prints goes to the log too
 exec > >(tee -a "$out/raw/bench.log") 2>&1
 
@@ -264,6 +300,12 @@ if [[ ,$modes, == *,ttl,* ]] && ! "$B_CACHEFSD" --help 2>&1 | grep -- '--meta-tt
 	ttl_ok=0
 	b_log "this cachefsd has no --meta-ttl: the ttl rows are reported as not available"
 fi
+# B's own: its ttl rows drop out alone (ttl_ok_b, read through ttl_ok$bs)
+ttl_ok_b=1
+if [ $ab = 1 ] && [[ ,$modes, == *,ttl,* ]] && ! "$cfs_bin_b" --help 2>&1 | grep -- '--meta-ttl' >/dev/null; then
+	ttl_ok_b=0
+	b_log "cachefsd $label_b has no --meta-ttl: its ttl rows are reported as not available"
+fi
 
 # --- meta ---------------------------------------------------------------------------
 {
@@ -295,12 +337,28 @@ fi
 	echo "data=$DATA"
 	echo "ttl_available=$ttl_ok"
 	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ $ab = 1 ]; then
+		# the second build (--build-b); its git from the tree it sits in
+		# (e.g. a `git worktree add` of the commit before)
+		echo "label_a=$label_a"
+		echo "label_b=$label_b"
+		echo "build_a=$build"
+		echo "build_b=$build_b"
+		echo "git_a=$(git -C "$build/.." rev-parse --short HEAD 2>/dev/null)$(git -C "$build/.." diff --quiet HEAD -- cachefsd proto include 2>/dev/null || echo -dirty)"
+		echo "git_b=$(git -C "$build_b/.." rev-parse --short HEAD 2>/dev/null)$(git -C "$build_b/.." diff --quiet HEAD -- cachefsd proto include 2>/dev/null || echo -dirty)"
+		echo "cachefsd_b=$("$cfs_bin_b" --version 2>&1 | head -n 1)"
+		echo "ttl_available_b=$ttl_ok_b"
+	fi
 } >"$out/meta.txt"
 cp "$DATA/SUMMARY" "$out/dataset.txt"
 cat "$out/meta.txt"
 
 csv=$out/raw.csv
-echo "profile,client,workload,row,scenario,mode,run,seconds,bytes,expect_bytes,files,calls,link_bytes,proxy_cpu_s,proxy_rss_kib,read_hits,read_misses,hit_ratio,fills,fill_bytes,upstream_calls,bytes_from_cache" >"$csv"
+# with --build-b every line ends in the build column: the build's label
+# for a cachefsd row, empty for direct, peer and disk
+csv_build=''
+[ $ab = 1 ] && csv_build=',build'
+echo "profile,client,workload,row,scenario,mode,run,seconds,bytes,expect_bytes,files,calls,link_bytes,proxy_cpu_s,proxy_rss_kib,read_hits,read_misses,hit_ratio,fills,fill_bytes,upstream_calls,bytes_from_cache$csv_build" >"$csv"
 
 # --- network and upstream --------------------------------------------------------------
 # warm_export PATH: the filer holds its data set in RAM in every scenario
@@ -344,7 +402,7 @@ esac
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-# rows: label scenario mode
+# rows: label scenario mode [build: a|b, with --build-b]
 rows=()
 for s in ${scenarios//,/ }; do
 	case $s in
@@ -353,12 +411,25 @@ for s in ${scenarios//,/ }; do
 	disk) rows+=("local-disk disk -") ;;
 	esac
 done
+# two builds: each mode's block (cold, warm-disk, warm-page: one daemon and
+# cache that the block's rows hand on) runs for A, then for B; rows_ba is
+# the round with B's blocks first, so that neither build always runs
+# second (odd rounds rows, even rounds rows_ba)
+rows_ba=("${rows[@]}")
 for m in ${modes//,/ }; do
+	blk=()
 	for s in ${scenarios//,/ }; do
 		case $s in
-		cold | warm-disk | warm-page) rows+=("$m-$s $s $m") ;;
+		cold | warm-disk | warm-page) blk+=("$m-$s $s $m") ;;
 		esac
 	done
+	[ ${#blk[@]} -gt 0 ] || continue
+	if [ $ab = 0 ]; then
+		rows+=("${blk[@]}")
+	else
+		rows+=("${blk[@]/%/ a}" "${blk[@]/%/ b}")
+		rows_ba+=("${blk[@]/%/ b}" "${blk[@]/%/ a}")
+	fi
 done
 
 # --- the local disk, side by side with warm-disk ------------------------------------------
@@ -383,15 +454,26 @@ disk_run()
 	printf '  %-9s %-10s %-20s %s %8.3f s\n' "$profile" "$wl" "$label" \
 		"$([ "$run" = 0 ] && echo warm-up || echo "run $run")" "$sec" >&2
 	[ "$run" = 0 ] && return 0
-	echo "$profile,libnfs,$wl,$label,disk,-,$run,$sec,$bytes,$(manifest_bytes "$path"),1,0,0,,,,,,,,," >>"$csv"
+	echo "$profile,libnfs,$wl,$label,disk,-,$run,$sec,$bytes,$(manifest_bytes "$path"),1,0,0,,,,,,,,,${csv_build:+,}" >>"$csv"
 }
 
 # --- one measured (or warm-up) run -----------------------------------------------------
-# run_one PROFILE WORKLOAD ROWLABEL SCENARIO MODE RUN(0 = warm-up) VERIFY
+# run_one PROFILE WORKLOAD ROWLABEL SCENARIO MODE RUN(0 = warm-up) VERIFY [BUILD]
+# BUILD (--build-b only): a or b, whose cachefsd serves a cachefsd row;
+# B's daemon is named <mode>_b (its own port, cache, stats and log)
 run_one()
 {
-	local profile=$1 wl=$2 label=$3 scen=$4 mode=$5 run=$6 verify=$7
+	local profile=$1 wl=$2 label=$3 scen=$4 mode=$5 run=$6 verify=$7 bld=${8:-}
 	local path host port mport xport proxy_pid='' cfs='' extra=()
+	# shown: the row in log lines; bcol: raw.csv's build column
+	local shown=$label bcol='' bs='' bin=$cfs_bin_a
+	if [ $ab = 1 ] && [ -n "$bld" ]; then
+		case $bld in
+		a) bcol=$label_a ;;
+		b) bcol=$label_b bs=_b bin=$cfs_bin_b ;;
+		esac
+		shown="$label [$bcol]"
+	fi
 	path=$(workload_path "$wl" "$profile")
 	case $scen in
 	disk)
@@ -405,34 +487,36 @@ run_one()
 		host=127.0.0.1 port=$PEER_NFSPORT mport=$PEER_MNTPORT xport=$UP_PSEUDO
 		proxy_pid=$PEER_PID ;;
 	*)
-		cfs=$mode
+		cfs=$mode$bs
+		local tv=ttl_ok$bs
 		if [ "$mode" = ttl ]; then
-			[ $ttl_ok = 1 ] || return 0
+			[ "${!tv}" = 1 ] || return 0
 			extra=("${ttl_flag[@]}")
 		fi
-		local cache=$B_TMP/cache-$mode pv="CFS_PID_$mode"
+		local cache=$B_TMP/cache-$cfs pv="CFS_PID_$cfs"
 		case $scen in
 		cold)
-			b_stop_cachefsd "$mode"
+			b_stop_cachefsd "$cfs"
 			rm -rf "$cache"
 			b_drop_caches
 			warm_export "$DATA/$path" ;;
 		warm-disk)
-			b_stop_cachefsd "$mode"
+			b_stop_cachefsd "$cfs"
 			b_drop_caches
 			warm_export "$DATA/$path" ;;
 		warm-page) ;;
 		esac
 		if [ -z "${!pv:-}" ]; then
-			if ! b_start_cachefsd "$mode" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$UP_EXPORT" \
+			# (B_CACHEFSD for this call only: the daemon of this row's build)
+			if ! B_CACHEFSD=$bin b_start_cachefsd "$cfs" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$UP_EXPORT" \
 				"${extra[@]}"; then
-				[ "$mode" = ttl ] && { ttl_ok=0; b_log "ttl mode not available (cachefsd did not start with ${ttl_flag[*]})"; return 0; }
-				b_die "cachefsd ($mode) did not start"
+				[ "$mode" = ttl ] && { printf -v "$tv" 0; b_log "ttl mode not available (cachefsd${bcol:+ $bcol} did not start with ${ttl_flag[*]})"; return 0; }
+				b_die "cachefsd ($mode${bcol:+, $bcol}) did not start"
 			fi
 		fi
-		pv="CFS_PID_$mode"
+		pv="CFS_PID_$cfs"
 		proxy_pid=${!pv}
-		host=127.0.0.1 pv="CFS_PORT_$mode" port=${!pv} mport=${!pv} xport=$UP_EXPORT ;;
+		host=127.0.0.1 pv="CFS_PORT_$cfs" port=${!pv} mport=${!pv} xport=$UP_EXPORT ;;
 	esac
 
 	local cpu0='' cpu1='' rss='' l0 l1 st0='' st1='' res vfile=''
@@ -450,7 +534,7 @@ run_one()
 	res=$("$B_BIN/nfsbench" "${wl%%-*}" --host "$host" --port "$port" --mountport "$mport" \
 		--export "$xport" --path "$path" --window "$window" --timeout 600 "${rsize_args[@]}" \
 		"${vargs[@]}") ||
-		b_die "nfsbench $wl via $label ($profile) failed"
+		b_die "nfsbench $wl via $shown ($profile) failed"
 	l1=$(b_link_bytes)
 	if [ -n "$proxy_pid" ]; then
 		cpu1=$(b_proc_cpu "$proxy_pid")
@@ -462,13 +546,13 @@ run_one()
 		if [ -n "$tree_src" ] && [[ $path == tree* ]]; then
 			want=$(awk -v p="$path" 'index($2, p"/")==1 {print $1, $2}' "$DATA/MANIFEST.sizes" | sort)
 			[ "$want" = "$(awk '{print $1, $3}' "$vfile" | sort)" ] ||
-				b_die "VERIFY: $wl via $label ($profile): sizes differ from the data set"
+				b_die "VERIFY: $wl via $shown ($profile): sizes differ from the data set"
 		else
 			want=$(awk -v p="$path" '$3==p || index($3, p"/")==1' "$DATA/MANIFEST" | sort)
 			[ "$want" = "$(sort "$vfile")" ] ||
-				b_die "VERIFY: $wl via $label ($profile): bytes differ from the data set"
+				b_die "VERIFY: $wl via $shown ($profile): bytes differ from the data set"
 		fi
-		b_log "verified: $wl via $label ($profile): every file's size and xxh64 match"
+		b_log "verified: $wl via $shown ($profile): every file's size and xxh64 match"
 	fi
 	local sec bytes files calls
 	sec=$(sed -n 's/.*seconds=\([^ ]*\).*/\1/p' <<<"$res")
@@ -477,7 +561,7 @@ run_one()
 	calls=$(sed -n 's/.*calls=\([^ ]*\).*/\1/p' <<<"$res")
 	local expect
 	expect=$(manifest_bytes "$path")
-	[ "$bytes" = "$expect" ] || b_log "WARNING: $wl via $label read $bytes bytes, the data set has $expect"
+	[ "$bytes" = "$expect" ] || b_log "WARNING: $wl via $shown read $bytes bytes, the data set has $expect"
 	local d_hits='' d_miss='' ratio='' d_fills='' d_fb='' d_up='' d_bfc='' cpu=''
 	if [ -n "$cfs" ]; then
 		delta() { echo $(($(awk -v k="$1" '$1==k{print $2}' <<<"$st1") - $(awk -v k="$1" '$1==k{print $2}' <<<"$st0"))); }
@@ -492,11 +576,11 @@ run_one()
 		fi
 	fi
 	[ -n "$cpu0" ] && cpu=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{printf "%.2f", b-a}')
-	printf '  %-9s %-10s %-20s %s %8.3f s  %s calls  link %s B%s\n' "$profile" "$wl" "$label" \
+	printf '  %-9s %-10s %-20s %s %8.3f s  %s calls  link %s B%s\n' "$profile" "$wl" "$shown" \
 		"$([ "$run" = 0 ] && echo warm-up || echo "run $run")" "$sec" "$calls" "$((l1 - l0))" \
 		"${ratio:+  hits $ratio}" >&2
 	[ "$run" = 0 ] && return 0
-	echo "$profile,libnfs,$wl,$label,$scen,$mode,$run,$sec,$bytes,$expect,$files,$calls,$((l1 - l0)),$cpu,$rss,$d_hits,$d_miss,$ratio,$d_fills,$d_fb,$d_up,$d_bfc" >>"$csv"
+	echo "$profile,libnfs,$wl,$label,$scen,$mode,$run,$sec,$bytes,$expect,$files,$calls,$((l1 - l0)),$cpu,$rss,$d_hits,$d_miss,$ratio,$d_fills,$d_fb,$d_up,$d_bfc${csv_build:+,$bcol}" >>"$csv"
 }
 
 # --- relay accuracy (wan) -------------------------------------------------------------------
@@ -552,6 +636,12 @@ ping_floor()
 		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
 		line+=", cachefsd $m $(ping_us 127.0.0.1 "${!portv}") us"
 	done
+	# B's daemons after A's: A's figures keep their place in the line
+	[ $ab = 1 ] && for m in ${modes//,/ }; do
+		pv="CFS_PID_${m}_b" portv="CFS_PORT_${m}_b"
+		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
+		line+=", cachefsd $m [$label_b] $(ping_us 127.0.0.1 "${!portv}") us"
+	done
 	echo "$line" >>"$out/floor.txt"
 	b_log "NULL call floor, $line"
 }
@@ -595,12 +685,14 @@ for profile in ${profiles//,/ }; do
 			fi
 			r=0
 			[ "$round" -gt "$wu" ] && r=$((round - wu))
-			for row in "${rows[@]}"; do
-				read -r label scen mode <<<"$row"
+			round_rows=("${rows[@]}")
+			[ $ab = 1 ] && [ $((round % 2)) = 0 ] && round_rows=("${rows_ba[@]}")
+			for row in "${round_rows[@]}"; do
+				read -r label scen mode bld <<<"$row"
 				v=0
 				# the first round checks every byte once (not timed when there are warm-ups)
 				[ "$round" = 1 ] && { [ "$wu" -gt 0 ] || [ "${BENCH_VERIFY:-0}" = 1 ]; } && v=1
-				run_one "$profile" "$wl" "$label" "$scen" "$mode" "$r" "$v"
+				run_one "$profile" "$wl" "$label" "$scen" "$mode" "$r" "$v" "$bld"
 			done
 			[ "$r" -gt 0 ] && measured=$r
 		done
@@ -608,6 +700,7 @@ for profile in ${profiles//,/ }; do
 	ping_floor "$profile"
 	for m in ${modes//,/ }; do
 		b_stop_cachefsd "$m"
+		[ $ab = 1 ] && b_stop_cachefsd "${m}_b"
 	done
 	[ -n "${PEER_PID:-}" ] && b_stop_peer
 	[ "$profile" = wan ] && b_stop_relay

@@ -5,6 +5,11 @@
 #                 workloads, mean ± SEM), details, one verdict line per
 #                 workload and profile, the issues' acceptance figures
 #   *.png         bar charts (gnuplot), one per profile and workload
+#   compare.csv   (a run of two builds, bench.sh --build-b: raw.csv has a
+#                 build column) per cachefsd cell A's and B's mean and SEM,
+#                 B/A and whether B - A is beyond the combined SEM; the
+#                 report then has a "Two builds side by side" section, A's
+#                 rows keep their names and B's carry " [LABEL_B]"
 # Can be re-run on an old results directory.
 set -eu
 dir=$(cd "${1:?usage: report.sh RESULTS_DIR [BIN_DIR]}" && pwd)
@@ -13,11 +18,20 @@ bin=${2:-$here/../build/bench}
 csv=$dir/raw.csv
 [ -f "$csv" ] || { echo "report: no $csv" >&2; exit 1; }
 
-"$bin/benchstat" --by profile,client,workload,row \
+meta() { sed -n "s/^$1=//p" "$dir/meta.txt" 2>/dev/null | head -n 1; }
+
+# two builds (--build-b): raw.csv ends in a build column (A's or B's label,
+# empty for direct, peer, disk); summary.csv groups by it too
+ab=0 by=profile,client,workload,row la='' lb=''
+if head -n 1 "$csv" | grep -q ',build$'; then
+	ab=1 by=$by,build
+	la=$(meta label_a) lb=$(meta label_b)
+	la=${la:-A} lb=${lb:-B}
+fi
+
+"$bin/benchstat" --by "$by" \
 	--values seconds,bytes,link_bytes,proxy_cpu_s,proxy_rss_kib,hit_ratio,upstream_calls,fills,calls \
 	"$csv" >"$dir/summary.csv"
-
-meta() { sed -n "s/^$1=//p" "$dir/meta.txt" 2>/dev/null | head -n 1; }
 
 # --- charts --------------------------------------------------------------------
 mkdir -p "$dir/raw"
@@ -25,10 +39,14 @@ charts=()
 if command -v gnuplot >/dev/null; then
 	while IFS=, read -r profile client workload; do
 		dat=$dir/raw/chart-$client-$profile-$workload.dat
-		awk -F, -v p="$profile" -v c="$client" -v w="$workload" '
+		# (B's rows, "row [LABEL_B]", quoted: gnuplot splits at blanks)
+		awk -F, -v p="$profile" -v c="$client" -v w="$workload" -v la="$la" '
 			NR==1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 			$col["profile"]==p && $col["client"]==c && $col["workload"]==w {
-				print $col["row"], $col["seconds_mean"], $col["seconds_sem"] }' \
+				r = $col["row"]
+				if (("build" in col) && $col["build"] != "" && $col["build"] != la)
+					r = "\"" r " [" $col["build"] "]\""
+				print r, $col["seconds_mean"], $col["seconds_sem"] }' \
 			"$dir/summary.csv" >"$dat"
 		[ -s "$dat" ] || continue
 		png=$client-$profile-$workload.png
@@ -59,7 +77,11 @@ fi
 	echo
 	echo "| | |"
 	echo "|---|---|"
-	echo "| cachefsd | $(meta cachefsd) (git $(meta git)) |"
+	if [ $ab = 1 ]; then
+		echo "| cachefsd | two builds: A = **$la**: $(meta cachefsd) (git $(meta git_a), $(meta build_a)); B = **$lb**: $(meta cachefsd_b) (git $(meta git_b), $(meta build_b)); bench tools from A's build, git $(meta git) |"
+	else
+		echo "| cachefsd | $(meta cachefsd) (git $(meta git)) |"
+	fi
 	echo "| machine | $(meta host), $(meta cpus) CPUs, $(meta mem) |"
 	rt=$(meta upstream_rtmax)
 	if [ "$(meta upstream)" = knfsd ]; then
@@ -71,17 +93,90 @@ fi
 		echo "| upstream | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace |"
 	fi
 	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null); tar over wan walks $(meta tar_over_wan) |"
-	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "the rsize each server's FSINFO offers (direct $((rt / 1024)) KiB, through cachefsd a chunk)" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved |"
+	echo "| method | libnfs client (bench/nfsbench), READ window $(meta window) × $( [ -n "$rt" ] && [ "$rt" != default ] && echo "the rsize each server's FSINFO offers (direct $((rt / 1024)) KiB, through cachefsd a chunk)" || echo "1 MiB"); up to $(meta warmup) warm-up round(s)$( [ "$(meta budget)" != 0 ] && echo " (fewer once a quarter of the budget is spent)"), then up to n = $(meta n) measured rounds$( [ "$(meta budget)" != 0 ] && echo " or until $(meta budget) s per profile and workload are spent (at least 3)"); every round runs each scenario once, interleaved$( [ $ab = 1 ] && echo "; every cachefsd row runs with A's daemon and with B's (each its own cache): per mode A's cold, warm-disk, warm-page, then B's, B's first in even rounds") |"
 	echo "| links | lan $(meta lan_rate) (tbf), wan $(meta wan_rate) (tbf) + $(meta wan_delay_ms) ms each way (bench/relay) |"
 	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
-	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') |"
+	echo "| ttl mode available | $(meta ttl_available | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/')$( [ $ab = 1 ] && echo " ($la); $(meta ttl_available_b | sed 's/1/yes/; s/0/no (this cachefsd rejects --meta-ttl)/') ($lb)") |"
 	echo
 } >"$dir/report.md"
+
+# --- two builds side by side (--build-b) -------------------------------------------
+# Per cachefsd cell (profile, client, workload, row): A's and B's seconds,
+# mean ± SEM, B/A of the means, and B - A against the combined SEM
+# sqrt(SEM_A^2 + SEM_B^2): beyond it one way or the other is flagged (and
+# noted when beyond twice it). compare.csv holds the same figures.
+if [ $ab = 1 ]; then
+	awk -F, -v la="$la" -v lb="$lb" -v ccsv="$dir/compare.csv" '
+function fmt(m, s, n) {
+	if (n == "" || n == 0) return "n/a"
+	if (n < 2) return sprintf("%.3f (n=1)", m)
+	return sprintf("%.3f ± %.3f (n=%d)", m, s, n)
+}
+function pair(a, b, f) { return (a == "" ? "–" : sprintf(f, a)) " / " (b == "" ? "–" : sprintf(f, b)) }
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+$col["build"] != "" {
+	p = $col["profile"]; c = $col["client"]; w = $col["workload"]; r = $col["row"]
+	x = ($col["build"] == la ? "a" : ($col["build"] == lb ? "b" : ""))
+	if (x == "") next
+	k = p SUBSEP c SUBSEP w SUBSEP r
+	if (!(k in seen)) { seen[k] = 1; K[++nk] = k }
+	if (!((p SUBSEP c) in seenp)) { seenp[p SUBSEP c] = 1; PC[++npc] = p SUBSEP c }
+	M[k, x] = $col["seconds_mean"]; S[k, x] = $col["seconds_sem"]; N[k, x] = $col["n"]
+	CPU[k, x] = $col["proxy_cpu_s_mean"]; RSS[k, x] = ($col["proxy_rss_kib_max"] == "" ? "" : $col["proxy_rss_kib_max"] / 1024)
+}
+END {
+	print "## Two builds side by side"
+	print ""
+	print "A = **" la "**, B = **" lb "** (builds in the table above): every cachefsd row ran with both daemons in every round, interleaved. Seconds per run, mean ± SEM; B/A of the means (> 1: B takes longer); B − A against the combined SEM √(SEM_A² + SEM_B²). A cell beyond one combined SEM is flagged; for two builds that do not differ, about a third of the cells land beyond one SEM by chance and one in twenty beyond two, so read a flag as \"look again\", and the ones beyond 2 SEM first. The proxy CPU seconds per run and the peak RSS are for reading alongside."
+	print ""
+	print "profile,client,workload,row,n_a,seconds_mean_a,seconds_sem_a,n_b,seconds_mean_b,seconds_sem_b,ratio_b_a,diff_b_a,sem_combined,result" >ccsv
+	nb = na = nw = nn = 0
+	for (i = 1; i <= npc; i++) {
+		split(PC[i], pc, SUBSEP)
+		print "### " pc[1] (pc[2] == "libnfs" ? "" : " (" pc[2] " client)")
+		print ""
+		print "| workload | scenario | A: " la " | B: " lb " | B/A | B − A (combined SEM) | result | proxy CPU s A / B | peak RSS MiB A / B |"
+		print "|---|---|---:|---:|---:|---:|---|---:|---:|"
+		for (j = 1; j <= nk; j++) {
+			k = K[j]
+			split(k, f, SUBSEP)
+			if (f[1] SUBSEP f[2] != PC[i]) continue
+			ha = ((k, "a") in M); hb = ((k, "b") in M)
+			ma = M[k, "a"]; mb = M[k, "b"]; sa = S[k, "a"]; sb = S[k, "b"]
+			ratio = diff = comb = ""; res = "n/a"; rc = "na"
+			if (ha && hb) {
+				if (ma > 0) ratio = mb / ma
+				diff = mb - ma
+				if (N[k, "a"] >= 2 && N[k, "b"] >= 2) {
+					comb = sqrt(sa * sa + sb * sb)
+					if (diff > comb) { res = "**B slower beyond SEM**"; rc = "b_slower"; nb++ }
+					else if (-diff > comb) { res = "**A slower beyond SEM**"; rc = "a_slower"; na++ }
+					else { res = "within SEM"; rc = "within"; nw++ }
+					if (rc != "within" && (diff > 2 * comb || -diff > 2 * comb)) res = res " (beyond 2 SEM)"
+				} else { res = "n < 2: no SEM"; rc = "no_sem"; nn++ }
+			}
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[3], f[4],
+				(ha ? fmt(ma, sa, N[k, "a"]) : "n/a"), (hb ? fmt(mb, sb, N[k, "b"]) : "n/a"),
+				(ratio == "" ? "n/a" : sprintf("%.3f", ratio)),
+				(diff == "" ? "n/a" : sprintf("%+.3f", diff) (comb == "" ? "" : sprintf(" (%.3f)", comb))),
+				res, pair(CPU[k, "a"], CPU[k, "b"], "%.2f"), pair(RSS[k, "a"], RSS[k, "b"], "%.0f")
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", f[1], f[2], f[3], f[4],
+				N[k, "a"], ma, sa, N[k, "b"], mb, sb,
+				(ratio == "" ? "" : sprintf("%.6g", ratio)), (diff == "" ? "" : sprintf("%.6g", diff)),
+				(comb == "" ? "" : sprintf("%.6g", comb)), rc >ccsv
+		}
+		print ""
+	}
+	printf "%d cells: %d B slower beyond SEM, %d A slower beyond SEM, %d within SEM%s.\n", nb + na + nw + nn, nb, na, nw,
+		(nn ? sprintf(", %d with n < 2", nn) : "")
+	print ""
+}' "$dir/summary.csv" >>"$dir/report.md"
+fi
 
 # local disk read throughput (MB/s) measured at the start of the run
 disk_mbs=$(sed -n 's/^disk_read_bigfile=\([0-9]*\) bytes.* copied, \([0-9.]*\) s.*/\1 \2/p' "$dir/machine.txt" 2>/dev/null |
 	awk '$2 > 0 {printf "%.0f", $1 / $2 / 1e6}')
-awk -F, -v charts="${charts[*]:-}" -v disk_mbs="${disk_mbs:-0}" -v upstream="$(meta upstream)" '
+awk -F, -v charts="${charts[*]:-}" -v disk_mbs="${disk_mbs:-0}" -v upstream="$(meta upstream)" -v la="$la" '
 function fmt(m, s, n) {
 	if (n == "" || n == 0) return "n/a"
 	if (n < 2) return sprintf("%.3f (n=1)", m)
@@ -111,6 +206,9 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 {
 	p = $col["profile"]; c = $col["client"]; w = $col["workload"]; r = $col["row"]
 	if (c != "libnfs") p = p " (" c " client)"
+	# two builds: the A rows keep their names (the verdicts and acceptance
+	# figures read them), the B rows are "row [LABEL_B]"
+	if (("build" in col) && $col["build"] != "" && $col["build"] != la) r = r " [" $col["build"] "]"
 	k = key(p, w, r)
 	M[k] = $col["seconds_mean"]; S[k] = $col["seconds_sem"]; N[k] = $col["n"]
 	B[k] = $col["bytes_mean"]; L[k] = $col["link_bytes_mean"]
@@ -167,7 +265,7 @@ END {
 	}
 	print "## Verdicts"
 	print ""
-	print "warm = cache filled, page caches dropped and cachefsd restarted (warm-disk); cold = empty cache, page caches dropped; speeds are direct time / cachefsd time measured in the same run."
+	print "warm = cache filled, page caches dropped and cachefsd restarted (warm-disk); cold = empty cache, page caches dropped; speeds are direct time / cachefsd time measured in the same run." (la == "" ? "" : " Two builds: these verdicts and the acceptance figures are A'"'"'s (" la ").")
 	print ""
 	for (i = 1; i <= np; i++) {
 		p = P[i]
