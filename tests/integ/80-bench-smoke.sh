@@ -34,6 +34,13 @@ grep -qE '^loopback: direct [0-9.]+ us, cachefsd strict [0-9.]+ us' "$res/floor.
 	h_fail "no per-call floor: $(cat "$res/floor.txt" 2>&1)"
 grep -q 'Per-call floor' "$res/report.md" || h_fail "the report has no per-call floor"
 
+# one build: raw.csv and summary.csv as always, no build column (that is
+# --build-b's, 80-bench-two-builds.sh)
+head -n 1 "$res/raw.csv" | grep -q ',bytes_from_cache$' || h_fail "raw.csv has a column after bytes_from_cache"
+head -n 1 "$res/summary.csv" | grep -q '^profile,client,workload,row,n,' || h_fail "summary.csv is not grouped as always"
+[ ! -e "$res/compare.csv" ] || h_fail "a run of one build wrote compare.csv"
+grep -q '^## Two builds' "$res/report.md" && h_fail "a run of one build has a two-builds section"
+
 data=$(sed -n 's/^data=//p' "$res/meta.txt")
 [ -f "$data/MANIFEST" ] || h_fail "no data-set manifest in $data"
 mbytes() { awk -v p="$1" '$3==p || index($3, p"/")==1 {s+=$1} END{print s+0}' "$data/MANIFEST"; }
