@@ -67,7 +67,13 @@
 #                         "Two builds side by side" section and compare.csv
 #                         (B/A per cell, flagged where the difference is
 #                         beyond the combined SEM). Not with --mount; --guest
-#                         runs A only. See docs/bench.md
+#                         runs A only. Before and after a change:
+#                           git worktree add /tmp/before COMMIT
+#                           make -C /tmp/before RELEASE=1 -j2 all
+#                           bench/bench.sh --quick --build build-release \
+#                             --build-b /tmp/before/build-release \
+#                             --label-a after --label-b before
+#                         (docs/bench.md, "Two builds side by side")
 #   --label-a NAME / --label-b NAME   names of the two builds in the report
 #                         (default A and B; letters, digits, . _ -)
 #   --keep                keep the temp dir (logs) after the run

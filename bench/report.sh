@@ -78,7 +78,7 @@ fi
 	echo "| | |"
 	echo "|---|---|"
 	if [ $ab = 1 ]; then
-		echo "| cachefsd | two builds: A = **$la**: $(meta cachefsd) (git $(meta git_a), $(meta build_a)); B = **$lb**: $(meta cachefsd_b) (git $(meta git_b), $(meta build_b)); bench tools from A's build, git $(meta git) |"
+		echo "| cachefsd | two builds: A = **$la**: $(meta cachefsd) (git $(meta git_a), $(meta build_a)); B = **$lb**: $(meta cachefsd_b) (git $(meta git_b), $(meta build_b)); bench tools from A's build; bench scripts at git $(meta git) |"
 	else
 		echo "| cachefsd | $(meta cachefsd) (git $(meta git)) |"
 	fi
