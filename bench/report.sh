@@ -36,6 +36,9 @@ fi
 # --- charts --------------------------------------------------------------------
 mkdir -p "$dir/raw"
 charts=()
+# two builds: twice the cachefsd bars, and room for the last rotated label
+gp_size=900,420 gp_more=''
+[ $ab = 1 ] && gp_size=1300,460 gp_more='set rmargin 14'
 if command -v gnuplot >/dev/null; then
 	while IFS=, read -r profile client workload; do
 		dat=$dir/raw/chart-$client-$profile-$workload.dat
@@ -51,7 +54,8 @@ if command -v gnuplot >/dev/null; then
 		[ -s "$dat" ] || continue
 		png=$client-$profile-$workload.png
 		gnuplot <<EOF 2>>"$dir/raw/gnuplot.log" || true
-set terminal pngcairo size 900,420 noenhanced font ",10"
+set terminal pngcairo size $gp_size noenhanced font ",10"
+$gp_more
 set output "$dir/$png"
 set title "$workload over $profile ($client client): mean and SEM of n runs, lower is better"
 set ylabel "seconds"
