@@ -13,9 +13,13 @@
  *
  * Threading: every function runs on the loop thread unless marked [worker];
  * those only touch data files and may run on any thread concurrently.
- * Writes to the index go into one write transaction that stays open until
- * store_commit() (call it once per loop pass): reads made through the store
- * in the same pass see them.
+ * Writes to the index go into one write transaction (a batch) that stays
+ * open until store_commit(); reads made through the store see them. The
+ * caller decides when to commit (the engine: at the end of a pass when
+ * the batch removes something or the store is broken, else from a
+ * one-shot timer armed when the batch was first left open, see
+ * store_commit_deferrable() and store_commit_wait_ms()); a pass that does
+ * not commit ends with store_pass_end().
  *
  * Durability: the index is opened with MDB_NOSYNC and synced every few
  * seconds by a background thread, data files are never fsynced. A process
