@@ -282,15 +282,27 @@ uint64_t store_now(const struct store *s);
 uint64_t store_now_ms(const struct store *s);
 MDB_txn *store_txn_read(struct store *s, int *rc);
 MDB_txn *store_txn_write(struct store *s, int *rc);
-/* Aborts the write transaction after a failed LMDB call, rolls the
- * in-memory state back, logs; returns the negative errno for rc. */
+/* LMDB codes (MDB_* or, as LMDB returns them, a positive system errno)
+ * stay inside the store: a function that calls LMDB converts what it gets
+ * with store_mdb_errno() or store_txn_fail() (which also log it), and
+ * returns 0 or a negative errno; the few helpers that return an LMDB code
+ * say so. */
+
+/* Aborts the write transaction after a failed LMDB call (rc an LMDB
+ * code), rolls the in-memory state back, logs with LMDB's words; returns
+ * the negative errno for rc. */
 int store_txn_fail(struct store *s, int rc, const char *what);
 /* Called with an LMDB code that says the index is damaged: caching stops
  * (logged once) and index/damaged tells the next start to replace it. */
 void store_set_broken(struct store *s, int rc, const char *what);
+/* 1 when the LMDB code rc says the index is damaged at run time. */
 int store_mdb_fatal(int rc);
+/* The negative errno for an LMDB code: 0 stays 0, MDB_NOTFOUND -ENOENT,
+ * a full map or transaction -ENOSPC, a system errno its negative, any
+ * other LMDB error -EIO (log mdb_strerror(rc) where the detail matters). */
 int store_mdb_errno(int rc);
-/* Commits the write transaction (without applying touches). */
+/* Commits the write transaction (without applying touches). 0 or a
+ * negative errno (-EAGAIN: a failed commit's backoff is not over). */
 int store_txn_commit(struct store *s);
 /* Allocates a data id of this run. */
 uint64_t store_new_data_id(struct store *s);
@@ -366,7 +378,8 @@ uint64_t store_space_min(uint32_t chunk_size, int brun, int bcull, int bstop);
 int store_space_check(struct store *s, char *err, size_t errlen);
 /* A commit is allowed now: no failure episode, or its backoff is over. */
 int store_commit_due(const struct store *s);
-/* An index commit failed with rc (an LMDB code or errno) / succeeded:
+/* An index commit failed with rc (an LMDB code: a disk error comes as
+ * its positive errno) / succeeded:
  * the failure episode and the fill state follow. */
 void store_commit_failed(struct store *s, int rc);
 /* Before a commit: on a full filesystem (a write or commit found no
