@@ -362,7 +362,9 @@ int store_verify_drop(struct store *s, const struct store_vitem *it);
  * transaction batching as the rest. Keys are 1..500 bytes. */
 
 /* Points *val at the value of key; valid until the next store call.
- * -ENOENT when absent. */
+ * -ENOENT when absent, -EBADMSG when the record fails its checksum (it is
+ * dropped and logged), -EINVAL for a key of a bad length, or another
+ * -errno when the index cannot be read. */
 int store_meta_get(struct store *s, const void *key, size_t klen, const void **val,
 		   size_t *vlen);
 int store_meta_put(struct store *s, const void *key, size_t klen, const void *val, size_t vlen);
