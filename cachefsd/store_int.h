@@ -337,8 +337,8 @@ uint64_t store_lru_oldest(struct store *s);
 /* store_touch.c */
 struct store_touch_ent *store_touchset_find(const struct store_touch_set *t, const void *fh,
                                             uint32_t fhlen);
-/* Records an access (keeps the later time); -1 when a new entry would be
- * the max + 1st or memory is short. */
+/* Records an access (keeps the later time): 0, -ENOSPC when a new entry
+ * would be the max + 1st, -ENOMEM. */
 int store_touchset_put(struct store_touch_set *t, const void *fh, uint32_t fhlen, uint64_t when,
                        uint32_t max);
 
@@ -368,7 +368,8 @@ int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, si
 
 /* store_cull.c */
 /* Reads the cache filesystem into free_blocks_pct/free_files_pct, the
- * byte levels and the read-only flag. */
+ * byte levels and the read-only flag. 0 or statvfs's -errno (nothing
+ * changes then). */
 int store_fs_read(struct store *s, struct statvfs *st);
 /* The smallest filesystem that holds two chunks of chunk_size above the
  * run level of these thresholds (UINT64_MAX: none does). */

@@ -149,7 +149,8 @@ struct store_stats {
  * index.corrupt-<time> (the newest one is kept), logged, counted in
  * index_recoveries, and an empty one started: the cache is lost, the
  * service is not. Orphan data files (no index entry) are removed in the
- * background. */
+ * background. Returns 0, or a negative errno with a message naming the
+ * cache directory in err (LMDB's own words where LMDB refused). */
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
@@ -186,7 +187,9 @@ void store_pass_end(struct store *s);
 
 /* --- objects ------------------------------------------------------------ */
 
-/* Fills *out with the object record; -ENOENT when there is none. */
+/* Fills *out with the object record; -ENOENT when there is none (a record
+ * that does not unpack is dropped, logged, and reads as none), -EIO when
+ * the index cannot be read. */
 int store_obj_get(struct store *s, const void *fh, uint32_t fhlen, struct store_obj *out);
 /* Creates or replaces the record with the snapshot taken from attrs, for a
  * chunked object with chunk size chunk_size. Any data it had is dropped (and
@@ -367,15 +370,19 @@ int store_verify_drop(struct store *s, const struct store_vitem *it);
  * -errno when the index cannot be read. */
 int store_meta_get(struct store *s, const void *key, size_t klen, const void **val,
 		   size_t *vlen);
+/* 0, -EINVAL for a bad key, or -errno (the batch is lost, logged). */
 int store_meta_put(struct store *s, const void *key, size_t klen, const void *val, size_t vlen);
 /* Deletes key; absent is not an error. */
 int store_meta_del(struct store *s, const void *key, size_t klen);
-/* Deletes every key starting with prefix. Returns the number deleted. */
+/* Deletes every key starting with prefix. Returns the number deleted, or
+ * -errno. */
 int store_meta_del_prefix(struct store *s, const void *prefix, size_t plen);
 /* Walks up to max records from where the last call stopped, deleting those
- * for which expired(value) is true; wraps around. Returns deleted count. */
+ * for which expired(value) is true, and those failing their checksum;
+ * wraps around. Returns the number deleted, or -errno. */
 int store_meta_sweep(struct store *s, int max, int (*expired)(const void *val, size_t vlen, void *arg),
 		     void *arg);
+/* The number of records; 0 when the index cannot be read. */
 uint64_t store_meta_count(struct store *s);
 
 /* The snapshot fields of attrs. */
