@@ -1995,7 +1995,8 @@ static void test_open_errors(void **state)
 	err[0] = '\0';
 	rc = store_open(&c->p, &c->s, err, sizeof(err));
 	if (rc >= 0 || rc <= -4096)
-		fail_msg("store_open with a 1 PiB map: %d '%s', expected a negative errno", rc, err);
+		fail_msg("store_open with a 1 PiB map: %d '%s', expected a negative errno", rc,
+		         err);
 	assert_non_null(strstr(err, c->dir));
 	assert_non_null(strstr(err, "cannot open the index"));
 	printf("open errors: %s\n", err);
