@@ -164,8 +164,9 @@ void store_close(struct store *s);
  * *stop is nonzero. Returns the bytes asked for. */
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
 
-/* Commits the pending write transaction (the batch), first writing
- * pending accesses to the LRU index. Cheap when nothing changed. Returns
+/* Commits the pending write transaction (the batch), with a bounded part
+ * of the pending accesses written to the LRU index first (a round, when
+ * one is due). Cheap when nothing changed. Returns
  * 0 or -errno (the batch is lost, logged); -EIO while the index is broken
  * (see store_set_broken); after a failed commit, -EAGAIN until its
  * backoff is over (the batch stays open; see store_commit_wait_ms). */
