@@ -607,7 +607,8 @@ int config_load_file(struct cfs_config *c, const char *path, char *err, size_t e
 	return 0;
 }
 
-/* "--key-name" -> "key_name" in buf; returns 0 if it looks like a flag. */
+/* "--key-name" -> "key_name" in buf; 0 if it looks like a flag, else -1
+ * (a yes/no answer: the caller says what is wrong). */
 static int flag_to_key(const char *arg, char *buf, size_t len, const char **inline_val)
 {
 	size_t i;

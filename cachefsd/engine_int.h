@@ -201,15 +201,20 @@ void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
 /* ttl mode: what dir/name points to, as the metadata cache knows it
  * fresh: 1 with its handle in buf (NFS3_FHSIZE bytes) and *len, 0 for a
- * fresh "no such name", -ENOENT when not known. */
+ * fresh "no such name", -ENOENT when not known, another -errno when the
+ * record cannot be read (-EBADMSG: a bad record). Callers treat every
+ * negative value as not known. */
 int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
 	       uint32_t *len);
+/* The fresh attributes of fh: 0, -ENOENT when none are known, another
+ * -errno when the record cannot be read; callers treat both as a miss. */
 int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out);
 /* Persists the evidence a holds for its credential and fh (ttl mode),
  * merged with what is stored under the same ctime. */
 void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_ent *a);
 /* The stored evidence of cred for fh, younger than meta_ttl: 0 with *out,
- * else -ENOENT. */
+ * -ENOENT when there is none, another -errno when the record cannot be
+ * read (a miss too). */
 int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
 		    struct access_ent *out);
 void meta_sweep(struct engine *e);

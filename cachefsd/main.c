@@ -239,8 +239,10 @@ static int write_pid_file(const char *path)
 	FILE *f = fopen(path, "w");
 
 	if (f == NULL) {
-		log_err("pid_file %s: %s", path, strerror(errno));
-		return -errno;
+		int e = errno; /* logging may change errno */
+
+		log_err("pid_file %s: %s", path, strerror(e));
+		return -e;
 	}
 	fprintf(f, "%d\n", (int)getpid());
 	fclose(f);

@@ -113,15 +113,22 @@ struct meta_rec {
 	ZDR z;
 };
 
+/* The record of key decoded with dec into obj: 0, -ENOENT when there is
+ * none, -EBADMSG when it does not decode (it is dropped), or the store's
+ * -errno. */
 static int get_xdr(struct engine *e, const uint8_t *key, size_t klen, zdrproc_t dec, void *obj,
 		   struct meta_rec *r)
 {
 	const void *v;
 	size_t vlen;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (store_meta_get(e->store, key, klen, &v, &vlen) != 0 || vlen < HDR)
-		return -ENOENT;
+	rc = store_meta_get(e->store, key, klen, &v, &vlen);
+	if (rc)
+		return rc;
+	if (vlen < HDR)
+		return -EBADMSG;
 	r->stored = get64(v);
 	r->copy = malloc(vlen - HDR + 1);
 	if (r->copy == NULL)
@@ -168,7 +175,8 @@ void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh)
 		store_meta_del(e->store, k, kl);
 }
 
-/* The fresh attributes of fh into *out; 0, or -ENOENT when none are. */
+/* The fresh attributes of fh into *out; 0, -ENOENT when none are (none
+ * stored, stale, or the cache is off), or get_xdr()'s error. */
 int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out)
 {
 	uint8_t k[KEY_MAX];
@@ -224,18 +232,24 @@ static void meta_put_lookup(struct engine *e, const nfs_fh3 *dir, const char *na
 	store_meta_put(e->store, k, kl, v, vl);
 }
 
-/* 0 with *st and the child handle (into buf) when a fresh answer is known. */
+/* 0 with *st and the child handle (into buf) when a fresh answer is
+ * known; -ENOENT when none is (none stored, or stale); -EBADMSG for a
+ * record of the wrong shape; or the store's -errno. */
 static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nfsstat3 *st,
 		      uint8_t *buf, uint32_t *len)
 {
 	uint8_t k[KEY_MAX];
 	size_t kl, vlen;
 	const uint8_t *v;
+	int rc;
 
 	if ((kl = lookup_key(k, dir, name)) == 0)
 		return -ENOENT;
-	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen < HDR + 4)
-		return -ENOENT;
+	rc = store_meta_get(e->store, k, kl, (const void **)&v, &vlen);
+	if (rc)
+		return rc;
+	if (vlen < HDR + 4)
+		return -EBADMSG;
 	if (v[HDR] == 1) {
 		int ttl = e->cfg->meta_neg_ttl < e->cfg->meta_ttl ? e->cfg->meta_neg_ttl
 								   : e->cfg->meta_ttl;
@@ -245,9 +259,10 @@ static int get_lookup(struct engine *e, const nfs_fh3 *dir, const char *name, nf
 		*len = 0;
 		return 0;
 	}
-	if (!fresh(e, get64(v), e->cfg->meta_ttl) || v[HDR + 3] == 0 || v[HDR + 3] > NFS3_FHSIZE ||
-	    vlen != HDR + 4 + (size_t)v[HDR + 3])
-		return -ENOENT; /* buf holds NFS3_FHSIZE */
+	if (!fresh(e, get64(v), e->cfg->meta_ttl))
+		return -ENOENT;
+	if (v[HDR + 3] == 0 || v[HDR + 3] > NFS3_FHSIZE || vlen != HDR + 4 + (size_t)v[HDR + 3])
+		return -EBADMSG; /* buf holds NFS3_FHSIZE */
 	*st = NFS3_OK;
 	*len = v[HDR + 3];
 	memcpy(buf, v + HDR + 4, *len);
@@ -258,9 +273,13 @@ int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *
 	       uint32_t *len)
 {
 	nfsstat3 st;
+	int rc;
 
-	if (!meta_enabled(e) || get_lookup(e, dir, name, &st, buf, len) != 0)
+	if (!meta_enabled(e))
 		return -ENOENT;
+	rc = get_lookup(e, dir, name, &st, buf, len);
+	if (rc)
+		return rc;
 	return st == NFS3_OK ? 1 : 0;
 }
 
@@ -301,13 +320,21 @@ static size_t access_key(uint8_t *k, const nfs_fh3 *fh, const struct cfs_cred *c
 /* Value: asked, allowed, proven, refused, ctime s, ns. */
 #define ACCESS_VLEN (HDR + 24)
 
+/* 0 with the stored evidence, -ENOENT when there is none younger than
+ * meta_ttl, -EBADMSG for a record of the wrong size, or the store's
+ * -errno. */
 static int get_access(struct engine *e, const uint8_t *k, size_t kl, struct access_ent *out)
 {
 	const uint8_t *v;
 	size_t vlen;
+	int rc;
 
-	if (store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 ||
-	    vlen != ACCESS_VLEN || !fresh(e, get64(v), e->cfg->meta_ttl))
+	rc = store_meta_get(e->store, k, kl, (const void **)&v, &vlen);
+	if (rc)
+		return rc;
+	if (vlen != ACCESS_VLEN)
+		return -EBADMSG;
+	if (!fresh(e, get64(v), e->cfg->meta_ttl))
 		return -ENOENT;
 	memcpy(&out->asked, v + HDR, 4);
 	memcpy(&out->bits, v + HDR + 4, 4);

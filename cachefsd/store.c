@@ -608,7 +608,8 @@ uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 	return done;
 }
 
-/* Rebuilds the totals from the records (the meta record was bad). */
+/* Rebuilds the totals from the records (the meta record was bad). 0 or
+ * an LMDB code (for env_open). */
 static int recount(struct store *s, MDB_txn *txn)
 {
 	struct store_obj o;
@@ -643,10 +644,23 @@ static int recount(struct store *s, MDB_txn *txn)
 	return rc;
 }
 
+/* Where the open path meets an LMDB code (env_open and the helpers it
+ * calls speak LMDB): returns the negative errno store_mdb_errno() gives,
+ * keeps LMDB's own words in why (for the message: errno cannot name
+ * every LMDB error) and sets *damaged when they say the index is damaged
+ * (it is then replaced). */
+static int env_fail(int rc, int *damaged, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "%s", mdb_strerror(rc));
+	*damaged = index_corrupt(rc);
+	return store_mdb_errno(rc);
+}
+
 /* Opens the environment and its databases, loads the totals. *fresh = 1
- * when the index had no totals and no objects (new). Returns an LMDB
- * code. */
-static int env_open(struct store *s, uint64_t map_size, int *fresh)
+ * when the index had no totals and no objects (new). 0, or a negative
+ * errno with LMDB's words in why (see env_fail). */
+static int env_open(struct store *s, uint64_t map_size, int *fresh, int *damaged, char *why,
+                    size_t whylen)
 {
 	char path[PATH_MAX];
 	MDB_val k = {sizeof(META_KEY) - 1, META_KEY}, v;
@@ -655,10 +669,11 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh)
 	int rc, dead;
 
 	*fresh = 0;
+	*damaged = 0;
 	snprintf(path, sizeof(path), "%s/index", s->path);
 	rc = mdb_env_create(&s->env);
 	if (rc)
-		return rc;
+		return env_fail(rc, damaged, why, whylen);
 	mdb_env_set_maxdbs(s->env, 8);
 	s->map_size = map_size;
 	rc = mdb_env_set_mapsize(s->env, map_size);
@@ -707,7 +722,7 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh)
 fail:
 	mdb_env_close(s->env);
 	s->env = NULL;
-	return rc;
+	return env_fail(rc, damaged, why, whylen);
 }
 
 /* *fd: the subdirectory name of the cache dir (created 0700 if absent),
@@ -835,8 +850,8 @@ static int index_recover(struct store *s, int reason, const char *why, char *err
 
 static int open_index(struct store *s, uint64_t map_size, char *err, size_t errlen)
 {
-	char aside[64], why[320];
-	int rc, fresh;
+	char aside[64], why[320], lmdb[200];
+	int rc, fresh, damaged;
 
 	rc = open_indexfd(s, err, errlen);
 	if (rc)
@@ -849,18 +864,17 @@ static int open_index(struct store *s, uint64_t map_size, char *err, size_t errl
 		if (rc)
 			return rc;
 	}
-	rc = env_open(s, map_size, &fresh);
-	if (index_corrupt(rc)) {
-		snprintf(why, sizeof(why), "LMDB says: %s", mdb_strerror(rc));
+	rc = env_open(s, map_size, &fresh, &damaged, lmdb, sizeof(lmdb));
+	if (rc && damaged) {
+		snprintf(why, sizeof(why), "LMDB says: %s", lmdb);
 		rc = index_recover(s, STORE_DMG_LMDB, why, err, errlen);
 		if (rc)
 			return rc;
-		rc = env_open(s, map_size, &fresh);
+		rc = env_open(s, map_size, &fresh, &damaged, lmdb, sizeof(lmdb));
 	}
 	if (rc) {
-		snprintf(err, errlen, "cache_dir %s: cannot open the index: %s", s->dir,
-		         mdb_strerror(rc));
-		return store_mdb_errno(rc) ? store_mdb_errno(rc) : -EIO;
+		snprintf(err, errlen, "cache_dir %s: cannot open the index: %s", s->dir, lmdb);
+		return rc;
 	}
 	/* A new index knows none of the data files there may be. */
 	if (fresh && exists_at(s->dirfd, "data") &&
@@ -878,11 +892,18 @@ static int open_index(struct store *s, uint64_t map_size, char *err, size_t errl
 	s->tot_committed = s->tot;
 	if (store_txn_write(s, &rc) != NULL)
 		rc = store_txn_commit(s);
-	if (rc == 0)
-		rc = -mdb_env_sync(s->env, 1);
+	if (rc == 0) {
+		int sync = mdb_env_sync(s->env, 1);
+
+		if (sync) {
+			snprintf(err, errlen, "cache_dir %s: cannot write the index: %s", s->dir,
+			         mdb_strerror(sync));
+			return -EIO;
+		}
+	}
 	if (rc) {
 		snprintf(err, errlen, "cache_dir %s: cannot write the index: %s", s->dir,
-		         rc < 0 && rc > -4096 ? strerror(-rc) : "LMDB error");
+		         strerror(-rc));
 		return -EIO;
 	}
 	s->bg.scan_below = s->run_first_id;

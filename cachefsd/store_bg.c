@@ -83,7 +83,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Collects the data ids below scan_below that records reference. */
+/* Collects the data ids below scan_below that records reference. 0 or an
+ * LMDB code (its one caller logs it with mdb_strerror). */
 static int scan_ids(struct store *s, struct scan *sc, uint64_t below)
 {
 	struct store_obj o;

@@ -282,15 +282,27 @@ uint64_t store_now(const struct store *s);
 uint64_t store_now_ms(const struct store *s);
 MDB_txn *store_txn_read(struct store *s, int *rc);
 MDB_txn *store_txn_write(struct store *s, int *rc);
-/* Aborts the write transaction after a failed LMDB call, rolls the
- * in-memory state back, logs; returns the negative errno for rc. */
+/* LMDB codes (MDB_* or, as LMDB returns them, a positive system errno)
+ * stay inside the store: a function that calls LMDB converts what it gets
+ * with store_mdb_errno() or store_txn_fail() (which also log it), and
+ * returns 0 or a negative errno; the few helpers that return an LMDB code
+ * say so. */
+
+/* Aborts the write transaction after a failed LMDB call (rc an LMDB
+ * code), rolls the in-memory state back, logs with LMDB's words; returns
+ * the negative errno for rc. */
 int store_txn_fail(struct store *s, int rc, const char *what);
 /* Called with an LMDB code that says the index is damaged: caching stops
  * (logged once) and index/damaged tells the next start to replace it. */
 void store_set_broken(struct store *s, int rc, const char *what);
+/* 1 when the LMDB code rc says the index is damaged at run time. */
 int store_mdb_fatal(int rc);
+/* The negative errno for an LMDB code: 0 stays 0, MDB_NOTFOUND -ENOENT,
+ * a full map or transaction -ENOSPC, a system errno its negative, any
+ * other LMDB error -EIO (log mdb_strerror(rc) where the detail matters). */
 int store_mdb_errno(int rc);
-/* Commits the write transaction (without applying touches). */
+/* Commits the write transaction (without applying touches). 0 or a
+ * negative errno (-EAGAIN: a failed commit's backoff is not over). */
 int store_txn_commit(struct store *s);
 /* Allocates a data id of this run. */
 uint64_t store_new_data_id(struct store *s);
@@ -325,8 +337,8 @@ uint64_t store_lru_oldest(struct store *s);
 /* store_touch.c */
 struct store_touch_ent *store_touchset_find(const struct store_touch_set *t, const void *fh,
                                             uint32_t fhlen);
-/* Records an access (keeps the later time); -1 when a new entry would be
- * the max + 1st or memory is short. */
+/* Records an access (keeps the later time): 0, -ENOSPC when a new entry
+ * would be the max + 1st, -ENOMEM. */
 int store_touchset_put(struct store_touch_set *t, const void *fh, uint32_t fhlen, uint64_t when,
                        uint32_t max);
 
@@ -356,7 +368,8 @@ int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, si
 
 /* store_cull.c */
 /* Reads the cache filesystem into free_blocks_pct/free_files_pct, the
- * byte levels and the read-only flag. */
+ * byte levels and the read-only flag. 0 or statvfs's -errno (nothing
+ * changes then). */
 int store_fs_read(struct store *s, struct statvfs *st);
 /* The smallest filesystem that holds two chunks of chunk_size above the
  * run level of these thresholds (UINT64_MAX: none does). */
@@ -366,7 +379,8 @@ uint64_t store_space_min(uint32_t chunk_size, int brun, int bcull, int bstop);
 int store_space_check(struct store *s, char *err, size_t errlen);
 /* A commit is allowed now: no failure episode, or its backoff is over. */
 int store_commit_due(const struct store *s);
-/* An index commit failed with rc (an LMDB code or errno) / succeeded:
+/* An index commit failed with rc (an LMDB code: a disk error comes as
+ * its positive errno) / succeeded:
  * the failure episode and the fill state follow. */
 void store_commit_failed(struct store *s, int rc);
 /* Before a commit: on a full filesystem (a write or commit found no

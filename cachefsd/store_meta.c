@@ -98,7 +98,7 @@ int store_meta_get(struct store *s, const void *key, size_t klen, const void **v
 	}
 	if (!sum_ok(&k, &v)) {
 		bad_value(s, key, klen, v.mv_size);
-		return -ENOENT;
+		return -EBADMSG;
 	}
 	*val = v.mv_data;
 	*vlen = v.mv_size - MSUM;

@@ -3,6 +3,7 @@
  * index is brought up to date from it in rounds (store_obj.c). */
 #include "store_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -28,11 +29,11 @@ static int grow(struct store_touch_set *t)
 	struct store_touch_ent *ents;
 
 	if (slots == NULL)
-		return -1;
+		return -ENOMEM;
 	ents = realloc(t->ents, (nslots / 2) * sizeof(*ents));
 	if (ents == NULL) {
 		free(slots);
-		return -1;
+		return -ENOMEM;
 	}
 	free(t->slots);
 	t->ents = ents;
@@ -65,10 +66,10 @@ int store_touchset_put(struct store_touch_set *t, const void *fh, uint32_t fhlen
 		return 0;
 	}
 	if (t->n >= max)
-		return -1;
+		return -ENOSPC;
 
 	if ((t->n + 1) * 2 > t->nslots && grow(t) != 0)
-		return -1;
+		return -ENOMEM;
 	e = &t->ents[t->n];
 	e->len = (uint8_t)fhlen;
 	memcpy(e->fh, fh, fhlen);

@@ -580,6 +580,9 @@ static int set_cred(struct up_conn *uc, const struct cfs_cred *cred)
 	return 0;
 }
 
+/* libnfs's answer, as rpc_nfs3_*_async gives it (0, -1, or -2: cannot
+ * encode), -1 for a procedure without a sender; call_send() turns it
+ * into -errno. */
 static int send_proc(struct rpc_context *rpc, uint32_t proc, void *a, void *priv)
 {
 	const struct proc_row *r = proc_row(NFS_PROGRAM, proc);
@@ -1047,7 +1050,9 @@ static void fsinfo_cb(int status, void *res, void *priv)
 	b->done = 1;
 }
 
-/* Runs the loop until the step finishes, fails or the deadline passes. */
+/* Runs the loop until the step finishes, fails or the deadline passes.
+ * 0, or -1 when the step failed (b says why; upstream_start() returns
+ * -EHOSTUNREACH with that message). boot_connect() answers the same. */
 static int boot_wait(struct boot *b, uint64_t deadline)
 {
 	while (!b->done && !b->failed) {

@@ -80,12 +80,14 @@ enum config_action {
 void config_defaults(struct cfs_config *c);
 void config_free(struct cfs_config *c);
 
-/* Sets one key from text. Returns 0, or -EINVAL/-ENOENT with a message
- * (without file/line) in err. */
+/* Sets one key from text. Returns 0, or with a message (without
+ * file/line) in err -ENOENT (no such key) or -EINVAL (a bad value); or
+ * -ENOMEM. */
 int config_set(struct cfs_config *c, const char *key, const char *value, char *err, size_t errlen);
 
 /* Loads "key = value" lines (# and ; comments, an optional [cachefsd]
- * section header). Errors: "FILE:LINE: key 'K': why". */
+ * section header). Returns 0, or -errno with err: the file's open or read
+ * error, -EISDIR, -EINVAL for a bad line ("FILE:LINE: key 'K': why"). */
 int config_load_file(struct cfs_config *c, const char *path, char *err, size_t errlen);
 
 /* Parses argv: --config FILE is loaded first, then flags override it.
@@ -93,7 +95,8 @@ int config_load_file(struct cfs_config *c, const char *path, char *err, size_t e
 int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_action *action,
 		      char *err, size_t errlen);
 
-/* Checks required keys and cross-key rules. */
+/* Checks required keys and cross-key rules. Returns 0 or -EINVAL with
+ * err. */
 int config_validate(const struct cfs_config *c, char *err, size_t errlen);
 
 void config_usage(FILE *out);

@@ -1,6 +1,9 @@
 /* The event loop: one thread owns every socket and timer (see docs/design.md).
  * Level-triggered epoll, fd-indexed handlers, a short timer list and
- * before-sleep hooks, which are the safe points where connections are freed. */
+ * before-sleep hooks (the engine commits its index batch there, the server
+ * serves connections it kicked). Connections are not freed here: a closed
+ * connection is freed when its last request in flight lets go of it
+ * (proto/conn.c). */
 #ifndef CFS_LOOP_H
 #define CFS_LOOP_H
 
@@ -18,7 +21,8 @@ void loop_free(struct loop *l);
 
 /* Watch fd for events (POLLIN|POLLOUT). Returns 0 or -errno. */
 int loop_add(struct loop *l, int fd, int events, loop_io_fn fn, void *arg);
-/* Change the watched events; cheap when unchanged. */
+/* Change the watched events; cheap when unchanged. 0 or -errno (-EBADF:
+ * fd is not watched). */
 int loop_set(struct loop *l, int fd, int events);
 /* Stop watching fd (before closing it). Pending events of fd in the current
  * pass are dropped. */
@@ -26,12 +30,14 @@ void loop_del(struct loop *l, int fd);
 
 /* Run fn after delay_ms, then every period_ms (0 = once; a one-shot timer
  * is freed after it fires). The returned handle is valid until it fires
- * (one-shot) or is cancelled. */
+ * (one-shot) or is cancelled; NULL when memory is short. */
 struct loop_timer *loop_timer_add(struct loop *l, uint64_t delay_ms, uint64_t period_ms,
 				  loop_fn fn, void *arg);
 void loop_timer_cancel(struct loop *l, struct loop_timer *t);
 
-/* Hooks run at the end of every pass, before the loop sleeps again. */
+/* Hooks run at the end of every pass, before the loop sleeps again, in
+ * the order they were added. 0, or -ENOSPC when the loop's small table
+ * of hooks is full. */
 int loop_before_sleep(struct loop *l, loop_fn fn, void *arg);
 void loop_before_sleep_del(struct loop *l, loop_fn fn, void *arg);
 

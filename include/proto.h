@@ -58,7 +58,8 @@ int proto_reply(struct cfs_req *req, void *res);
 #define PROTO_VERS_LOW  3
 #define PROTO_VERS_HIGH 3
 /* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees
- * req. PROG_MISMATCH carries PROTO_VERS_LOW..PROTO_VERS_HIGH. */
+ * req. PROG_MISMATCH carries PROTO_VERS_LOW..PROTO_VERS_HIGH. These three
+ * return as proto_reply() does. */
 int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat);
 /* Replies MSG_ACCEPTED PROG_MISMATCH with the range low..high, frees req. */
 int proto_reply_prog_mismatch(struct cfs_req *req, uint32_t low, uint32_t high);
@@ -115,7 +116,8 @@ void proto_req_free(struct cfs_req *req);
 /* Runs data through a connection as if a client sent it (over a socket
  * pair, with its replies read and discarded), calling submit for each
  * decoded call; returns when the input is consumed and the connection is
- * idle or closed. For the fuzz harness and tests. */
+ * idle or closed. For the fuzz harness and tests. 0, or -errno when the
+ * socket pair cannot be made. */
 int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
 		    void *arg, const uint8_t *data, size_t len);
 /* The same, keeping the first outcap bytes the connection sent back (the

@@ -13,9 +13,13 @@
  *
  * Threading: every function runs on the loop thread unless marked [worker];
  * those only touch data files and may run on any thread concurrently.
- * Writes to the index go into one write transaction that stays open until
- * store_commit() (call it once per loop pass): reads made through the store
- * in the same pass see them.
+ * Writes to the index go into one write transaction (a batch) that stays
+ * open until store_commit(); reads made through the store see them. The
+ * caller decides when to commit (the engine: at the end of a pass when
+ * the batch removes something or the store is broken, else from a
+ * one-shot timer armed when the batch was first left open, see
+ * store_commit_deferrable() and store_commit_wait_ms()); a pass that does
+ * not commit ends with store_pass_end().
  *
  * Durability: the index is opened with MDB_NOSYNC and synced every few
  * seconds by a background thread, data files are never fsynced. A process
@@ -145,7 +149,8 @@ struct store_stats {
  * index.corrupt-<time> (the newest one is kept), logged, counted in
  * index_recoveries, and an empty one started: the cache is lost, the
  * service is not. Orphan data files (no index entry) are removed in the
- * background. */
+ * background. Returns 0, or a negative errno with a message naming the
+ * cache directory in err (LMDB's own words where LMDB refused). */
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
@@ -159,10 +164,12 @@ void store_close(struct store *s);
  * *stop is nonzero. Returns the bytes asked for. */
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
 
-/* Commits the pending write transaction (end of a loop pass). Cheap when
- * nothing changed. Returns 0 or -errno (the batch is lost, logged); after
- * a failed commit, -EAGAIN until its backoff is over (the batch stays
- * open; see store_commit_wait_ms). */
+/* Commits the pending write transaction (the batch), with a bounded part
+ * of the pending accesses written to the LRU index first (a round, when
+ * one is due). Cheap when nothing changed. Returns
+ * 0 or -errno (the batch is lost, logged); -EIO while the index is broken
+ * (see store_set_broken); after a failed commit, -EAGAIN until its
+ * backoff is over (the batch stays open; see store_commit_wait_ms). */
 int store_commit(struct store *s);
 
 /* 0 when a commit may run now; else the milliseconds until its retry
@@ -182,7 +189,9 @@ void store_pass_end(struct store *s);
 
 /* --- objects ------------------------------------------------------------ */
 
-/* Fills *out with the object record; -ENOENT when there is none. */
+/* Fills *out with the object record; -ENOENT when there is none (a record
+ * that does not unpack is dropped, logged, and reads as none), -EIO when
+ * the index cannot be read. */
 int store_obj_get(struct store *s, const void *fh, uint32_t fhlen, struct store_obj *out);
 /* Creates or replaces the record with the snapshot taken from attrs, for a
  * chunked object with chunk size chunk_size. Any data it had is dropped (and
@@ -358,18 +367,24 @@ int store_verify_drop(struct store *s, const struct store_vitem *it);
  * transaction batching as the rest. Keys are 1..500 bytes. */
 
 /* Points *val at the value of key; valid until the next store call.
- * -ENOENT when absent. */
+ * -ENOENT when absent, -EBADMSG when the record fails its checksum (it is
+ * dropped and logged), -EINVAL for a key of a bad length, or another
+ * -errno when the index cannot be read. */
 int store_meta_get(struct store *s, const void *key, size_t klen, const void **val,
 		   size_t *vlen);
+/* 0, -EINVAL for a bad key, or -errno (the batch is lost, logged). */
 int store_meta_put(struct store *s, const void *key, size_t klen, const void *val, size_t vlen);
 /* Deletes key; absent is not an error. */
 int store_meta_del(struct store *s, const void *key, size_t klen);
-/* Deletes every key starting with prefix. Returns the number deleted. */
+/* Deletes every key starting with prefix. Returns the number deleted, or
+ * -errno. */
 int store_meta_del_prefix(struct store *s, const void *prefix, size_t plen);
 /* Walks up to max records from where the last call stopped, deleting those
- * for which expired(value) is true; wraps around. Returns deleted count. */
+ * for which expired(value) is true, and those failing their checksum;
+ * wraps around. Returns the number deleted, or -errno. */
 int store_meta_sweep(struct store *s, int max, int (*expired)(const void *val, size_t vlen, void *arg),
 		     void *arg);
+/* The number of records; 0 when the index cannot be read. */
 uint64_t store_meta_count(struct store *s);
 
 /* The snapshot fields of attrs. */

@@ -521,7 +521,9 @@ static int mem_admits(struct proto_conn *c, const uint8_t *rec, size_t len, int 
 	return paused_admits(c, rec, len, last);
 }
 
-/* Parses complete records out of inbuf. Returns 0, or -1 to close. */
+/* Parses complete records out of inbuf. Returns 0, or a negative errno
+ * to close (-EMSGSIZE: a record over CFS_MAX_RECORD; -ENOMEM; or
+ * proto_handle_record()'s). */
 static int parse_input(struct proto_conn *c, int *records)
 {
 	size_t off = 0;
@@ -538,7 +540,7 @@ static int parse_input(struct proto_conn *c, int *records)
 			static struct log_limit lim;
 			log_limited(&lim, CFS_LOG_WARN, "client %s: record of %zu bytes exceeds %d; closing",
 				    c->peer_text, len + c->fraglen, CFS_MAX_RECORD);
-			rc = -1;
+			rc = -EMSGSIZE;
 			break;
 		}
 		if (c->inlen - off - 4 < len) {
@@ -551,7 +553,7 @@ static int parse_input(struct proto_conn *c, int *records)
 				off = 0;
 				b = realloc(c->inbuf, len + 4);
 				if (b == NULL) {
-					rc = -1;
+					rc = -ENOMEM;
 					break;
 				}
 				c->inbuf = b;
@@ -610,10 +612,11 @@ static int parse_input(struct proto_conn *c, int *records)
 }
 
 /* Reads what the socket has (bounded) and handles complete records.
- * Returns 0, or -1 to close. */
+ * Returns 0, or a negative errno to close (-ECONNRESET: the peer closed
+ * or hung up; recv()'s error; parse_input()'s). */
 static int conn_read(struct proto_conn *c, int hup)
 {
-	int records = 0;
+	int records = 0, rc;
 
 	for (int round = 0; round < 16; round++) {
 		ssize_t n;
@@ -624,20 +627,21 @@ static int conn_read(struct proto_conn *c, int hup)
 			 * hung up would be reported again at once (level
 			 * triggered): nothing more can come, and nothing can be
 			 * written to it */
-			return hup ? -1 : 0;
+			return hup ? -ECONNRESET : 0;
 		}
 		n = recv(c->fd, c->inbuf + c->inlen, space, MSG_DONTWAIT);
 		if (n == 0)
-			return -1; /* peer closed */
+			return -ECONNRESET; /* peer closed */
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			return -1;
+			return -errno;
 		}
 		act_touch(c, now_ms(c->srv));
 		c->inlen += (size_t)n;
-		if (parse_input(c, &records) != 0)
-			return -1;
+		rc = parse_input(c, &records);
+		if (rc != 0)
+			return rc;
 		if (records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break;
 		if ((size_t)n < space)
@@ -649,7 +653,7 @@ static int conn_read(struct proto_conn *c, int hup)
 /* Writes queued replies now, as far as the socket takes them: a reply
  * normally goes out in the pass that made it, without waiting for the
  * next POLLOUT (which would cost an epoll_ctl and a wakeup per reply).
- * Returns 0, or -1 when writing failed (close the connection). */
+ * Returns 0, or -EIO when writing failed (close the connection). */
 static int conn_flush(struct proto_conn *c)
 {
 	int rc = 0;
@@ -659,7 +663,7 @@ static int conn_flush(struct proto_conn *c)
 		if (before == 0)
 			break;
 		if (rpc_service(c->rpc, POLLOUT) < 0) {
-			rc = -1;
+			rc = -EIO;
 			break;
 		}
 		if (rpc_queue_length(c->rpc) >= before)

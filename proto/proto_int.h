@@ -6,7 +6,10 @@
 
 #include "proto.h"
 
-/* Queues an encoded reply on the connection (if still open). */
+/* Queues an encoded reply on the connection. 0, also when the connection
+ * has closed (the reply is dropped); -EIO (cannot encode or write it) or
+ * -ENOMEM (cannot count it): the connection is closed then, or at the end
+ * of the callback it is in. */
 int proto_conn_send(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t enc, int hint);
 /* Takes / drops one reference (one request of about bytes of memory,
  * counted against client_memory_max while the connection is open). */
@@ -23,8 +26,10 @@ const struct cfs_config *c_cfg(const struct proto_conn *conn);
 void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
 
 /* Handles one complete RPC record received on conn: replies to what is
- * wrong with it or submits a request. Returns 0, or -1 when the connection
- * must be closed (not a CALL, or too short to reply to). */
+ * wrong with it or submits a request. Returns 0, or a negative errno when
+ * the connection must be closed: -EBADMSG when the record is not a CALL
+ * or too short to reply to, or proto_conn_send()'s error for a reply that
+ * could not be queued. */
 int proto_handle_record(struct proto_conn *conn, const uint8_t *rec, size_t len);
 
 /* The duplicate-request cache (drc.c): finished calls' replies are kept

@@ -238,7 +238,7 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 
 	if (proto_parse_call(rec, len, &h) != 0) {
 		if (!h.have_xid || h.mtype != 0)
-			return -1; /* nothing we could answer: not a call */
+			return -EBADMSG; /* nothing we could answer: not a call */
 		if (h.bad_cred) {
 			reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
 			return 0;

@@ -323,6 +323,56 @@ static void test_error_replies(void **state)
 	assert_int_equal(w[4], AUTH_TOOWEAK);
 }
 
+static int submitted;
+
+static void count_and_drop(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	submitted++;
+	proto_drop(req);
+}
+
+/* A record that is not a CALL ends the connection (proto_handle_record's
+ * error): a call behind it on the same connection is never handled, and
+ * nothing is sent back; without it, the call is handled. */
+static void test_not_a_call_closes(void **state)
+{
+	uint8_t in[2 * 52], out[256];
+	struct cfs_config cfg;
+	struct loop *l = loop_new();
+	size_t n = 0;
+
+	(void)state;
+	memset(in, 0, sizeof(in));
+	for (int i = 0; i < 2; i++) {
+		uint8_t *r = in + 52 * i;
+		put32(r, 0x80000000u | 48);
+		put32(r + 4, 0x1234 + (uint32_t)i); /* xid */
+		put32(r + 8, 0);                    /* CALL */
+		put32(r + 12, 2);
+		put32(r + 16, 100003);
+		put32(r + 20, 3);
+		put32(r + 24, 1); /* GETATTR, AUTH_NONE credential and verifier */
+		put32(r + 44, 4); /* a 4-byte handle */
+	}
+	assert_non_null(l);
+	config_defaults(&cfg);
+	submitted = 0;
+	assert_int_equal(proto_test_exchange(l, &cfg, count_and_drop, NULL, in, sizeof(in), out,
+	                                     sizeof(out), &n),
+	                 0);
+	assert_int_equal(submitted, 2);
+	put32(in + 8, 1); /* the first record is a REPLY */
+	submitted = 0;
+	assert_int_equal(proto_test_exchange(l, &cfg, count_and_drop, NULL, in, sizeof(in), out,
+	                                     sizeof(out), &n),
+	                 0);
+	assert_int_equal(submitted, 0);
+	assert_int_equal(n, 0);
+	config_free(&cfg);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +381,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_lengths),   cmocka_unit_test(test_authsys),
 	    cmocka_unit_test(test_cred_equal),        cmocka_unit_test(test_call_header),
 	    cmocka_unit_test(test_proc_names),        cmocka_unit_test(test_error_replies),
+	    cmocka_unit_test(test_not_a_call_closes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -490,6 +490,48 @@ static void test_inline_checksum(void **state)
 	assert_int_equal(store_commit(s), 0);
 }
 
+/* A metadata record that fails its checksum is a failed read (-EBADMSG),
+ * not a missing one; it is dropped, so the next read finds none. */
+static void test_meta_checksum(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	char log[1024];
+	struct cap cp;
+	struct raw r;
+	MDB_val k = {4, "akey"}, v;
+	const void *val;
+	size_t vlen;
+	uint8_t *copy;
+	int rc;
+
+	assert_int_equal(store_meta_put(s, "akey", 4, "some value", 10), 0);
+	assert_int_equal(store_meta_get(s, "akey", 4, &val, &vlen), 0);
+	assert_int_equal(vlen, 10);
+	assert_int_equal(store_meta_get(s, "nokey", 5, &val, &vlen), -ENOENT);
+	store_close(s);
+	c->s = NULL;
+
+	raw_open(c, &r, "mcache");
+	assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
+	copy = malloc(v.mv_size);
+	memcpy(copy, v.mv_data, v.mv_size);
+	copy[0] ^= 0x01;
+	v.mv_data = copy;
+	assert_int_equal(mdb_put(r.txn, r.dbi, &k, &v, 0), 0);
+	raw_close(&r);
+	free(copy);
+
+	s = open_ok(c);
+	cap_begin(&cp, c, log, sizeof(log));
+	rc = store_meta_get(s, "akey", 4, &val, &vlen);
+	cap_end(&cp);
+	assert_int_equal(rc, -EBADMSG);
+	assert_non_null(strstr(log, "fails its checksum"));
+	assert_int_equal(store_meta_get(s, "akey", 4, &val, &vlen), -ENOENT);
+	assert_int_equal(store_commit(s), 0);
+}
+
 /* --- chunks ---------------------------------------------------------------------- */
 
 static void test_chunks(void **state)
@@ -1927,6 +1969,42 @@ static void test_private_dir(void **state)
 	open_ok(c);
 }
 
+/* A refused open returns a negative errno (never an LMDB code) and its
+ * message names the cache directory: where the directory cannot be made
+ * (a file in its path) and where LMDB cannot map the index (a map larger
+ * than the address space). */
+static void test_open_errors(void **state)
+{
+	struct ctx *c = *state;
+	char err[512] = "", file[300], dir[320];
+	int fd, rc;
+
+	snprintf(file, sizeof(file), "%s/plain-file", c->root);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(dir, sizeof(dir), "%s/cache", file);
+	c->p.dir = dir;
+	rc = store_open(&c->p, &c->s, err, sizeof(err));
+	assert_int_equal(rc, -ENOTDIR);
+	assert_non_null(strstr(err, dir));
+	c->s = NULL;
+
+	c->p.dir = c->dir;
+	c->p.map_size = 1ull << 50;
+	err[0] = '\0';
+	rc = store_open(&c->p, &c->s, err, sizeof(err));
+	if (rc >= 0 || rc <= -4096)
+		fail_msg("store_open with a 1 PiB map: %d '%s', expected a negative errno", rc,
+		         err);
+	assert_non_null(strstr(err, c->dir));
+	assert_non_null(strstr(err, "cannot open the index"));
+	printf("open errors: %s\n", err);
+	c->s = NULL;
+	c->p.map_size = 256 << 20;
+	open_ok(c);
+}
+
 /* Data files: nothing planted or swapped in is used, with and without
  * openat2. */
 static void test_data_file_safety(void **state)
@@ -2046,6 +2124,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_index_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runtime_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_private_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_meta_checksum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_file_safety, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
 	};
