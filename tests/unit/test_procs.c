@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../cachefsd/engine_int.h"
 #include "../../cachefsd/engine_procs.h"
 #include "../../proto/proto_int.h"
 #include "procs.h"
@@ -88,30 +89,6 @@ static void test_handles(void **state)
 
 /* --- the engine's rows ------------------------------------------------------ */
 
-union any_res {
-	GETATTR3res getattr;
-	SETATTR3res setattr;
-	LOOKUP3res lookup;
-	ACCESS3res access;
-	READLINK3res readlink;
-	READ3res read;
-	WRITE3res write;
-	CREATE3res create;
-	MKDIR3res mkdir;
-	SYMLINK3res symlink;
-	MKNOD3res mknod;
-	REMOVE3res remove;
-	RMDIR3res rmdir;
-	RENAME3res rename;
-	LINK3res link;
-	READDIR3res readdir;
-	READDIRPLUS3res readdirplus;
-	FSSTAT3res fsstat;
-	FSINFO3res fsinfo;
-	PATHCONF3res pathconf;
-	COMMIT3res commit;
-};
-
 /* One entry as the old switch in observe_result said it: kind, the handle
  * (the post_op_fh3 for a new object), the attributes. */
 struct want_ent {
@@ -121,7 +98,7 @@ struct want_ent {
 };
 
 static union cfs_args A;
-static union any_res R;
+static union nfs3_res R;
 
 /* What observe_result's switch did for proc in the arm (ARM_OK / ARM_FAIL),
  * in its order; returns how many. */
