@@ -6,6 +6,7 @@
  * xid, after the attributes it carries were observed (observe.c). MOUNT is
  * answered by the proxy (mount.c). */
 #include "engine_int.h"
+#include "engine_procs.h"
 #include "log.h"
 #include "procs.h"
 #include "proto.h"
@@ -256,27 +257,36 @@ void engine_send_failed(struct engine *e, struct cfs_req *req, int rc)
 	engine_reply_failure(e, req, rc);
 }
 
+/* WRITE's row: no more than the upstream takes (knfsd closes the
+ * connection on a larger record): a short count is a legal answer, the
+ * client writes the rest (RFC 1813 WRITE). */
+void engine_write_prepare(struct engine *e, union cfs_args *a)
+{
+	uint32_t wtmax = engine_up_info(e)->fsinfo.wtmax;
+	WRITE3args *w = &a->write;
+
+	if (wtmax && w->count > wtmax)
+		w->count = wtmax;
+	if (w->data.data_len > w->count)
+		w->data.data_len = w->count;
+	ctr_of(e)->bytes_written += w->data.data_len;
+}
+
+/* FSINFO's row: what the client is told (engine_clamp_fsinfo()). */
+void engine_fsinfo_as_told(struct engine *e, void *res)
+{
+	FSINFO3res *r = res;
+
+	engine_clamp_fsinfo(&r->FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
+}
+
 /* A call that changes something: invalidate, then forward. */
 static void mutation(struct engine *e, struct cfs_req *req)
 {
-	switch (req->proc) {
-	case NFS3_WRITE: {
-		/* no more than the upstream takes (knfsd closes the connection on
-		 * a larger record): a short count is a legal answer, the client
-		 * writes the rest (RFC 1813 WRITE) */
-		uint32_t wtmax = engine_up_info(e)->fsinfo.wtmax;
-		WRITE3args *w = &req->args.write;
+	const struct engine_proc *ep = engine_proc(req->proc);
 
-		if (wtmax && w->count > wtmax)
-			w->count = wtmax;
-		if (w->data.data_len > w->count)
-			w->data.data_len = w->count;
-		ctr_of(e)->bytes_written += w->data.data_len;
-		break;
-	}
-	default:
-		break;
-	}
+	if (ep->prepare)
+		ep->prepare(e, &req->args);
 	engine_mutate(e, req);
 }
 
@@ -295,43 +305,26 @@ void engine_submit(struct cfs_req *req, void *arg)
 		mutation(e, req);
 		return;
 	}
-	switch (req->proc) {
-	case NFS3_NULL:
+	/* ask for no more than the proxy carries (a server may always
+	 * return less than asked): the row's counts */
+	const struct engine_proc *ep = engine_proc(req->proc);
+	for (int i = 0; i < ep->nclamp; i++) {
+		uint32_t *count = (uint32_t *)((char *)&req->args + ep->clamp[i]);
+		if (*count > CFS_MAX_IO)
+			*count = CFS_MAX_IO;
+	}
+	switch (ep->dispatch) {
+	case ED_PROXY:
 		/* answered here: a client pinging the proxy learns the proxy lives */
 		engine_count_reply(e, req, NFS3_OK);
 		engine_reply(e, req, NULL);
 		return;
-	case NFS3_GETATTR:
-	case NFS3_ACCESS:
-	case NFS3_LOOKUP:
-	case NFS3_READLINK:
-	case NFS3_FSSTAT:
-	case NFS3_FSINFO:
-	case NFS3_PATHCONF:
+	case ED_META:
 		if (meta_answer(e, req) != 0)
 			engine_forward(e, req);
 		return;
-	/* A reply above libnfs's record limit would kill the upstream
-	 * connection and come back forever: ask for no more than the proxy
-	 * carries (a server may always return less than asked). */
-	case NFS3_READ:
-		if (req->args.read.count > CFS_MAX_IO)
-			req->args.read.count = CFS_MAX_IO;
+	case ED_READ:
 		engine_read(e, req);
-		return;
-	case NFS3_READDIR:
-		if (req->args.readdir.count > CFS_MAX_IO)
-			req->args.readdir.count = CFS_MAX_IO;
-		if (meta_answer(e, req) != 0)
-			engine_forward(e, req);
-		return;
-	case NFS3_READDIRPLUS:
-		if (req->args.readdirplus.maxcount > CFS_MAX_IO)
-			req->args.readdirplus.maxcount = CFS_MAX_IO;
-		if (req->args.readdirplus.dircount > CFS_MAX_IO)
-			req->args.readdirplus.dircount = CFS_MAX_IO;
-		if (meta_answer(e, req) != 0)
-			engine_forward(e, req);
 		return;
 	default:
 		engine_forward(e, req);

@@ -16,6 +16,7 @@
  * attributes older than the freshest the proxy knows. Changes made through
  * the proxy delete what they make stale (meta_mutation()). */
 #include "engine_int.h"
+#include "engine_procs.h"
 #include "log.h"
 #include "proto.h"
 
@@ -392,66 +393,63 @@ struct page_key {
 	uint32_t c1, c2;
 };
 
-static size_t page_key(uint8_t *k, const struct cfs_req *req)
+static uint32_t arg_u32(const union cfs_args *a, size_t off)
 {
-	struct page_key pk;
+	uint32_t v;
 
-	memset(&pk, 0, sizeof(pk));
-	if (req->proc == NFS3_READDIRPLUS) {
-		const READDIRPLUS3args *a = &req->args.readdirplus;
-		put64(pk.cookie, a->cookie);
-		memcpy(pk.verf, a->cookieverf, NFS3_COOKIEVERFSIZE);
-		pk.c1 = a->dircount;
-		pk.c2 = a->maxcount;
-		return mkey(k, 'p', &a->dir, &pk, sizeof(pk));
-	}
-	const READDIR3args *a = &req->args.readdir;
-	put64(pk.cookie, a->cookie);
-	memcpy(pk.verf, a->cookieverf, NFS3_COOKIEVERFSIZE);
-	pk.c1 = a->count;
-	return mkey(k, 'd', &a->dir, &pk, sizeof(pk));
+	memcpy(&v, (const char *)a + off, sizeof(v));
+	return v;
 }
 
-/* Key and codec of a cacheable reply of req; 0 when it is not one. */
+/* A directory page's key: its row says where the cookie, the verifier and
+ * the counts are. */
+static size_t page_key(uint8_t *k, const struct engine_proc *ep, const nfs_fh3 *dir,
+		       const union cfs_args *a)
+{
+	struct page_key pk;
+	uint64_t cookie;
+
+	memset(&pk, 0, sizeof(pk));
+	memcpy(&cookie, (const char *)a + ep->page_cookie, sizeof(cookie));
+	put64(pk.cookie, cookie);
+	memcpy(pk.verf, (const char *)a + ep->page_verf, NFS3_COOKIEVERFSIZE);
+	pk.c1 = arg_u32(a, ep->page_count[0]);
+	if (ep->page_ncounts > 1)
+		pk.c2 = arg_u32(a, ep->page_count[1]);
+	return mkey(k, ep->blob, dir, &pk, sizeof(pk));
+}
+
+/* Key and codec of a cacheable reply of req; 0 when it is not one. The
+ * row says the record type; the key is its handle (and a page's cookie,
+ * verifier and counts), the codec its result's (both encode and decode). */
 static size_t blob_key(const struct cfs_req *req, uint8_t *k, zdrproc_t *codec)
 {
-	switch (req->proc) {
-	case NFS3_READDIRPLUS:
-		*codec = (zdrproc_t)zdr_READDIRPLUS3res;
-		return page_key(k, req);
-	case NFS3_READDIR:
-		*codec = (zdrproc_t)zdr_READDIR3res;
-		return page_key(k, req);
-	case NFS3_READLINK:
-		*codec = (zdrproc_t)zdr_READLINK3res;
-		return mkey(k, 'r', &req->args.readlink.symlink, NULL, 0);
-	case NFS3_FSSTAT:
-		*codec = (zdrproc_t)zdr_FSSTAT3res;
-		return mkey(k, 's', &req->args.fsstat.fsroot, NULL, 0);
-	case NFS3_FSINFO:
-		*codec = (zdrproc_t)zdr_FSINFO3res;
-		return mkey(k, 'i', &req->args.fsinfo.fsroot, NULL, 0);
-	case NFS3_PATHCONF:
-		*codec = (zdrproc_t)zdr_PATHCONF3res;
-		return mkey(k, 'c', &req->args.pathconf.object, NULL, 0);
-	default:
+	const struct engine_proc *ep = engine_proc(req->proc);
+	const struct proc_row *row = proc_row(NFS_PROGRAM, req->proc);
+	const nfs_fh3 *fh = proc_fh(row, &req->args);
+
+	if (ep == NULL || ep->blob == 0 || fh == NULL)
 		return 0;
-	}
+	*codec = row->enc;
+	if (ep->page_ncounts)
+		return page_key(k, ep, fh, &req->args);
+	return mkey(k, ep->blob, fh, NULL, 0);
 }
 
 /* --- recording upstream results -------------------------------------------------- */
 
-static void record_readdirplus(struct engine *e, struct cfs_req *req, READDIRPLUS3res *r)
+/* READDIRPLUS's row: every entry is also a lookup answer. */
+void meta_record_entries(struct engine *e, const union cfs_args *a, void *res)
 {
+	READDIRPLUS3res *r = res;
 	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
 
-	/* every entry is also a lookup answer */
 	while (next) {
 		entryplus3 ent;
 		memcpy(&ent, next, sizeof(ent));
 		if (ent.name_handle.handle_follows && strcmp(ent.name, ".") != 0 &&
 		    strcmp(ent.name, "..") != 0)
-			meta_put_lookup(e, &req->args.readdirplus.dir, ent.name, NFS3_OK,
+			meta_put_lookup(e, &a->readdirplus.dir, ent.name, NFS3_OK,
 					&ent.name_handle.post_op_fh3_u.handle);
 		next = ent.nextentry;
 	}
@@ -462,60 +460,41 @@ static void record_readdirplus(struct engine *e, struct cfs_req *req, READDIRPLU
 void meta_record(struct engine *e, struct cfs_req *req, void *res)
 {
 	union nfs3_res *r = res;
+	const struct engine_proc *ep = engine_proc(req->proc);
 	uint8_t k[KEY_MAX];
 	size_t kl;
 	zdrproc_t codec;
 
-	if (!meta_enabled(e))
+	if (!meta_enabled(e) || ep == NULL)
 		return;
-	if (req->proc == NFS3_LOOKUP) {
-		if (r->status == NFS3_OK)
-			meta_put_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name,
-					NFS3_OK, &r->lookup.LOOKUP3res_u.resok.object);
-		else if (r->status == NFS3ERR_NOENT)
-			meta_put_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name,
-					NFS3ERR_NOENT, NULL);
+	if (ep->name != NAME_NONE) {
+		/* a name's answer (LOOKUP), or a new name: later REMOVE/RENAME
+		 * of it must know its handle */
+		const diropargs3 *d = (const diropargs3 *)((const char *)&req->args + ep->name_args);
+		const void *h = (const char *)res + ep->name_res;
+
+		if (r->status == NFS3_OK && ep->name == NAME_LOOKUP)
+			meta_put_lookup(e, &d->dir, d->name, NFS3_OK, h);
+		else if (r->status == NFS3_OK && ((const post_op_fh3 *)h)->handle_follows)
+			meta_put_lookup(e, &d->dir, d->name, NFS3_OK,
+					&((const post_op_fh3 *)h)->post_op_fh3_u.handle);
+		else if (r->status == NFS3ERR_NOENT && ep->name == NAME_LOOKUP)
+			meta_put_lookup(e, &d->dir, d->name, NFS3ERR_NOENT, NULL);
 		return;
 	}
 	if (r->status != NFS3_OK)
 		return;
-	switch (req->proc) {
-	/* a new name: later REMOVE/RENAME of it must know its handle */
-	case NFS3_CREATE:
-		if (r->create.CREATE3res_u.resok.obj.handle_follows)
-			meta_put_lookup(e, &req->args.create.where.dir, req->args.create.where.name,
-					NFS3_OK, &r->create.CREATE3res_u.resok.obj.post_op_fh3_u.handle);
-		return;
-	case NFS3_MKDIR:
-		if (r->mkdir.MKDIR3res_u.resok.obj.handle_follows)
-			meta_put_lookup(e, &req->args.mkdir.where.dir, req->args.mkdir.where.name,
-					NFS3_OK, &r->mkdir.MKDIR3res_u.resok.obj.post_op_fh3_u.handle);
-		return;
-	case NFS3_SYMLINK:
-		if (r->symlink.SYMLINK3res_u.resok.obj.handle_follows)
-			meta_put_lookup(e, &req->args.symlink.where.dir, req->args.symlink.where.name,
-					NFS3_OK,
-					&r->symlink.SYMLINK3res_u.resok.obj.post_op_fh3_u.handle);
-		return;
-	case NFS3_MKNOD:
-		if (r->mknod.MKNOD3res_u.resok.obj.handle_follows)
-			meta_put_lookup(e, &req->args.mknod.where.dir, req->args.mknod.where.name,
-					NFS3_OK, &r->mknod.MKNOD3res_u.resok.obj.post_op_fh3_u.handle);
-		return;
-	case NFS3_READDIRPLUS:
-		record_readdirplus(e, req, &r->readdirplus);
-		break;
-	default:
-		break;
-	}
+	if (ep->record_more)
+		ep->record_more(e, &req->args, res);
 	kl = blob_key(req, k, &codec);
 	if (kl == 0)
 		return;
-	if (req->proc == NFS3_FSINFO) /* what the client was told */
-		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
-	put_xdr(e, k, kl, codec, res, req->proc == NFS3_READDIRPLUS ? req->args.readdirplus.maxcount
-					: req->proc == NFS3_READDIR ? req->args.readdir.count
-								   : 8192);
+	if (ep->as_told)
+		ep->as_told(e, res);
+	/* room: what a page may hold; the rest are small */
+	put_xdr(e, k, kl, codec, res,
+		ep->page_ncounts ? proc_row(NFS_PROGRAM, req->proc)->reply_want_args(&req->args)
+				 : 8192);
 }
 
 /* --- answering from the cache ----------------------------------------------------- */
@@ -797,57 +776,26 @@ void meta_purge(struct engine *e, const nfs_fh3 *fh)
  * reply (a reply of a concurrent call may have brought old data back). */
 void meta_mutation(struct engine *e, struct cfs_req *req)
 {
-	union cfs_args *a = &req->args;
+	const struct engine_proc *ep = engine_proc(req->proc);
 
-	if (!meta_enabled(e))
+	if (!meta_enabled(e) || ep == NULL)
 		return;
-	switch (req->proc) {
-	case NFS3_SETATTR:
-		del_key(e, 'a', &a->setattr.object);
-		break;
-	case NFS3_WRITE:
-		del_key(e, 'a', &a->write.file);
-		break;
-	case NFS3_COMMIT:
-		del_key(e, 'a', &a->commit.file);
-		break;
-	case NFS3_CREATE:
-		name_changed(e, &a->create.where.dir, a->create.where.name);
-		dir_changed(e, &a->create.where.dir);
-		break;
-	case NFS3_MKDIR:
-		name_changed(e, &a->mkdir.where.dir, a->mkdir.where.name);
-		dir_changed(e, &a->mkdir.where.dir);
-		break;
-	case NFS3_SYMLINK:
-		name_changed(e, &a->symlink.where.dir, a->symlink.where.name);
-		dir_changed(e, &a->symlink.where.dir);
-		break;
-	case NFS3_MKNOD:
-		name_changed(e, &a->mknod.where.dir, a->mknod.where.name);
-		dir_changed(e, &a->mknod.where.dir);
-		break;
-	case NFS3_REMOVE:
-		name_changed(e, &a->remove.object.dir, a->remove.object.name);
-		dir_changed(e, &a->remove.object.dir);
-		break;
-	case NFS3_RMDIR:
-		name_changed(e, &a->rmdir.object.dir, a->rmdir.object.name);
-		dir_changed(e, &a->rmdir.object.dir);
-		break;
-	case NFS3_RENAME:
-		name_changed(e, &a->rename.from.dir, a->rename.from.name);
-		name_changed(e, &a->rename.to.dir, a->rename.to.name);
-		dir_changed(e, &a->rename.from.dir);
-		dir_changed(e, &a->rename.to.dir);
-		break;
-	case NFS3_LINK:
-		del_key(e, 'a', &a->link.file);
-		name_changed(e, &a->link.link.dir, a->link.link.name);
-		dir_changed(e, &a->link.link.dir);
-		break;
-	default:
-		break;
+	for (const struct inv_ent *v = ep->inv; v < ep->inv + EP_MAXINV && v->what != INV_END;
+	     v++) {
+		const void *at = (const char *)&req->args + v->off;
+		const diropargs3 *d = at;
+
+		switch (v->what) {
+		case INV_ATTRS:
+			del_key(e, 'a', at);
+			break;
+		case INV_NAME:
+			name_changed(e, &d->dir, d->name);
+			break;
+		case INV_DIR:
+			dir_changed(e, &d->dir);
+			break;
+		}
 	}
 }
 

@@ -11,6 +11,7 @@
  * its reply comes back; replies to calls issued before that may not bring
  * them back (engine_attrs_changed()). */
 #include "engine_int.h"
+#include "engine_procs.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -39,29 +40,18 @@ struct mut {
 	struct mut_lookup lk[2];
 };
 
-/* The names req removes or replaces; returns how many (0..2). */
+/* The names req removes or replaces (its row's); returns how many (0..2). */
 static int names_of(struct cfs_req *req, nfs_fh3 **dirs, char **names)
 {
-	union cfs_args *a = &req->args;
+	const struct engine_proc *ep = engine_proc(req->proc);
+	int n = ep ? ep->nnamed : 0;
 
-	switch (req->proc) {
-	case NFS3_REMOVE:
-		dirs[0] = &a->remove.object.dir;
-		names[0] = a->remove.object.name;
-		return 1;
-	case NFS3_RMDIR:
-		dirs[0] = &a->rmdir.object.dir;
-		names[0] = a->rmdir.object.name;
-		return 1;
-	case NFS3_RENAME:
-		dirs[0] = &a->rename.from.dir;
-		names[0] = a->rename.from.name;
-		dirs[1] = &a->rename.to.dir;
-		names[1] = a->rename.to.name;
-		return 2;
-	default:
-		return 0;
+	for (int i = 0; i < n; i++) {
+		diropargs3 *d = (diropargs3 *)((char *)&req->args + ep->named[i]);
+		dirs[i] = &d->dir;
+		names[i] = d->name;
 	}
+	return n;
 }
 
 static void add_kid(struct mut *m, const void *fh, uint32_t len)
@@ -79,7 +69,7 @@ static void kids_changed(struct mut *m)
 		nfs_fh3 fh = {{m->kids[i].len, (char *)m->kids[i].fh}};
 
 		engine_attrs_changed(m->e, &fh);
-		if (m->req->proc == NFS3_RMDIR)
+		if (engine_proc(m->req->proc)->purge_named)
 			meta_purge(m->e, &fh); /* its listing and names went with it */
 	}
 }

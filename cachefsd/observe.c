@@ -6,6 +6,7 @@
  * also record what the caller may do (the evidence a READ from the cache
  * needs). */
 #include "engine_int.h"
+#include "engine_procs.h"
 #include "log.h"
 #include "procs.h"
 #include "proto.h"
@@ -106,23 +107,26 @@ static void observe_wcc(struct engine *e, const nfs_fh3 *fh, const wcc_data *w)
 	engine_observe_post(e, fh, &w->after);
 }
 
-static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3res *r)
+/* ACCESS's row: what the caller may do, per credential, under the
+ * attributes of a successful reply. */
+uint32_t engine_observe_access(struct engine *e, const union cfs_args *a,
+			       const struct cfs_cred *cred, const void *res)
 {
-	const nfs_fh3 *fh = &req->args.access.object;
-	const post_op_attr *pa = r->status == NFS3_OK ? &r->ACCESS3res_u.resok.obj_attributes
-						      : &r->ACCESS3res_u.resfail.obj_attributes;
+	const ACCESS3res *r = res;
+	const nfs_fh3 *fh = &a->access.object;
+	const post_op_attr *pa = &r->ACCESS3res_u.resok.obj_attributes;
 	struct cobj *o;
 
-	engine_observe_post(e, fh, pa);
 	if (r->status != NFS3_OK || !pa->attributes_follow)
-		return;
+		return 0;
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
-		return;
-	cobj_access_set(o, &req->cred, req->args.access.access, r->ACCESS3res_u.resok.access,
+		return 0;
+	cobj_access_set(o, cred, a->access.access, r->ACCESS3res_u.resok.access,
 			&pa->post_op_attr_u.attributes, loop_now(e->loop));
-	meta_put_access(e, fh, cobj_access_find(o, &req->cred));
+	meta_put_access(e, fh, cobj_access_find(o, cred));
 	cobj_put(e->objs, o);
+	return 0;
 }
 
 /* The server answered a call by cred about fh that needs the ACCESS3 bits
@@ -152,17 +156,6 @@ static void answered(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred 
 	cobj_put(e->objs, o);
 }
 
-static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *r)
-{
-	const nfs_fh3 *fh = &req->args.read.file;
-	const post_op_attr *pa = r->status == NFS3_OK ? &r->READ3res_u.resok.file_attributes
-						      : &r->READ3res_u.resfail.file_attributes;
-
-	engine_observe_post(e, fh, pa);
-	/* the upstream just let this caller read (or refused it) */
-	answered(e, fh, &req->cred, r->status, r->status == NFS3_OK, pa, ACCESS3_READ);
-}
-
 uint64_t engine_evidence_age_ms(const struct engine *e)
 {
 	return (uint64_t)(meta_enabled(e) ? e->cfg->meta_ttl : e->cfg->evidence_ttl) * 1000;
@@ -184,25 +177,17 @@ enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct 
 	return ev2 == EV_UNKNOWN ? ev : ev2;
 }
 
-static void observe_new_object(struct engine *e, const post_op_fh3 *fh, const post_op_attr *pa)
+/* READDIRPLUS's row: every entry's attributes; a listing that gave the
+ * caller the entries' handles proves what LOOKUPs in the directory would. */
+uint32_t engine_observe_entries(struct engine *e, const union cfs_args *a,
+				const struct cfs_cred *cred, const void *res)
 {
-	if (fh->handle_follows)
-		engine_observe_post(e, &fh->post_op_fh3_u.handle, pa);
-}
-
-static void observe_readdirplus(struct engine *e, struct cfs_req *req, const READDIRPLUS3res *r)
-{
-	const nfs_fh3 *dir = &req->args.readdirplus.dir;
-	uint32_t shown = ACCESS3_READ;
-
-	if (r->status != NFS3_OK) {
-		engine_observe_post(e, dir, &r->READDIRPLUS3res_u.resfail.dir_attributes);
-		answered(e, dir, &req->cred, r->status, 0,
-			 &r->READDIRPLUS3res_u.resfail.dir_attributes, ACCESS3_READ);
-		return;
-	}
-	engine_observe_post(e, dir, &r->READDIRPLUS3res_u.resok.dir_attributes);
+	const READDIRPLUS3res *r = res;
 	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
+	uint32_t shown = 0;
+
+	(void)a;
+	(void)cred;
 	while (next) {
 		/* libnfs places entries at 4-byte aligned addresses: copy out */
 		entryplus3 ent;
@@ -210,13 +195,28 @@ static void observe_readdirplus(struct engine *e, struct cfs_req *req, const REA
 		if (ent.name_handle.handle_follows) {
 			engine_observe_post(e, &ent.name_handle.post_op_fh3_u.handle,
 					    &ent.name_attributes);
-			/* it gave this caller the entries' handles: what LOOKUPs
-			 * in the directory would */
 			shown |= ACCESS3_LOOKUP;
 		}
 		next = ent.nextentry;
 	}
-	answered(e, dir, &req->cred, NFS3_OK, 1, &r->READDIRPLUS3res_u.resok.dir_attributes, shown);
+	return shown;
+}
+
+/* The handle an entry of a row is about; NULL: a new object's handle that
+ * did not follow. */
+static const nfs_fh3 *entry_fh(const struct obs_ent *o, const union cfs_args *a, const void *res)
+{
+	const post_op_fh3 *pf;
+
+	switch (o->fh_in) {
+	case FH_RES:
+		return (const nfs_fh3 *)((const char *)res + o->fh_off);
+	case FH_RES_OPT:
+		pf = (const post_op_fh3 *)((const char *)res + o->fh_off);
+		return pf->handle_follows ? &pf->post_op_fh3_u.handle : NULL;
+	default:
+		return (const nfs_fh3 *)((const char *)a + o->fh_off);
+	}
 }
 
 static void observe_result(struct engine *e, struct cfs_req *req, void *res);
@@ -339,143 +339,39 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 		return;
 	}
 	meta_record(e, req, res);
-	switch (req->proc) {
-	case NFS3_GETATTR:
-		if (ok)
-			engine_observe_attrs(e, &a->getattr.object,
-					     &r->getattr.GETATTR3res_u.resok.obj_attributes);
-		break;
-	case NFS3_SETATTR:
-		observe_wcc(e, &a->setattr.object,
-			    ok ? &r->setattr.SETATTR3res_u.resok.obj_wcc
-			       : &r->setattr.SETATTR3res_u.resfail.obj_wcc);
-		break;
-	case NFS3_LOOKUP:
-		/* found or not, the caller was allowed to search the directory */
-		answered(e, &a->lookup.what.dir, &req->cred, r->status,
-			 ok || r->status == NFS3ERR_NOENT,
-			 ok ? &r->lookup.LOOKUP3res_u.resok.dir_attributes
-			    : &r->lookup.LOOKUP3res_u.resfail.dir_attributes,
-			 ACCESS3_LOOKUP);
-		if (ok) {
-			engine_observe_post(e, &r->lookup.LOOKUP3res_u.resok.object,
-					    &r->lookup.LOOKUP3res_u.resok.obj_attributes);
-			engine_observe_post(e, &a->lookup.what.dir,
-					    &r->lookup.LOOKUP3res_u.resok.dir_attributes);
-			engine_lookup_prefetch(e, &r->lookup.LOOKUP3res_u.resok.object,
-					       &r->lookup.LOOKUP3res_u.resok.obj_attributes, &req->cred);
-		} else {
-			engine_observe_post(e, &a->lookup.what.dir,
-					    &r->lookup.LOOKUP3res_u.resfail.dir_attributes);
+	/* what the reply says, entry by entry, in the row's order */
+	const struct engine_proc *ep = engine_proc(req->proc);
+	uint32_t shown = 0; /* evidence a row's observe_more() found */
+	if (ep == NULL)
+		return;
+	for (const struct obs_ent *o = ep->obs; o < ep->obs + EP_MAXOBS && o->what != OBS_END;
+	     o++) {
+		if (o->arm != (ok ? ARM_OK : ARM_FAIL))
+			continue;
+		const void *at = (const char *)res + o->at_off;
+		const nfs_fh3 *fh = entry_fh(o, a, res);
+		switch (o->what) {
+		case OBS_FATTR:
+			engine_observe_attrs(e, fh, at);
+			break;
+		case OBS_POST:
+			if (fh)
+				engine_observe_post(e, fh, at);
+			break;
+		case OBS_WCC:
+			observe_wcc(e, fh, at);
+			break;
+		case OBS_EVIDENCE:
+			answered(e, fh, &req->cred, r->status,
+				 ok || (o->noent_allowed && r->status == NFS3ERR_NOENT), at,
+				 o->bits | shown);
+			break;
+		case OBS_MORE:
+			shown |= ep->observe_more(e, a, &req->cred, res);
+			break;
 		}
-		break;
-	case NFS3_ACCESS:
-		observe_access(e, req, &r->access);
-		break;
-	case NFS3_READLINK: {
-		const post_op_attr *pa = ok ? &r->readlink.READLINK3res_u.resok.symlink_attributes
-					    : &r->readlink.READLINK3res_u.resfail.symlink_attributes;
-		engine_observe_post(e, &a->readlink.symlink, pa);
-		answered(e, &a->readlink.symlink, &req->cred, r->status, ok, pa, ACCESS3_READ);
-		break;
 	}
-	case NFS3_READ:
-		observe_read(e, req, &r->read);
-		break;
-	case NFS3_WRITE:
-		observe_wcc(e, &a->write.file,
-			    ok ? &r->write.WRITE3res_u.resok.file_wcc
-			       : &r->write.WRITE3res_u.resfail.file_wcc);
-		break;
-	case NFS3_CREATE:
-		if (ok)
-			observe_new_object(e, &r->create.CREATE3res_u.resok.obj,
-					   &r->create.CREATE3res_u.resok.obj_attributes);
-		observe_wcc(e, &a->create.where.dir,
-			    ok ? &r->create.CREATE3res_u.resok.dir_wcc
-			       : &r->create.CREATE3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_MKDIR:
-		if (ok)
-			observe_new_object(e, &r->mkdir.MKDIR3res_u.resok.obj,
-					   &r->mkdir.MKDIR3res_u.resok.obj_attributes);
-		observe_wcc(e, &a->mkdir.where.dir,
-			    ok ? &r->mkdir.MKDIR3res_u.resok.dir_wcc
-			       : &r->mkdir.MKDIR3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_SYMLINK:
-		if (ok)
-			observe_new_object(e, &r->symlink.SYMLINK3res_u.resok.obj,
-					   &r->symlink.SYMLINK3res_u.resok.obj_attributes);
-		observe_wcc(e, &a->symlink.where.dir,
-			    ok ? &r->symlink.SYMLINK3res_u.resok.dir_wcc
-			       : &r->symlink.SYMLINK3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_MKNOD:
-		if (ok)
-			observe_new_object(e, &r->mknod.MKNOD3res_u.resok.obj,
-					   &r->mknod.MKNOD3res_u.resok.obj_attributes);
-		observe_wcc(e, &a->mknod.where.dir,
-			    ok ? &r->mknod.MKNOD3res_u.resok.dir_wcc
-			       : &r->mknod.MKNOD3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_REMOVE:
-		observe_wcc(e, &a->remove.object.dir,
-			    ok ? &r->remove.REMOVE3res_u.resok.dir_wcc
-			       : &r->remove.REMOVE3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_RMDIR:
-		observe_wcc(e, &a->rmdir.object.dir,
-			    ok ? &r->rmdir.RMDIR3res_u.resok.dir_wcc
-			       : &r->rmdir.RMDIR3res_u.resfail.dir_wcc);
-		break;
-	case NFS3_RENAME:
-		observe_wcc(e, &a->rename.from.dir,
-			    ok ? &r->rename.RENAME3res_u.resok.fromdir_wcc
-			       : &r->rename.RENAME3res_u.resfail.fromdir_wcc);
-		observe_wcc(e, &a->rename.to.dir,
-			    ok ? &r->rename.RENAME3res_u.resok.todir_wcc
-			       : &r->rename.RENAME3res_u.resfail.todir_wcc);
-		break;
-	case NFS3_LINK:
-		engine_observe_post(e, &a->link.file,
-				    ok ? &r->link.LINK3res_u.resok.file_attributes
-				       : &r->link.LINK3res_u.resfail.file_attributes);
-		observe_wcc(e, &a->link.link.dir,
-			    ok ? &r->link.LINK3res_u.resok.linkdir_wcc
-			       : &r->link.LINK3res_u.resfail.linkdir_wcc);
-		break;
-	case NFS3_READDIR: {
-		const post_op_attr *pa = ok ? &r->readdir.READDIR3res_u.resok.dir_attributes
-					    : &r->readdir.READDIR3res_u.resfail.dir_attributes;
-		engine_observe_post(e, &a->readdir.dir, pa);
-		answered(e, &a->readdir.dir, &req->cred, r->status, ok, pa, ACCESS3_READ);
-		break;
-	}
-	case NFS3_READDIRPLUS:
-		observe_readdirplus(e, req, &r->readdirplus);
-		break;
-	case NFS3_FSSTAT:
-		engine_observe_post(e, &a->fsstat.fsroot,
-				    ok ? &r->fsstat.FSSTAT3res_u.resok.obj_attributes
-				       : &r->fsstat.FSSTAT3res_u.resfail.obj_attributes);
-		break;
-	case NFS3_FSINFO:
-		engine_observe_post(e, &a->fsinfo.fsroot,
-				    ok ? &r->fsinfo.FSINFO3res_u.resok.obj_attributes
-				       : &r->fsinfo.FSINFO3res_u.resfail.obj_attributes);
-		break;
-	case NFS3_PATHCONF:
-		engine_observe_post(e, &a->pathconf.object,
-				    ok ? &r->pathconf.PATHCONF3res_u.resok.obj_attributes
-				       : &r->pathconf.PATHCONF3res_u.resfail.obj_attributes);
-		break;
-	case NFS3_COMMIT:
-		observe_wcc(e, &a->commit.file,
-			    ok ? &r->commit.COMMIT3res_u.resok.file_wcc
-			       : &r->commit.COMMIT3res_u.resfail.file_wcc);
-		break;
-	default:
-		break;
-	}
+	if (ok && req->proc == NFS3_LOOKUP)
+		engine_lookup_prefetch(e, &r->lookup.LOOKUP3res_u.resok.object,
+				       &r->lookup.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 }

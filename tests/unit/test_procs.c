@@ -1,13 +1,18 @@
 /* proto/procs.c: the procedure table. Every row the wire serves is
  * complete, and the rows say what the switches they replaced said: which
  * calls the duplicate-request cache keeps, which mutate, which the
- * metadata cache may answer, and which handle each call is about. */
+ * metadata cache may answer, and which handle each call is about; and the
+ * engine's rows (cachefsd/engine_procs.c) say what the engine's switches
+ * said: which attributes of which handle each reply carries, the evidence
+ * it proves, what the metadata cache keeps and drops, how a call is taken. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../../cachefsd/engine_int.h"
+#include "../../cachefsd/engine_procs.h"
 #include "../../proto/proto_int.h"
 #include "procs.h"
 
@@ -82,12 +87,377 @@ static void test_handles(void **state)
 	assert_null(proc_fh(NULL, &a));
 }
 
+/* --- the engine's rows ------------------------------------------------------ */
+
+/* One entry as the old switch in observe_result said it: kind, the handle
+ * (the post_op_fh3 for a new object), the attributes. */
+struct want_ent {
+	int what;
+	const void *fh, *at;
+	uint32_t bits;
+};
+
+static union cfs_args A;
+static union nfs3_res R;
+
+/* What observe_result's switch did for proc in the arm (ARM_OK / ARM_FAIL),
+ * in its order; returns how many. */
+static int switch_said(uint32_t proc, int arm, struct want_ent *w)
+{
+	int ok = arm == ARM_OK, n = 0;
+#define E(wh, f, a, b) (w[n++] = (struct want_ent){wh, f, a, b})
+	switch (proc) {
+	case NFS3_GETATTR:
+		if (ok)
+			E(OBS_FATTR, &A.getattr.object,
+			  &R.getattr.GETATTR3res_u.resok.obj_attributes, 0);
+		break;
+	case NFS3_SETATTR:
+		E(OBS_WCC, &A.setattr.object,
+		  ok ? &R.setattr.SETATTR3res_u.resok.obj_wcc
+		     : &R.setattr.SETATTR3res_u.resfail.obj_wcc,
+		  0);
+		break;
+	case NFS3_LOOKUP:
+		E(OBS_EVIDENCE, &A.lookup.what.dir,
+		  ok ? &R.lookup.LOOKUP3res_u.resok.dir_attributes
+		     : &R.lookup.LOOKUP3res_u.resfail.dir_attributes,
+		  ACCESS3_LOOKUP);
+		if (ok) {
+			E(OBS_POST, &R.lookup.LOOKUP3res_u.resok.object,
+			  &R.lookup.LOOKUP3res_u.resok.obj_attributes, 0);
+			E(OBS_POST, &A.lookup.what.dir, &R.lookup.LOOKUP3res_u.resok.dir_attributes,
+			  0);
+		} else {
+			E(OBS_POST, &A.lookup.what.dir,
+			  &R.lookup.LOOKUP3res_u.resfail.dir_attributes, 0);
+		}
+		break;
+	case NFS3_ACCESS:
+		E(OBS_POST, &A.access.object,
+		  ok ? &R.access.ACCESS3res_u.resok.obj_attributes
+		     : &R.access.ACCESS3res_u.resfail.obj_attributes,
+		  0);
+		if (ok)
+			E(OBS_MORE, NULL, NULL, 0);
+		break;
+	case NFS3_READLINK: {
+		const void *pa = ok ? &R.readlink.READLINK3res_u.resok.symlink_attributes
+		                    : &R.readlink.READLINK3res_u.resfail.symlink_attributes;
+		E(OBS_POST, &A.readlink.symlink, pa, 0);
+		E(OBS_EVIDENCE, &A.readlink.symlink, pa, ACCESS3_READ);
+		break;
+	}
+	case NFS3_READ: {
+		const void *pa = ok ? &R.read.READ3res_u.resok.file_attributes
+		                    : &R.read.READ3res_u.resfail.file_attributes;
+		E(OBS_POST, &A.read.file, pa, 0);
+		E(OBS_EVIDENCE, &A.read.file, pa, ACCESS3_READ);
+		break;
+	}
+	case NFS3_WRITE:
+		E(OBS_WCC, &A.write.file,
+		  ok ? &R.write.WRITE3res_u.resok.file_wcc : &R.write.WRITE3res_u.resfail.file_wcc,
+		  0);
+		break;
+#define MAKES(x, X, U)                                                                             \
+	case NFS3_##X:                                                                             \
+		if (ok)                                                                            \
+			E(OBS_POST, &R.x.U.resok.obj, &R.x.U.resok.obj_attributes, 0);             \
+		E(OBS_WCC, &A.x.where.dir, ok ? &R.x.U.resok.dir_wcc : &R.x.U.resfail.dir_wcc, 0); \
+		break;
+		MAKES(create, CREATE, CREATE3res_u)
+		MAKES(mkdir, MKDIR, MKDIR3res_u)
+		MAKES(symlink, SYMLINK, SYMLINK3res_u)
+		MAKES(mknod, MKNOD, MKNOD3res_u)
+#undef MAKES
+	case NFS3_REMOVE:
+		E(OBS_WCC, &A.remove.object.dir,
+		  ok ? &R.remove.REMOVE3res_u.resok.dir_wcc
+		     : &R.remove.REMOVE3res_u.resfail.dir_wcc,
+		  0);
+		break;
+	case NFS3_RMDIR:
+		E(OBS_WCC, &A.rmdir.object.dir,
+		  ok ? &R.rmdir.RMDIR3res_u.resok.dir_wcc : &R.rmdir.RMDIR3res_u.resfail.dir_wcc,
+		  0);
+		break;
+	case NFS3_RENAME:
+		E(OBS_WCC, &A.rename.from.dir,
+		  ok ? &R.rename.RENAME3res_u.resok.fromdir_wcc
+		     : &R.rename.RENAME3res_u.resfail.fromdir_wcc,
+		  0);
+		E(OBS_WCC, &A.rename.to.dir,
+		  ok ? &R.rename.RENAME3res_u.resok.todir_wcc
+		     : &R.rename.RENAME3res_u.resfail.todir_wcc,
+		  0);
+		break;
+	case NFS3_LINK:
+		E(OBS_POST, &A.link.file,
+		  ok ? &R.link.LINK3res_u.resok.file_attributes
+		     : &R.link.LINK3res_u.resfail.file_attributes,
+		  0);
+		E(OBS_WCC, &A.link.link.dir,
+		  ok ? &R.link.LINK3res_u.resok.linkdir_wcc
+		     : &R.link.LINK3res_u.resfail.linkdir_wcc,
+		  0);
+		break;
+	case NFS3_READDIR: {
+		const void *pa = ok ? &R.readdir.READDIR3res_u.resok.dir_attributes
+		                    : &R.readdir.READDIR3res_u.resfail.dir_attributes;
+		E(OBS_POST, &A.readdir.dir, pa, 0);
+		E(OBS_EVIDENCE, &A.readdir.dir, pa, ACCESS3_READ);
+		break;
+	}
+	case NFS3_READDIRPLUS: {
+		const void *pa = ok ? &R.readdirplus.READDIRPLUS3res_u.resok.dir_attributes
+		                    : &R.readdirplus.READDIRPLUS3res_u.resfail.dir_attributes;
+		E(OBS_POST, &A.readdirplus.dir, pa, 0);
+		if (ok)
+			E(OBS_MORE, NULL, NULL, 0); /* the entries */
+		E(OBS_EVIDENCE, &A.readdirplus.dir, pa, ACCESS3_READ);
+		break;
+	}
+	case NFS3_FSSTAT:
+		E(OBS_POST, &A.fsstat.fsroot,
+		  ok ? &R.fsstat.FSSTAT3res_u.resok.obj_attributes
+		     : &R.fsstat.FSSTAT3res_u.resfail.obj_attributes,
+		  0);
+		break;
+	case NFS3_FSINFO:
+		E(OBS_POST, &A.fsinfo.fsroot,
+		  ok ? &R.fsinfo.FSINFO3res_u.resok.obj_attributes
+		     : &R.fsinfo.FSINFO3res_u.resfail.obj_attributes,
+		  0);
+		break;
+	case NFS3_PATHCONF:
+		E(OBS_POST, &A.pathconf.object,
+		  ok ? &R.pathconf.PATHCONF3res_u.resok.obj_attributes
+		     : &R.pathconf.PATHCONF3res_u.resfail.obj_attributes,
+		  0);
+		break;
+	case NFS3_COMMIT:
+		E(OBS_WCC, &A.commit.file,
+		  ok ? &R.commit.COMMIT3res_u.resok.file_wcc
+		     : &R.commit.COMMIT3res_u.resfail.file_wcc,
+		  0);
+		break;
+	default:
+		break;
+	}
+#undef E
+	return n;
+}
+
+static void test_engine_observe(void **state)
+{
+	(void)state;
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		const struct engine_proc *ep = engine_proc(p);
+		assert_non_null(ep);
+		for (int arm = ARM_OK; arm <= ARM_FAIL; arm++) {
+			struct want_ent w[EP_MAXOBS];
+			int n = switch_said(p, arm, w), k = 0, attrs = 0;
+
+			for (int i = 0; i < EP_MAXOBS && ep->obs[i].what != OBS_END; i++) {
+				const struct obs_ent *o = &ep->obs[i];
+				if (o->arm != arm)
+					continue;
+				assert_true(k < n);
+				assert_int_equal(o->what, w[k].what);
+				attrs += o->what != OBS_EVIDENCE && o->what != OBS_MORE;
+				if (o->what == OBS_MORE) {
+					assert_non_null(ep->observe_more);
+					k++;
+					continue;
+				}
+				const char *base =
+				    o->fh_in == FH_ARGS ? (const char *)&A : (const char *)&R;
+				assert_ptr_equal(base + o->fh_off, w[k].fh);
+				assert_ptr_equal((const char *)&R + o->at_off, w[k].at);
+				assert_int_equal(o->bits, w[k].bits);
+				/* found or not: only LOOKUP's NOENT proves a search */
+				assert_int_equal(o->noent_allowed,
+				                 o->what == OBS_EVIDENCE && p == NFS3_LOOKUP);
+				k++;
+			}
+			assert_int_equal(k, n);
+			/* every reply but NULL's (and a failed GETATTR's) carries
+			 * attributes, and its row says where */
+			assert_int_equal(attrs > 0,
+			                 p != NFS3_NULL && !(p == NFS3_GETATTR && arm == ARM_FAIL));
+		}
+	}
+	/* new objects: a post_op_fh3 of the result */
+	assert_int_equal(engine_proc(NFS3_CREATE)->obs[0].fh_in, FH_RES_OPT);
+	assert_int_equal(engine_proc(NFS3_LOOKUP)->obs[2].fh_in, FH_RES);
+	assert_null(engine_proc(NFS3_NPROCS));
+}
+
+static void test_engine_meta(void **state)
+{
+	static const struct {
+		uint32_t proc;
+		char type;
+	} blobs[] = {{NFS3_READLINK, 'r'}, {NFS3_FSSTAT, 's'},  {NFS3_FSINFO, 'i'},
+	             {NFS3_PATHCONF, 'c'}, {NFS3_READDIR, 'd'}, {NFS3_READDIRPLUS, 'p'}};
+	static const uint32_t mk[] = {NFS3_CREATE, NFS3_MKDIR, NFS3_SYMLINK, NFS3_MKNOD};
+	(void)state;
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		const struct engine_proc *ep = engine_proc(p);
+		char type = 0;
+		for (size_t i = 0; i < sizeof(blobs) / sizeof(blobs[0]); i++)
+			if (blobs[i].proc == p)
+				type = blobs[i].type;
+		assert_int_equal(ep->blob, type);
+		if (type) { /* kept replies are of answerable calls, keyed by a handle */
+			assert_true(proc_row(NFS_PROGRAM, p)->flags & PROC_CACHED);
+			assert_non_null(proc_fh(proc_row(NFS_PROGRAM, p), &A));
+		}
+		assert_int_equal(ep->page_ncounts != 0, p == NFS3_READDIR || p == NFS3_READDIRPLUS);
+		if (ep->page_ncounts) /* the room a stored page needs */
+			assert_non_null(proc_row(NFS_PROGRAM, p)->reply_want_args);
+		assert_int_equal(ep->name, p == NFS3_LOOKUP                        ? NAME_LOOKUP
+		                           : in(p, mk, sizeof(mk) / sizeof(mk[0])) ? NAME_NEW
+		                                                                   : NAME_NONE);
+		assert_int_equal(ep->record_more != NULL, p == NFS3_READDIRPLUS);
+		assert_int_equal(ep->as_told != NULL, p == NFS3_FSINFO);
+	}
+	/* the page keys: cookie, verifier, counts */
+	const struct engine_proc *rdp = engine_proc(NFS3_READDIRPLUS);
+	assert_ptr_equal((char *)&A + rdp->page_cookie, &A.readdirplus.cookie);
+	assert_ptr_equal((char *)&A + rdp->page_verf, &A.readdirplus.cookieverf);
+	assert_int_equal(rdp->page_ncounts, 2);
+	assert_ptr_equal((char *)&A + rdp->page_count[0], &A.readdirplus.dircount);
+	assert_ptr_equal((char *)&A + rdp->page_count[1], &A.readdirplus.maxcount);
+	const struct engine_proc *rd = engine_proc(NFS3_READDIR);
+	assert_int_equal(rd->page_ncounts, 1);
+	assert_ptr_equal((char *)&A + rd->page_count[0], &A.readdir.count);
+	/* the names recorded */
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_LOOKUP)->name_args, &A.lookup.what);
+	assert_ptr_equal((char *)&R + engine_proc(NFS3_LOOKUP)->name_res,
+	                 &R.lookup.LOOKUP3res_u.resok.object);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_MKDIR)->name_args, &A.mkdir.where);
+	assert_ptr_equal((char *)&R + engine_proc(NFS3_MKDIR)->name_res,
+	                 &R.mkdir.MKDIR3res_u.resok.obj);
+}
+
+/* What meta_mutation's switch deleted, in its order. */
+static int inv_said(uint32_t proc, struct inv_ent *w)
+{
+	int n = 0;
+#define V(wh, ptr) (w[n++] = (struct inv_ent){wh, (size_t)((const char *)(ptr) - (char *)&A)})
+	switch (proc) {
+	case NFS3_SETATTR:
+		V(INV_ATTRS, &A.setattr.object);
+		break;
+	case NFS3_WRITE:
+		V(INV_ATTRS, &A.write.file);
+		break;
+	case NFS3_COMMIT:
+		V(INV_ATTRS, &A.commit.file);
+		break;
+	case NFS3_CREATE:
+		V(INV_NAME, &A.create.where);
+		V(INV_DIR, &A.create.where);
+		break;
+	case NFS3_MKDIR:
+		V(INV_NAME, &A.mkdir.where);
+		V(INV_DIR, &A.mkdir.where);
+		break;
+	case NFS3_SYMLINK:
+		V(INV_NAME, &A.symlink.where);
+		V(INV_DIR, &A.symlink.where);
+		break;
+	case NFS3_MKNOD:
+		V(INV_NAME, &A.mknod.where);
+		V(INV_DIR, &A.mknod.where);
+		break;
+	case NFS3_REMOVE:
+		V(INV_NAME, &A.remove.object);
+		V(INV_DIR, &A.remove.object);
+		break;
+	case NFS3_RMDIR:
+		V(INV_NAME, &A.rmdir.object);
+		V(INV_DIR, &A.rmdir.object);
+		break;
+	case NFS3_RENAME:
+		V(INV_NAME, &A.rename.from);
+		V(INV_NAME, &A.rename.to);
+		V(INV_DIR, &A.rename.from);
+		V(INV_DIR, &A.rename.to);
+		break;
+	case NFS3_LINK:
+		V(INV_ATTRS, &A.link.file);
+		V(INV_NAME, &A.link.link);
+		V(INV_DIR, &A.link.link);
+		break;
+	default:
+		break;
+	}
+#undef V
+	return n;
+}
+
+static void test_engine_mutations(void **state)
+{
+	(void)state;
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		const struct engine_proc *ep = engine_proc(p);
+		struct inv_ent w[EP_MAXINV];
+		int n = inv_said(p, w), k = 0;
+
+		for (; k < EP_MAXINV && ep->inv[k].what != INV_END; k++) {
+			assert_true(k < n);
+			assert_int_equal(ep->inv[k].what, w[k].what);
+			assert_int_equal(ep->inv[k].off, w[k].off);
+		}
+		assert_int_equal(k, n);
+		/* every mutating call makes something stale, and only they do */
+		assert_int_equal(n > 0, proto_proc_mutates(p));
+		/* the names whose objects go or are replaced */
+		assert_int_equal(ep->nnamed, p == NFS3_RENAME                      ? 2
+		                             : p == NFS3_REMOVE || p == NFS3_RMDIR ? 1
+		                                                                   : 0);
+		assert_int_equal(ep->purge_named, p == NFS3_RMDIR);
+		assert_int_equal(ep->prepare != NULL, p == NFS3_WRITE);
+	}
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_REMOVE)->named[0], &A.remove.object);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_RMDIR)->named[0], &A.rmdir.object);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_RENAME)->named[0], &A.rename.from);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_RENAME)->named[1], &A.rename.to);
+}
+
+static void test_engine_dispatch(void **state)
+{
+	(void)state;
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		const struct engine_proc *ep = engine_proc(p);
+		int cached = !!(proc_row(NFS_PROGRAM, p)->flags & PROC_CACHED);
+
+		assert_int_equal(ep->dispatch, p == NFS3_NULL   ? ED_PROXY
+		                               : p == NFS3_READ ? ED_READ
+		                               : cached         ? ED_META
+		                                                : ED_FORWARD);
+		assert_int_equal(ep->nclamp, p == NFS3_READDIRPLUS                 ? 2
+		                             : p == NFS3_READ || p == NFS3_READDIR ? 1
+		                                                                   : 0);
+	}
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_READ)->clamp[0], &A.read.count);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_READDIR)->clamp[0], &A.readdir.count);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_READDIRPLUS)->clamp[0],
+	                 &A.readdirplus.maxcount);
+	assert_ptr_equal((char *)&A + engine_proc(NFS3_READDIRPLUS)->clamp[1],
+	                 &A.readdirplus.dircount);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_complete),
-	    cmocka_unit_test(test_flags),
-	    cmocka_unit_test(test_handles),
+	    cmocka_unit_test(test_rows_complete),   cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_handles),         cmocka_unit_test(test_engine_observe),
+	    cmocka_unit_test(test_engine_meta),     cmocka_unit_test(test_engine_mutations),
+	    cmocka_unit_test(test_engine_dispatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
