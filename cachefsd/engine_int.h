@@ -144,13 +144,13 @@ static inline int engine_reply(struct engine *e, struct cfs_req *req, void *res)
 	return e->io->reply(req, res);
 }
 
-/* Forwards req upstream unchanged; the reply goes back to the client after
- * its attributes were observed. */
+/* Forwards req upstream unchanged (forward.c); the reply goes back to the
+ * client through engine_forward_reply(). Not for READ: see
+ * engine_forward_read(). */
 void engine_forward(struct engine *e, struct cfs_req *req);
-/* Forwards READ req as READs of at most piece bytes sent together
- * (passread.c). Returns 0 (the client will be answered), -EAGAIN when one
- * READ does, -ENOMEM. */
-int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece);
+/* Forwards READ req (passread.c): as READs of at most the upstream's rtmax
+ * sent together when it asks more, else as one READ cut to rtmax. */
+void engine_forward_read(struct engine *e, struct cfs_req *req);
 /* req could not be sent (upstream_call's rc): log, answer the client. */
 void engine_send_failed(struct engine *e, struct cfs_req *req, int rc);
 /* What engine_forward does with the upstream's answer (status 0 and res,

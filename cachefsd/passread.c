@@ -132,7 +132,7 @@ static int req_alive(void *priv)
 	return proto_req_alive(pc->p->req);
 }
 
-int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece)
+static int forward_split(struct engine *e, struct cfs_req *req, uint32_t piece)
 {
 	READ3args *a = &req->args.read;
 	struct passread *p;
@@ -177,4 +177,16 @@ int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t pi
 		}
 	}
 	return 0;
+}
+
+void engine_forward_read(struct engine *e, struct cfs_req *req)
+{
+	/* clients may ask more than the upstream's rtmax */
+	uint32_t rtmax = engine_up_info(e)->fsinfo.rtmax;
+
+	if (forward_split(e, req, rtmax) == 0)
+		return;
+	if (rtmax && req->args.read.count > rtmax)
+		req->args.read.count = rtmax; /* a short answer, legal */
+	engine_forward(e, req);
 }

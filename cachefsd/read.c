@@ -136,7 +136,7 @@ static void op_forward(struct read_op *op)
 	op->req = NULL;
 	op_free(op);
 	e->ctr.read_passthrough++;
-	engine_forward(e, req);
+	engine_forward_read(e, req);
 }
 
 /* A chunk an op waits for is ready (or failed: fallback set). */
@@ -1174,13 +1174,13 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		if (o)
 			cobj_put(e->objs, o);
 		e->ctr.read_passthrough++;
-		engine_forward(e, req);
+		engine_forward_read(e, req);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (op == NULL) {
 		cobj_put(e->objs, o);
-		engine_forward(e, req);
+		engine_forward_read(e, req);
 		return;
 	}
 	op->magic = OP_MAGIC;
