@@ -24,26 +24,6 @@ static struct engine_counters *ctr_of(struct engine *e)
 	return &e->ctr;
 }
 
-void engine_clamp_fsinfo(FSINFO3resok *r, uint32_t cs)
-{
-	if (r->rtmax == 0 || r->rtmax > CFS_MAX_IO)
-		r->rtmax = CFS_MAX_IO;
-	if (r->rtmax < cs && cs <= CFS_MAX_IO) {
-		/* a chunk per client READ: served from the cache in one call,
-		 * forwarded in pieces of the upstream's rtmax (passread.c) */
-		r->rtmax = cs;
-		r->rtpref = cs;
-	}
-	if (r->wtmax == 0 || r->wtmax > CFS_MAX_IO)
-		r->wtmax = CFS_MAX_IO;
-	if (r->rtpref == 0 || r->rtpref > r->rtmax)
-		r->rtpref = r->rtmax;
-	if (r->wtpref == 0 || r->wtpref > r->wtmax)
-		r->wtpref = r->wtmax;
-	if (r->dtpref == 0 || r->dtpref > CFS_MAX_IO)
-		r->dtpref = CFS_MAX_IO;
-}
-
 /* A call that changes something: invalidate, then forward. */
 static void mutation(struct engine *e, struct cfs_req *req)
 {
@@ -235,6 +215,7 @@ int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream 
 	e->loop = l;
 	e->cfg = cfg;
 	e->io = io;
+	e->lookup_prefetch = engine_lookup_prefetch;
 	e->obs_call_us = UINT64_MAX;
 	loop_set_busy_poll(l, (unsigned)cfg->busy_poll);
 	e->up = up;

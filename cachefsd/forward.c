@@ -181,10 +181,11 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them
 		 * back), then what this reply says */
+		struct engine_call call;
+
 		meta_mutation(e, req);
-		engine_observe_result(e, req, r);
-		if (req->proc == NFS3_FSINFO && r->status == NFS3_OK)
-			engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
+		engine_call_of(&call, req);
+		engine_answered(e, &call, r);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
 			e->ctr.bytes_read += r->read.READ3res_u.resok.count;
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)

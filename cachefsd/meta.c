@@ -365,7 +365,7 @@ struct page_key {
 	uint32_t c1, c2;
 };
 
-static size_t page_key(uint8_t *k, const struct cfs_req *req)
+static size_t page_key(uint8_t *k, const struct engine_call *req)
 {
 	struct page_key pk;
 
@@ -386,7 +386,7 @@ static size_t page_key(uint8_t *k, const struct cfs_req *req)
 }
 
 /* Key and codec of a cacheable reply of req; 0 when it is not one. */
-static size_t blob_key(const struct cfs_req *req, uint8_t *k, zdrproc_t *codec)
+static size_t blob_key(const struct engine_call *req, uint8_t *k, zdrproc_t *codec)
 {
 	switch (req->proc) {
 	case NFS3_READDIRPLUS:
@@ -414,7 +414,8 @@ static size_t blob_key(const struct cfs_req *req, uint8_t *k, zdrproc_t *codec)
 
 /* --- recording upstream results -------------------------------------------------- */
 
-static void record_readdirplus(struct engine *e, struct cfs_req *req, READDIRPLUS3res *r)
+static void record_readdirplus(struct engine *e, const struct engine_call *req,
+			       READDIRPLUS3res *r)
 {
 	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
 
@@ -432,7 +433,7 @@ static void record_readdirplus(struct engine *e, struct cfs_req *req, READDIRPLU
 
 /* Called for every successful upstream reply of a metadata call (ttl mode):
  * what a later call may be answered with. */
-void meta_record(struct engine *e, struct cfs_req *req, void *res)
+void meta_record(struct engine *e, const struct engine_call *req, void *res)
 {
 	union nfs3_res *r = res;
 	uint8_t k[KEY_MAX];
@@ -484,8 +485,6 @@ void meta_record(struct engine *e, struct cfs_req *req, void *res)
 	kl = blob_key(req, k, &codec);
 	if (kl == 0)
 		return;
-	if (req->proc == NFS3_FSINFO) /* what the client was told */
-		engine_clamp_fsinfo(&r->fsinfo.FSINFO3res_u.resok, (uint32_t)e->cfg->chunk_size);
 	put_xdr(e, k, kl, codec, res, req->proc == NFS3_READDIRPLUS ? req->args.readdirplus.maxcount
 					: req->proc == NFS3_READDIR ? req->args.readdir.count
 								   : 8192);
@@ -615,8 +614,10 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
 	post_op_attr *pa;
 	uint32_t want = 0; /* FSSTAT, FSINFO, PATHCONF: anyone */
 	int ttl = e->cfg->meta_ttl;
+	struct engine_call call;
 
-	kl = blob_key(req, k, &codec);
+	engine_call_of(&call, req);
+	kl = blob_key(&call, k, &codec);
 	if (kl == 0)
 		return -ENOENT;
 	memset(&res, 0, sizeof(res));

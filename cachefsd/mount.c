@@ -283,15 +283,13 @@ static void walk_done(int status, void *res, void *priv)
 	if (status == 0) {
 		/* what the server said is what a LOOKUP by the client would
 		 * have learned: attributes, and in ttl mode the name */
-		struct cfs_req fake;
+		struct engine_call call = {.prog = NFS_PROGRAM,
+		                           .proc = NFS3_LOOKUP,
+		                           .t_call_us = w->t_us,
+		                           .cred = w->req->cred,
+		                           .args.lookup = w->args};
 
-		memset(&fake, 0, sizeof(fake));
-		fake.prog = NFS_PROGRAM;
-		fake.proc = NFS3_LOOKUP;
-		fake.cred = w->req->cred;
-		fake.args.lookup = w->args;
-		fake.t_start_us = w->t_us;
-		engine_observe_result(w->e, &fake, r);
+		engine_answered(w->e, &call, r);
 	}
 	if (status != 0) {
 		walk_end(w,

@@ -7,8 +7,6 @@
  * needs). */
 #include "engine_int.h"
 #include "log.h"
-#include "procs.h"
-#include "proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +104,7 @@ static void observe_wcc(struct engine *e, const nfs_fh3 *fh, const wcc_data *w)
 	engine_observe_post(e, fh, &w->after);
 }
 
-static void observe_access(struct engine *e, struct cfs_req *req, const ACCESS3res *r)
+static void observe_access(struct engine *e, const struct engine_call *req, const ACCESS3res *r)
 {
 	const nfs_fh3 *fh = &req->args.access.object;
 	const post_op_attr *pa = r->status == NFS3_OK ? &r->ACCESS3res_u.resok.obj_attributes
@@ -152,7 +150,7 @@ static void answered(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred 
 	cobj_put(e->objs, o);
 }
 
-static void observe_read(struct engine *e, struct cfs_req *req, const READ3res *r)
+static void observe_read(struct engine *e, const struct engine_call *req, const READ3res *r)
 {
 	const nfs_fh3 *fh = &req->args.read.file;
 	const post_op_attr *pa = r->status == NFS3_OK ? &r->READ3res_u.resok.file_attributes
@@ -190,7 +188,8 @@ static void observe_new_object(struct engine *e, const post_op_fh3 *fh, const po
 		engine_observe_post(e, &fh->post_op_fh3_u.handle, pa);
 }
 
-static void observe_readdirplus(struct engine *e, struct cfs_req *req, const READDIRPLUS3res *r)
+static void observe_readdirplus(struct engine *e, const struct engine_call *req,
+				const READDIRPLUS3res *r)
 {
 	const nfs_fh3 *dir = &req->args.readdirplus.dir;
 	uint32_t shown = ACCESS3_READ;
@@ -219,14 +218,7 @@ static void observe_readdirplus(struct engine *e, struct cfs_req *req, const REA
 	answered(e, dir, &req->cred, NFS3_OK, 1, &r->READDIRPLUS3res_u.resok.dir_attributes, shown);
 }
 
-static void observe_result(struct engine *e, struct cfs_req *req, void *res);
-
-/* The handle a call is about (for NFS3ERR_STALE): its row's; directory
- * operations have none (which handle is stale is unknown). */
-static const nfs_fh3 *primary_fh(const struct cfs_req *req)
-{
-	return proc_fh(proc_row(req->prog, req->proc), &req->args);
-}
+static void observe_result(struct engine *e, const struct engine_call *req, void *res);
 
 /* A GETATTR of a handle the upstream called STALE in an answer about it. */
 struct stale_check {
@@ -260,11 +252,7 @@ static void stale_check_done(int status, void *res, void *priv)
 	free(sc);
 }
 
-/* The upstream answered NFS3ERR_STALE to a call about fh. Servers say
- * STALE for other reasons too (unfs3 for a LOOKUP below a regular file or
- * of an over-long name), so nothing is purged until a GETATTR of the
- * handle itself says STALE; until then its READs pass through. */
-static void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
+void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
 {
 	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	struct stale_check *sc;
@@ -319,26 +307,19 @@ void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh)
 	cobj_put(e->objs, o);
 }
 
-void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
+void engine_observe_result(struct engine *e, const struct engine_call *call, void *res)
 {
-	e->obs_call_us = req->t_start_us; /* 0 (not known): as old as can be */
-	observe_result(e, req, res);
+	e->obs_call_us = call->t_call_us; /* 0 (not known): as old as can be */
+	observe_result(e, call, res);
 	e->obs_call_us = UINT64_MAX;
 }
 
-static void observe_result(struct engine *e, struct cfs_req *req, void *res)
+static void observe_result(struct engine *e, const struct engine_call *req, void *res)
 {
 	union nfs3_res *r = res;
-	union cfs_args *a = &req->args;
+	const union cfs_args *a = &req->args;
 	int ok = r->status == NFS3_OK;
 
-	if (r->status == NFS3ERR_STALE) {
-		const nfs_fh3 *fh = primary_fh(req);
-		if (fh && fh->data.data_len && fh->data.data_len <= NFS3_FHSIZE)
-			engine_stale(e, fh, &req->cred);
-		return;
-	}
-	meta_record(e, req, res);
 	switch (req->proc) {
 	case NFS3_GETATTR:
 		if (ok)
@@ -362,8 +343,6 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 					    &r->lookup.LOOKUP3res_u.resok.obj_attributes);
 			engine_observe_post(e, &a->lookup.what.dir,
 					    &r->lookup.LOOKUP3res_u.resok.dir_attributes);
-			engine_lookup_prefetch(e, &r->lookup.LOOKUP3res_u.resok.object,
-					       &r->lookup.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 		} else {
 			engine_observe_post(e, &a->lookup.what.dir,
 					    &r->lookup.LOOKUP3res_u.resfail.dir_attributes);

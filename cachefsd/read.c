@@ -936,13 +936,10 @@ static void fill_read_done(int status, void *res, void *priv)
 		e->ra_reads--;
 	if (status == 0) {
 		/* what the upstream said about the file and the caller */
-		struct cfs_req fake;
-		memset(&fake, 0, sizeof(fake));
-		fake.prog = NFS_PROGRAM;
-		fake.proc = NFS3_READ;
-		fake.cred = f->cred;
-		fake.args.read = rd->args;
-		engine_observe_result(e, &fake, r);
+		struct engine_call call = {
+		    .prog = NFS_PROGRAM, .proc = NFS3_READ, .cred = f->cred, .args.read = rd->args};
+
+		engine_answered(e, &call, r);
 	}
 	if (f->finished || f->c->idx == UINT32_MAX || status != 0 || r->status != NFS3_OK) {
 		fill_plan_cancel(&f->plan, rd->slot);
@@ -1124,19 +1121,15 @@ static void access_done(int status, void *res, void *priv)
 	struct read_op *op = priv;
 	struct engine *e = op->e;
 	ACCESS3res *r = res;
-	struct cfs_req fake;
 
 	assert(op->magic == OP_MAGIC);
 	if (status != 0 || r->status != NFS3_OK) {
 		op_forward(op);
 		return;
 	}
-	memset(&fake, 0, sizeof(fake));
-	fake.prog = NFS_PROGRAM;
-	fake.proc = NFS3_ACCESS;
-	fake.cred = op->req->cred;
-	fake.args.access = op->aargs;
-	engine_observe_result(e, &fake, r);
+	struct engine_call call = {
+	    .prog = NFS_PROGRAM, .proc = NFS3_ACCESS, .cred = op->req->cred, .args.access = op->aargs};
+	engine_answered(e, &call, r);
 	if (!(r->ACCESS3res_u.resok.access & ACCESS3_READ)) {
 		/* the server's own answer to this READ is the right one */
 		op_forward(op);
