@@ -224,12 +224,27 @@ void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 st
 /* The metadata cache (meta.c). */
 uint64_t wall_ms(void);
 int meta_enabled(const struct engine *e);
+/* ttl mode: answers req from the cache when it can (0), else -ENOENT and
+ * the caller forwards it (metaanswer.c). */
 int meta_answer(struct engine *e, struct cfs_req *req);
 /* What a later call may be answered with (ttl mode): step 3 of the reply
  * pipeline. */
 void meta_record(struct engine *e, const struct engine_call *call, void *res);
 void meta_mutation(struct engine *e, struct cfs_req *req);
 void meta_purge(struct engine *e, const nfs_fh3 *fh);
+/* A decoded record: the struct points into a private copy, freed by
+ * meta_rec_free(). */
+struct meta_rec {
+	uint64_t stored;
+	uint8_t *copy;
+	ZDR z;
+};
+void meta_rec_free(struct meta_rec *r);
+/* The recorded answer to call (READDIR, READDIRPLUS, READLINK, FSSTAT,
+ * FSINFO, PATHCONF), fresh and NFS3_OK: 0 with *res, whose pointers point
+ * into rec until meta_rec_free(rec); else -ENOENT (nothing to free). */
+int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_res *res,
+                   struct meta_rec *rec);
 void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
 /* ttl mode: what dir/name points to, as the metadata cache knows it
