@@ -17,8 +17,12 @@ struct mount_entry {
  * and the reply writer (proto_reply()). engine_new() binds the real ones
  * (engine_io_real); the engine's unit tests bind a scripted upstream and
  * read the answers (engine_new_io()). Every call of the engine goes
- * through the engine_up_*() and engine_reply() wrappers below. Error
- * replies (engine_reply_failure()) and MOUNT go to proto directly. */
+ * through the engine_up_*() and engine_reply() wrappers below; every
+ * answer that carries a result (NFS and MOUNT, engine_reply_failure()'s
+ * NFS3ERR_IO and NAMETOOLONG included) goes through engine_reply(). What
+ * carries none goes to proto directly: RPC-level errors
+ * (proto_reply_accept_error(), _auth_error(), _prog_mismatch()) and
+ * proto_drop(). */
 struct engine_io {
 	int (*call)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 	            upstream_cb cb, void *priv);

@@ -83,7 +83,7 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 		memset(&res, 0, sizeof(res));
 		res.status = NFS3ERR_NAMETOOLONG;
 		count_reply(e, req, 0, res.status, ENGINE_ERROR);
-		proto_reply(req, &res);
+		engine_reply(e, req, &res);
 		return;
 	}
 	e->ctr.upstream_failures++;
@@ -97,7 +97,7 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 
 			memset(&res, 0, sizeof(res));
 			res.status = NFS3ERR_IO;
-			proto_reply(req, &res);
+			engine_reply(e, req, &res);
 		} else {
 			proto_reply_accept_error(req, SYSTEM_ERR);
 		}
