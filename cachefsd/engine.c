@@ -1,10 +1,14 @@
-/* The engine: what happens to each client call.
+/* The engine: what happens to each client call, its lifecycle and its
+ * stats. The top of the engine's files (docs/design.md, "The engine's
+ * files").
  *
- * READ goes through the data cache (read.c). Other NFS calls are forwarded
- * upstream with the caller's credential and the handle bytes unchanged; the
- * decoded upstream result goes straight back to the client with the saved
- * xid, after the attributes it carries were observed (observe.c). MOUNT is
- * answered by the proxy (mount.c). */
+ * engine_submit() dispatches: READ goes through the data cache (read.c);
+ * in ttl mode metadata calls may be answered from the metadata cache
+ * (metaanswer.c); calls that change something go through mutate.c; the
+ * others are forwarded upstream with the caller's credential and the
+ * handle bytes unchanged (forward.c), and the decoded upstream result goes
+ * back to the client with the saved xid through the reply pipeline
+ * (reply.c). MOUNT is answered by the proxy (mount.c). */
 #include "engine_int.h"
 #include "log.h"
 #include "procs.h"

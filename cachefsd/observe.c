@@ -4,7 +4,9 @@
  * from the snapshot the cached data was stored under, the data is dropped
  * before any later READ is answered. ACCESS replies and successful READs
  * also record what the caller may do (the evidence a READ from the cache
- * needs). */
+ * needs). Step 4 of the reply pipeline (reply.c), which hands it every
+ * answer that is not STALE; it calls only the metadata cache's records
+ * (meta.c). */
 #include "engine_int.h"
 #include "log.h"
 

@@ -10,7 +10,9 @@
  * of the file, failed, or whose attributes say the file changed between
  * the pieces (size, mtime, ctime). A short answer is legal (RFC 1813 READ):
  * the client asks for the rest. A failed first piece is the server's own
- * answer to the client. */
+ * answer to the client. Every READ the engine forwards comes through
+ * engine_forward_read(), which splits it or cuts it to one READ of the
+ * upstream's rtmax and hands it to engine_forward() (forward.c). */
 #include "engine_int.h"
 #include "proto.h"
 

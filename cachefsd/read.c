@@ -19,7 +19,13 @@
  * an upstream error, fills stopped on a full cache disk) falls back to
  * forwarding the client's READ as it was: the server's own answer. What
  * keeps fills from working is logged once and shown in the stats
- * (fill_trouble()). */
+ * (fill_trouble()).
+ *
+ * Every answer to a fill's READ and to a READ's ACCESS check goes through
+ * the reply pipeline (engine_answered(), reply.c) once, as a client's
+ * answer would: what it says about the file and the caller is observed
+ * there. The pipeline's lookup prefetch comes back here through
+ * e->lookup_prefetch, not by name (reply.c says why). */
 #include "engine_int.h"
 #include "fillplan.h"
 #include "log.h"
