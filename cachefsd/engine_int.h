@@ -1,4 +1,7 @@
-/* Private to the engine (engine.c, mount.c, read.c, observe.c). */
+/* Private to the engine: engine.c, mount.c, metaanswer.c, mutate.c, read.c,
+ * passread.c, forward.c, reply.c, observe.c, meta.c (in the order they
+ * call each other, from the top: docs/design.md, "The engine's files"),
+ * and the engine's unit tests. */
 #ifndef CFS_ENGINE_INT_H
 #define CFS_ENGINE_INT_H
 
@@ -17,8 +20,12 @@ struct mount_entry {
  * and the reply writer (proto_reply()). engine_new() binds the real ones
  * (engine_io_real); the engine's unit tests bind a scripted upstream and
  * read the answers (engine_new_io()). Every call of the engine goes
- * through the engine_up_*() and engine_reply() wrappers below. Error
- * replies (engine_reply_failure()) and MOUNT go to proto directly. */
+ * through the engine_up_*() and engine_reply() wrappers below; every
+ * answer that carries a result (NFS and MOUNT, engine_reply_failure()'s
+ * NFS3ERR_IO and NAMETOOLONG included) goes through engine_reply(). What
+ * carries none goes to proto directly: RPC-level errors
+ * (proto_reply_accept_error(), _auth_error(), _prog_mismatch()) and
+ * proto_drop(). */
 struct engine_io {
 	int (*call)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 	            upstream_cb cb, void *priv);
@@ -74,6 +81,11 @@ struct engine {
 	int fill_trouble_streak;        /* consecutive fills that hit it */
 	unsigned fill_logged;           /* bit per enum engine_fill_block logged */
 	int clock_logged;               /* upstream clock ahead: logged */
+	/* The reply pipeline's last step (reply.c): engine_lookup_prefetch(),
+	 * bound by engine_new(). The pipeline lies below read.c, whose fills
+	 * hand it their answers, so it does not call read.c by name. */
+	void (*lookup_prefetch)(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
+	                        const struct cfs_cred *cred);
 	int stopping;
 	int prefetch_stop;	  /* read by the index prefetch job's worker */
 	/* while observing a reply: when its call was issued (loop_clock_us;
@@ -144,13 +156,32 @@ static inline int engine_reply(struct engine *e, struct cfs_req *req, void *res)
 	return e->io->reply(req, res);
 }
 
-/* Forwards req upstream unchanged; the reply goes back to the client after
- * its attributes were observed. */
+/* What the reply pipeline, the observers and the metadata cache's recorder
+ * know of a call (not a struct cfs_req: the engine makes calls of its own,
+ * a fill's READs, a READ's ACCESS check, a MNT walk's LOOKUPs). A copy; the
+ * pointers in args (handles, names) point into memory the call's owner
+ * keeps until the pipeline returns. */
+struct engine_call {
+	uint32_t prog, proc;
+	uint64_t t_call_us; /* when it was issued (loop_clock_us); 0: not known */
+	struct cfs_cred cred;
+	union cfs_args args;
+};
+/* The view of a client's call (reply.c). */
+void engine_call_of(struct engine_call *call, const struct cfs_req *req);
+/* The reply pipeline (reply.c): an upstream answer res (status 0: decoded)
+ * to call, NFSv3: STALE handling, then record (meta_record()), observe
+ * (engine_observe_result()) and the lookup prefetch. res is not freed; an
+ * FSINFO answer is clamped in place (engine_clamp_fsinfo()). */
+void engine_answered(struct engine *e, const struct engine_call *call, void *res);
+
+/* Forwards req upstream unchanged (forward.c); the reply goes back to the
+ * client through engine_forward_reply(). Not for READ: see
+ * engine_forward_read(). */
 void engine_forward(struct engine *e, struct cfs_req *req);
-/* Forwards READ req as READs of at most piece bytes sent together
- * (passread.c). Returns 0 (the client will be answered), -EAGAIN when one
- * READ does, -ENOMEM. */
-int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece);
+/* Forwards READ req (passread.c): as READs of at most the upstream's rtmax
+ * sent together when it asks more, else as one READ cut to rtmax. */
+void engine_forward_read(struct engine *e, struct cfs_req *req);
 /* req could not be sent (upstream_call's rc): log, answer the client. */
 void engine_send_failed(struct engine *e, struct cfs_req *req, int rc);
 /* What engine_forward does with the upstream's answer (status 0 and res,
@@ -163,8 +194,15 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 void engine_mutate(struct engine *e, struct cfs_req *req);
 /* Every attribute an upstream reply carries about a handle (observe.c):
  * updates the freshest known attributes and drops cached data whose
- * snapshot no longer matches. */
-void engine_observe_result(struct engine *e, struct cfs_req *req, void *res);
+ * snapshot no longer matches; records what the reply proves its caller may
+ * do. Step 4 of the reply pipeline (not for a STALE answer). */
+void engine_observe_result(struct engine *e, const struct engine_call *call, void *res);
+/* The upstream answered NFS3ERR_STALE to a call by cred about fh (observe.c).
+ * Servers say STALE for other reasons too (unfs3 for a LOOKUP below a
+ * regular file or of an over-long name), so nothing is purged until a
+ * GETATTR of the handle itself says STALE; until then its READs pass
+ * through. */
+void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred);
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa);
 /* Whether the server would answer cred's call about fh that needs the
@@ -193,10 +231,27 @@ void engine_count_reply(struct engine *e, const struct cfs_req *req, nfsstat3 st
 /* The metadata cache (meta.c). */
 uint64_t wall_ms(void);
 int meta_enabled(const struct engine *e);
+/* ttl mode: answers req from the cache when it can (0), else -ENOENT and
+ * the caller forwards it (metaanswer.c). */
 int meta_answer(struct engine *e, struct cfs_req *req);
-void meta_record(struct engine *e, struct cfs_req *req, void *res);
+/* What a later call may be answered with (ttl mode): step 3 of the reply
+ * pipeline. */
+void meta_record(struct engine *e, const struct engine_call *call, void *res);
 void meta_mutation(struct engine *e, struct cfs_req *req);
 void meta_purge(struct engine *e, const nfs_fh3 *fh);
+/* A decoded record: the struct points into a private copy, freed by
+ * meta_rec_free(). */
+struct meta_rec {
+	uint64_t stored;
+	uint8_t *copy;
+	ZDR z;
+};
+void meta_rec_free(struct meta_rec *r);
+/* The recorded answer to call (READDIR, READDIRPLUS, READLINK, FSSTAT,
+ * FSINFO, PATHCONF), fresh and NFS3_OK: 0 with *res, whose pointers point
+ * into rec until meta_rec_free(rec); else -ENOENT (nothing to free). */
+int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_res *res,
+                   struct meta_rec *rec);
 void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
 /* ttl mode: what dir/name points to, as the metadata cache knows it

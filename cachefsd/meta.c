@@ -14,7 +14,12 @@
  * younger than meta_ttl (meta_neg_ttl for NOENT lookups). Served results
  * take object attributes from the 'a' records, so a reply never carries
  * attributes older than the freshest the proxy knows. Changes made through
- * the proxy delete what they make stale (meta_mutation()). */
+ * the proxy delete what they make stale (meta_mutation()).
+ *
+ * This file is the store of records: the reply pipeline records into it
+ * (meta_record()), the observers keep attributes and evidence in it, and
+ * metaanswer.c answers calls from it. It calls nothing else of the
+ * engine. */
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "log.h"
@@ -106,14 +111,6 @@ static int put_xdr(struct engine *e, const uint8_t *key, size_t klen, zdrproc_t 
 	return rc;
 }
 
-/* A decoded record: the struct points into a private copy, freed by
- * meta_rec_free(). */
-struct meta_rec {
-	uint64_t stored;
-	uint8_t *copy;
-	ZDR z;
-};
-
 /* The record of key decoded with dec into obj: 0, -ENOENT when there is
  * none, -EBADMSG when it does not decode (it is dropped), or the store's
  * -errno. */
@@ -146,7 +143,7 @@ static int get_xdr(struct engine *e, const uint8_t *key, size_t klen, zdrproc_t 
 	return 0;
 }
 
-static void meta_rec_free(struct meta_rec *r)
+void meta_rec_free(struct meta_rec *r)
 {
 	if (r->copy) {
 		zdr_destroy(&r->z);
@@ -193,13 +190,6 @@ int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out)
 		return rc;
 	meta_rec_free(&r); /* fattr3 has no pointers */
 	return fresh(e, r.stored, e->cfg->meta_ttl) ? 0 : -ENOENT;
-}
-
-static void attrs_post(struct engine *e, const nfs_fh3 *fh, post_op_attr *pa)
-{
-	memset(pa, 0, sizeof(*pa));
-	if (meta_get_attrs(e, fh, &pa->post_op_attr_u.attributes) == 0)
-		pa->attributes_follow = 1;
 }
 
 /* --- lookups ----------------------------------------------------------------- */
@@ -422,7 +412,7 @@ static size_t page_key(uint8_t *k, const struct engine_proc *ep, const nfs_fh3 *
 /* Key and codec of a cacheable reply of req; 0 when it is not one. The
  * row says the record type; the key is its handle (and a page's cookie,
  * verifier and counts), the codec its result's (both encode and decode). */
-static size_t blob_key(const struct cfs_req *req, uint8_t *k, zdrproc_t *codec)
+static size_t blob_key(const struct engine_call *req, uint8_t *k, zdrproc_t *codec)
 {
 	const struct engine_proc *ep = engine_proc(req->proc);
 	const struct proc_row *row = proc_row(NFS_PROGRAM, req->proc);
@@ -457,7 +447,7 @@ void meta_record_entries(struct engine *e, const union cfs_args *a, void *res)
 
 /* Called for every successful upstream reply of a metadata call (ttl mode):
  * what a later call may be answered with. */
-void meta_record(struct engine *e, struct cfs_req *req, void *res)
+void meta_record(struct engine *e, const struct engine_call *req, void *res)
 {
 	union nfs3_res *r = res;
 	const struct engine_proc *ep = engine_proc(req->proc);
@@ -489,227 +479,30 @@ void meta_record(struct engine *e, struct cfs_req *req, void *res)
 	kl = blob_key(req, k, &codec);
 	if (kl == 0)
 		return;
-	if (ep->as_told)
-		ep->as_told(e, res);
 	/* room: what a page may hold; the rest are small */
 	put_xdr(e, k, kl, codec, res,
 		ep->page_ncounts ? proc_row(NFS_PROGRAM, req->proc)->reply_want_args(&req->args)
 				 : 8192);
 }
 
-/* --- answering from the cache ----------------------------------------------------- */
-
-static int answer_getattr(struct engine *e, struct cfs_req *req)
-{
-	GETATTR3res res;
-
-	memset(&res, 0, sizeof(res));
-	if (meta_get_attrs(e, &req->args.getattr.object, &res.GETATTR3res_u.resok.obj_attributes))
-		return -ENOENT;
-	res.status = NFS3_OK;
-	engine_count_reply(e, req, NFS3_OK);
-	engine_reply(e, req, &res);
-	return 0;
-}
-
-static int answer_access(struct engine *e, struct cfs_req *req)
-{
-	ACCESS3res res;
-	fattr3 *a = &res.ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes;
-	uint32_t bits;
-
-	memset(&res, 0, sizeof(res));
-	struct access_ent ev;
-	uint32_t asked = req->args.access.access;
-
-	if (meta_get_attrs(e, &req->args.access.object, a) ||
-	    meta_get_access(e, &req->args.access.object, &req->cred, &ev) ||
-	    ev.ctime_s != a->ctime.seconds || ev.ctime_ns != a->ctime.nseconds ||
-	    (ev.asked & asked) != asked)
-		return -ENOENT;
-	bits = ev.bits & asked; /* the server's own answer to this credential */
-	res.status = NFS3_OK;
-	res.ACCESS3res_u.resok.obj_attributes.attributes_follow = 1;
-	res.ACCESS3res_u.resok.access = bits;
-	engine_count_reply(e, req, NFS3_OK);
-	engine_reply(e, req, &res);
-	return 0;
-}
-
-/* A cached answer about obj goes to req's caller only with evidence that
- * the server would give it that answer: what it answered this credential
- * before (or an ACCESS grant the mode bits agree with), under obj's
- * freshest attributes (*pa, filled here: it must have them). */
-static int allowed(struct engine *e, struct cfs_req *req, const nfs_fh3 *obj, uint32_t want,
-		   post_op_attr *pa)
-{
-	attrs_post(e, obj, pa);
-	if (pa->attributes_follow &&
-	    engine_evidence(e, obj, &req->cred, want, &pa->post_op_attr_u.attributes) == EV_SERVE)
-		return 1;
-	e->ctr.meta_no_evidence++;
-	return 0;
-}
-
-static int answer_lookup(struct engine *e, struct cfs_req *req)
-{
-	LOOKUP3res res;
-	uint8_t child[NFS3_FHSIZE];
-	uint32_t len = 0;
-	nfsstat3 st;
-	post_op_attr dir_pa;
-
-	memset(&res, 0, sizeof(res));
-	if (get_lookup(e, &req->args.lookup.what.dir, req->args.lookup.what.name, &st, child,
-		       &len))
-		return -ENOENT;
-	/* names in a directory are for those who may search it */
-	if (!allowed(e, req, &req->args.lookup.what.dir, ACCESS3_LOOKUP, &dir_pa))
-		return -ENOENT;
-	if (st == NFS3_OK) {
-		LOOKUP3resok *ok = &res.LOOKUP3res_u.resok;
-		ok->object.data.data_len = len;
-		ok->object.data.data_val = (char *)child;
-		/* the object's attributes must be fresh too: clients rely on them */
-		attrs_post(e, &ok->object, &ok->obj_attributes);
-		if (!ok->obj_attributes.attributes_follow)
-			return -ENOENT;
-		ok->dir_attributes = dir_pa;
-	} else {
-		res.LOOKUP3res_u.resfail.dir_attributes = dir_pa;
-	}
-	res.status = st;
-	if (st == NFS3_OK)
-		engine_lookup_prefetch(e, &res.LOOKUP3res_u.resok.object,
-				       &res.LOOKUP3res_u.resok.obj_attributes, &req->cred);
-	engine_count_reply(e, req, st);
-	engine_reply(e, req, &res);
-	return 0;
-}
-
-/* Cached READDIRPLUS pages carry entry attributes from when they were
- * listed: the freshest known replace them (or the page is not used when an
- * entry's attributes are gone). */
-static int refresh_page(struct engine *e, READDIRPLUS3res *r)
-{
-	entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries;
-
-	while (en) {
-		entryplus3 ent;
-		memcpy(&ent, en, sizeof(ent));
-		if (ent.name_handle.handle_follows) {
-			post_op_attr pa;
-			attrs_post(e, &ent.name_handle.post_op_fh3_u.handle, &pa);
-			if (!pa.attributes_follow && ent.name_attributes.attributes_follow)
-				return -ENOENT;
-			ent.name_attributes = pa;
-			memcpy(en, &ent, sizeof(ent));
-		}
-		en = ent.nextentry;
-	}
-	return 0;
-}
-
-static int answer_blob(struct engine *e, struct cfs_req *req)
+int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_res *res,
+                   struct meta_rec *rec)
 {
 	uint8_t k[KEY_MAX];
 	size_t kl;
 	zdrproc_t codec;
-	union nfs3_res res;
-	struct meta_rec rec;
-	const nfs_fh3 *obj;
-	post_op_attr *pa;
-	uint32_t want = 0; /* FSSTAT, FSINFO, PATHCONF: anyone */
-	int ttl = e->cfg->meta_ttl;
 
-	kl = blob_key(req, k, &codec);
+	kl = blob_key(call, k, &codec);
 	if (kl == 0)
 		return -ENOENT;
-	memset(&res, 0, sizeof(res));
-	if (get_xdr(e, k, kl, codec, &res, &rec) != 0)
+	memset(res, 0, sizeof(*res));
+	if (get_xdr(e, k, kl, codec, res, rec) != 0)
 		return -ENOENT;
-	if (!fresh(e, rec.stored, ttl) || res.status != NFS3_OK) {
-		meta_rec_free(&rec);
-		return -ENOENT;
-	}
-	switch (req->proc) {
-	case NFS3_READDIRPLUS:
-		obj = &req->args.readdirplus.dir;
-		pa = &res.readdirplus.READDIRPLUS3res_u.resok.dir_attributes;
-		/* the listing and the entries' handles: read and search */
-		want = ACCESS3_READ | ACCESS3_LOOKUP;
-		if (refresh_page(e, &res.readdirplus) != 0) {
-			meta_rec_free(&rec);
-			return -ENOENT;
-		}
-		break;
-	case NFS3_READDIR:
-		obj = &req->args.readdir.dir;
-		pa = &res.readdir.READDIR3res_u.resok.dir_attributes;
-		want = ACCESS3_READ;
-		break;
-	case NFS3_READLINK:
-		obj = &req->args.readlink.symlink;
-		pa = &res.readlink.READLINK3res_u.resok.symlink_attributes;
-		want = ACCESS3_READ;
-		break;
-	case NFS3_FSSTAT:
-		obj = &req->args.fsstat.fsroot;
-		pa = &res.fsstat.FSSTAT3res_u.resok.obj_attributes;
-		break;
-	case NFS3_FSINFO:
-		obj = &req->args.fsinfo.fsroot;
-		pa = &res.fsinfo.FSINFO3res_u.resok.obj_attributes;
-		break;
-	default:
-		obj = &req->args.pathconf.object;
-		pa = &res.pathconf.PATHCONF3res_u.resok.obj_attributes;
-		break;
-	}
-	if (want ? !allowed(e, req, obj, want, pa) : (attrs_post(e, obj, pa), 0)) {
-		meta_rec_free(&rec);
+	if (!fresh(e, rec->stored, e->cfg->meta_ttl) || res->status != NFS3_OK) {
+		meta_rec_free(rec);
 		return -ENOENT;
 	}
-	engine_count_reply(e, req, NFS3_OK);
-	engine_reply(e, req, &res);
-	meta_rec_free(&rec);
 	return 0;
-}
-
-/* ttl mode: answers req from the cache when it can (0), else -ENOENT and
- * the caller forwards it. */
-int meta_answer(struct engine *e, struct cfs_req *req)
-{
-	int rc;
-
-	if (!meta_enabled(e))
-		return -ENOENT;
-	switch (req->proc) {
-	case NFS3_GETATTR:
-		rc = answer_getattr(e, req);
-		break;
-	case NFS3_ACCESS:
-		rc = answer_access(e, req);
-		break;
-	case NFS3_LOOKUP:
-		rc = answer_lookup(e, req);
-		break;
-	case NFS3_READDIR:
-	case NFS3_READDIRPLUS:
-	case NFS3_READLINK:
-	case NFS3_FSSTAT:
-	case NFS3_FSINFO:
-	case NFS3_PATHCONF:
-		rc = answer_blob(e, req);
-		break;
-	default:
-		return -ENOENT;
-	}
-	if (rc == 0)
-		e->ctr.meta_hits++;
-	else
-		e->ctr.meta_misses++;
-	return rc;
 }
 
 /* --- invalidation ------------------------------------------------------------------ */

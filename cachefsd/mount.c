@@ -70,7 +70,8 @@ int engine_normalize_path(char *path)
 	return 0;
 }
 
-static void reply_mnt(struct cfs_req *req, mountstat3 st, const uint8_t *fh, uint32_t fh_len)
+static void reply_mnt(struct engine *e, struct cfs_req *req, mountstat3 st, const uint8_t *fh,
+                      uint32_t fh_len)
 {
 	mountres3 res;
 	int flavors[] = {AUTH_UNIX, AUTH_NONE};
@@ -83,7 +84,7 @@ static void reply_mnt(struct cfs_req *req, mountstat3 st, const uint8_t *fh, uin
 		res.mountres3_u.mountinfo.auth_flavors.auth_flavors_len = 2;
 		res.mountres3_u.mountinfo.auth_flavors.auth_flavors_val = flavors;
 	}
-	proto_reply(req, &res);
+	engine_reply(e, req, &res);
 }
 
 static void mounts_add(struct engine *e, const char *host, const char *dir)
@@ -259,7 +260,7 @@ static void walk_end(struct mnt_walk *w, int st, const uint8_t *fh, uint32_t fh_
 		else if (st == MNT3_OK)
 			mounted(e, x->req, fh, fh_len);
 		else
-			reply_mnt(x->req, (mountstat3)st, NULL, 0);
+			reply_mnt(e, x->req, (mountstat3)st, NULL, 0);
 		walk_free(x);
 	}
 	if (st < 0)
@@ -267,7 +268,7 @@ static void walk_end(struct mnt_walk *w, int st, const uint8_t *fh, uint32_t fh_
 	else if (st == MNT3_OK)
 		mounted(e, w->req, fh, fh_len);
 	else
-		reply_mnt(w->req, (mountstat3)st, NULL, 0);
+		reply_mnt(e, w->req, (mountstat3)st, NULL, 0);
 	list_remove(&e->mnt_active, NULL, w);
 	e->mnt_nactive--;
 	walk_free(w);
@@ -283,15 +284,13 @@ static void walk_done(int status, void *res, void *priv)
 	if (status == 0) {
 		/* what the server said is what a LOOKUP by the client would
 		 * have learned: attributes, and in ttl mode the name */
-		struct cfs_req fake;
+		struct engine_call call = {.prog = NFS_PROGRAM,
+		                           .proc = NFS3_LOOKUP,
+		                           .t_call_us = w->t_us,
+		                           .cred = w->req->cred,
+		                           .args.lookup = w->args};
 
-		memset(&fake, 0, sizeof(fake));
-		fake.prog = NFS_PROGRAM;
-		fake.proc = NFS3_LOOKUP;
-		fake.cred = w->req->cred;
-		fake.args.lookup = w->args;
-		fake.t_start_us = w->t_us;
-		engine_observe_result(w->e, &fake, r);
+		engine_answered(w->e, &call, r);
 	}
 	if (status != 0) {
 		walk_end(w,
@@ -373,7 +372,7 @@ static void mounted(struct engine *e, struct cfs_req *req, const uint8_t *fh, ui
 {
 	mounts_add(e, proto_req_peer(req), req->args.mntpath);
 	log_debug("client %s mounted %s", proto_req_peer(req), req->args.mntpath);
-	reply_mnt(req, MNT3_OK, fh, fh_len);
+	reply_mnt(e, req, MNT3_OK, fh, fh_len);
 }
 
 static void walk_step(struct mnt_walk *w)
@@ -431,12 +430,12 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 		e->ctr.mounts_refused++;
 		log_limited(&lim, CFS_LOG_WARN, "client %s: MNT %s refused (not in allow)",
 		            proto_req_peer(req), path);
-		reply_mnt(req, MNT3ERR_ACCES, NULL, 0);
+		reply_mnt(e, req, MNT3ERR_ACCES, NULL, 0);
 		return;
 	}
 	if (engine_normalize_path(path) != 0) {
 		e->ctr.mounts_refused++;
-		reply_mnt(req, MNT3ERR_INVAL, NULL, 0);
+		reply_mnt(e, req, MNT3ERR_INVAL, NULL, 0);
 		return;
 	}
 	if (strcmp(path, e->export_path) == 0) {
@@ -454,13 +453,13 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 		e->ctr.mounts_refused++;
 		log_limited(&lim, CFS_LOG_INFO, "client %s: MNT %s: not exported (export is %s)",
 		            proto_req_peer(req), path, e->export_path);
-		reply_mnt(req, MNT3ERR_NOENT, NULL, 0);
+		reply_mnt(e, req, MNT3ERR_NOENT, NULL, 0);
 		return;
 	}
 	struct mnt_walk *w = calloc(1, sizeof(*w));
 	if (w == NULL || (w->path = strdup(below)) == NULL) {
 		free(w);
-		reply_mnt(req, MNT3ERR_SERVERFAULT, NULL, 0);
+		reply_mnt(e, req, MNT3ERR_SERVERFAULT, NULL, 0);
 		return;
 	}
 	w->magic = MNT_MAGIC;
@@ -503,7 +502,7 @@ static void do_export(struct engine *e, struct cfs_req *req)
 	}
 	free(copy);
 	node.ex_groups = n ? &groups[0] : NULL;
-	proto_reply(req, &list);
+	engine_reply(e, req, &list);
 }
 
 static void do_dump(struct engine *e, struct cfs_req *req)
@@ -526,7 +525,7 @@ static void do_dump(struct engine *e, struct cfs_req *req)
 	}
 	if (n)
 		list = &bodies[0];
-	proto_reply(req, &list);
+	engine_reply(e, req, &list);
 	free(bodies);
 }
 
@@ -536,7 +535,7 @@ void mount_submit(struct engine *e, struct cfs_req *req)
 		e->ctr.mount_calls[req->proc]++;
 	switch (req->proc) {
 	case MOUNT3_NULL:
-		proto_reply(req, NULL);
+		engine_reply(e, req, NULL);
 		return;
 	case MOUNT3_MNT:
 		do_mnt(e, req);
@@ -547,11 +546,11 @@ void mount_submit(struct engine *e, struct cfs_req *req)
 	case MOUNT3_UMNT:
 		if (engine_normalize_path(req->args.mntpath) == 0)
 			mounts_remove(e, proto_req_peer(req), req->args.mntpath);
-		proto_reply(req, NULL);
+		engine_reply(e, req, NULL);
 		return;
 	case MOUNT3_UMNTALL:
 		mounts_remove(e, proto_req_peer(req), NULL);
-		proto_reply(req, NULL);
+		engine_reply(e, req, NULL);
 		return;
 	case MOUNT3_EXPORT:
 		do_export(e, req);

@@ -4,12 +4,12 @@
  * from the snapshot the cached data was stored under, the data is dropped
  * before any later READ is answered. ACCESS replies and successful READs
  * also record what the caller may do (the evidence a READ from the cache
- * needs). */
+ * needs). Step 4 of the reply pipeline (reply.c), which hands it every
+ * answer that is not STALE; it calls only the metadata cache's records
+ * (meta.c). */
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "log.h"
-#include "procs.h"
-#include "proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -219,14 +219,7 @@ static const nfs_fh3 *entry_fh(const struct obs_ent *o, const union cfs_args *a,
 	}
 }
 
-static void observe_result(struct engine *e, struct cfs_req *req, void *res);
-
-/* The handle a call is about (for NFS3ERR_STALE): its row's; directory
- * operations have none (which handle is stale is unknown). */
-static const nfs_fh3 *primary_fh(const struct cfs_req *req)
-{
-	return proc_fh(proc_row(req->prog, req->proc), &req->args);
-}
+static void observe_result(struct engine *e, const struct engine_call *call, void *res);
 
 /* A GETATTR of a handle the upstream called STALE in an answer about it. */
 struct stale_check {
@@ -260,11 +253,7 @@ static void stale_check_done(int status, void *res, void *priv)
 	free(sc);
 }
 
-/* The upstream answered NFS3ERR_STALE to a call about fh. Servers say
- * STALE for other reasons too (unfs3 for a LOOKUP below a regular file or
- * of an over-long name), so nothing is purged until a GETATTR of the
- * handle itself says STALE; until then its READs pass through. */
-static void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
+void engine_stale(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
 {
 	struct cobj *o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	struct stale_check *sc;
@@ -319,28 +308,21 @@ void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh)
 	cobj_put(e->objs, o);
 }
 
-void engine_observe_result(struct engine *e, struct cfs_req *req, void *res)
+void engine_observe_result(struct engine *e, const struct engine_call *call, void *res)
 {
-	e->obs_call_us = req->t_start_us; /* 0 (not known): as old as can be */
-	observe_result(e, req, res);
+	e->obs_call_us = call->t_call_us; /* 0 (not known): as old as can be */
+	observe_result(e, call, res);
 	e->obs_call_us = UINT64_MAX;
 }
 
-static void observe_result(struct engine *e, struct cfs_req *req, void *res)
+static void observe_result(struct engine *e, const struct engine_call *call, void *res)
 {
 	union nfs3_res *r = res;
-	union cfs_args *a = &req->args;
+	const union cfs_args *a = &call->args;
 	int ok = r->status == NFS3_OK;
 
-	if (r->status == NFS3ERR_STALE) {
-		const nfs_fh3 *fh = primary_fh(req);
-		if (fh && fh->data.data_len && fh->data.data_len <= NFS3_FHSIZE)
-			engine_stale(e, fh, &req->cred);
-		return;
-	}
-	meta_record(e, req, res);
 	/* what the reply says, entry by entry, in the row's order */
-	const struct engine_proc *ep = engine_proc(req->proc);
+	const struct engine_proc *ep = engine_proc(call->proc);
 	uint32_t shown = 0; /* evidence a row's observe_more() found */
 	if (ep == NULL)
 		return;
@@ -362,16 +344,13 @@ static void observe_result(struct engine *e, struct cfs_req *req, void *res)
 			observe_wcc(e, fh, at);
 			break;
 		case OBS_EVIDENCE:
-			answered(e, fh, &req->cred, r->status,
+			answered(e, fh, &call->cred, r->status,
 				 ok || (o->noent_allowed && r->status == NFS3ERR_NOENT), at,
 				 o->bits | shown);
 			break;
 		case OBS_MORE:
-			shown |= ep->observe_more(e, a, &req->cred, res);
+			shown |= ep->observe_more(e, a, &call->cred, res);
 			break;
 		}
 	}
-	if (ok && req->proc == NFS3_LOOKUP)
-		engine_lookup_prefetch(e, &r->lookup.LOOKUP3res_u.resok.object,
-				       &r->lookup.LOOKUP3res_u.resok.obj_attributes, &req->cred);
 }

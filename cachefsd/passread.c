@@ -10,7 +10,9 @@
  * of the file, failed, or whose attributes say the file changed between
  * the pieces (size, mtime, ctime). A short answer is legal (RFC 1813 READ):
  * the client asks for the rest. A failed first piece is the server's own
- * answer to the client. */
+ * answer to the client. Every READ the engine forwards comes through
+ * engine_forward_read(), which splits it or cuts it to one READ of the
+ * upstream's rtmax and hands it to engine_forward() (forward.c). */
 #include "engine_int.h"
 #include "proto.h"
 
@@ -132,7 +134,7 @@ static int req_alive(void *priv)
 	return proto_req_alive(pc->p->req);
 }
 
-int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t piece)
+static int forward_split(struct engine *e, struct cfs_req *req, uint32_t piece)
 {
 	READ3args *a = &req->args.read;
 	struct passread *p;
@@ -177,4 +179,16 @@ int engine_forward_read_split(struct engine *e, struct cfs_req *req, uint32_t pi
 		}
 	}
 	return 0;
+}
+
+void engine_forward_read(struct engine *e, struct cfs_req *req)
+{
+	/* clients may ask more than the upstream's rtmax */
+	uint32_t rtmax = engine_up_info(e)->fsinfo.rtmax;
+
+	if (forward_split(e, req, rtmax) == 0)
+		return;
+	if (rtmax && req->args.read.count > rtmax)
+		req->args.read.count = rtmax; /* a short answer, legal */
+	engine_forward(e, req);
 }

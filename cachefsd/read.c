@@ -19,7 +19,13 @@
  * an upstream error, fills stopped on a full cache disk) falls back to
  * forwarding the client's READ as it was: the server's own answer. What
  * keeps fills from working is logged once and shown in the stats
- * (fill_trouble()). */
+ * (fill_trouble()).
+ *
+ * Every answer to a fill's READ and to a READ's ACCESS check goes through
+ * the reply pipeline (engine_answered(), reply.c) once, as a client's
+ * answer would: what it says about the file and the caller is observed
+ * there. The pipeline's lookup prefetch comes back here through
+ * e->lookup_prefetch, not by name (reply.c says why). */
 #include "engine_int.h"
 #include "fillplan.h"
 #include "log.h"
@@ -136,7 +142,7 @@ static void op_forward(struct read_op *op)
 	op->req = NULL;
 	op_free(op);
 	e->ctr.read_passthrough++;
-	engine_forward(e, req);
+	engine_forward_read(e, req);
 }
 
 /* A chunk an op waits for is ready (or failed: fallback set). */
@@ -936,13 +942,10 @@ static void fill_read_done(int status, void *res, void *priv)
 		e->ra_reads--;
 	if (status == 0) {
 		/* what the upstream said about the file and the caller */
-		struct cfs_req fake;
-		memset(&fake, 0, sizeof(fake));
-		fake.prog = NFS_PROGRAM;
-		fake.proc = NFS3_READ;
-		fake.cred = f->cred;
-		fake.args.read = rd->args;
-		engine_observe_result(e, &fake, r);
+		struct engine_call call = {
+		    .prog = NFS_PROGRAM, .proc = NFS3_READ, .cred = f->cred, .args.read = rd->args};
+
+		engine_answered(e, &call, r);
 	}
 	if (f->finished || f->c->idx == UINT32_MAX || status != 0 || r->status != NFS3_OK) {
 		fill_plan_cancel(&f->plan, rd->slot);
@@ -1124,19 +1127,15 @@ static void access_done(int status, void *res, void *priv)
 	struct read_op *op = priv;
 	struct engine *e = op->e;
 	ACCESS3res *r = res;
-	struct cfs_req fake;
 
 	assert(op->magic == OP_MAGIC);
 	if (status != 0 || r->status != NFS3_OK) {
 		op_forward(op);
 		return;
 	}
-	memset(&fake, 0, sizeof(fake));
-	fake.prog = NFS_PROGRAM;
-	fake.proc = NFS3_ACCESS;
-	fake.cred = op->req->cred;
-	fake.args.access = op->aargs;
-	engine_observe_result(e, &fake, r);
+	struct engine_call call = {
+	    .prog = NFS_PROGRAM, .proc = NFS3_ACCESS, .cred = op->req->cred, .args.access = op->aargs};
+	engine_answered(e, &call, r);
 	if (!(r->ACCESS3res_u.resok.access & ACCESS3_READ)) {
 		/* the server's own answer to this READ is the right one */
 		op_forward(op);
@@ -1174,13 +1173,13 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		if (o)
 			cobj_put(e->objs, o);
 		e->ctr.read_passthrough++;
-		engine_forward(e, req);
+		engine_forward_read(e, req);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (op == NULL) {
 		cobj_put(e->objs, o);
-		engine_forward(e, req);
+		engine_forward_read(e, req);
 		return;
 	}
 	op->magic = OP_MAGIC;

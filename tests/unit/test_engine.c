@@ -175,6 +175,7 @@ static size_t reply_to_failure(int status, uint32_t *w, size_t max)
 	size_t n;
 
 	memset(&g_engine, 0, sizeof(g_engine));
+	g_engine.io = &engine_io_real; /* its answers go through engine_reply() */
 	g_status = status;
 	n = wire_getattr_reply(fail_it, w, max);
 	/* an ERROR outcome, counted as an upstream failure unless the proxy
