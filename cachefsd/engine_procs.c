@@ -63,6 +63,12 @@
 #define NAMED_NEW(A, af, R)                                                                        \
 	.name = NAME_NEW, .name_args = offsetof(A, af), .name_res = offsetof(R, R##_u.resok.obj)
 
+/* Answered from a kept reply: its attributes at the resok arm's at, for a
+ * caller with evidence of the ACCESS3 bits want (0: anyone). */
+#define ANSWERS(R, at, want)                                                                       \
+	.dispatch = ED_META, .answer = ANS_BLOB, .answer_at = offsetof(R, R##_u.resok.at),         \
+	.answer_want = want
+
 /* Invalidations. */
 #define INV(w, A, af)                                                                              \
 	{                                                                                          \
@@ -83,7 +89,8 @@
 const struct engine_proc engine_procs[NFS3_NPROCS] = {
     [NFS3_NULL] = {.dispatch = ED_PROXY},
     [NFS3_GETATTR] = {.obs = {FATTR_OK(GETATTR3args, object, GETATTR3res, obj_attributes)},
-                      .dispatch = ED_META},
+                      .dispatch = ED_META,
+                      .answer = ANS_GETATTR},
     [NFS3_SETATTR] = {.obs = {WCC(SETATTR3args, object, SETATTR3res, obj_wcc)},
                       .inv = {INV(INV_ATTRS, SETATTR3args, object)}},
     /* found or not, the caller was allowed to search the directory (the
@@ -101,16 +108,18 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
          .name = NAME_LOOKUP,
          .name_args = offsetof(LOOKUP3args, what),
          .name_res = offsetof(LOOKUP3res, LOOKUP3res_u.resok.object),
-         .dispatch = ED_META},
+         .dispatch = ED_META,
+         .answer = ANS_LOOKUP},
     /* what the caller may do, per credential: engine_observe_access() */
     [NFS3_ACCESS] = {.obs = {POST(ACCESS3args, object, ACCESS3res, obj_attributes), MORE(ARM_OK)},
                      .observe_more = engine_observe_access,
-                     .dispatch = ED_META},
+                     .dispatch = ED_META,
+                     .answer = ANS_ACCESS},
     [NFS3_READLINK] = {.obs = {POST(READLINK3args, symlink, READLINK3res, symlink_attributes),
                                EVIDENCE(READLINK3args, symlink, READLINK3res, symlink_attributes,
                                         ACCESS3_READ, 0)},
                        BLOB('r'),
-                       .dispatch = ED_META},
+                       ANSWERS(READLINK3res, symlink_attributes, ACCESS3_READ)},
     /* the upstream just let this caller read (or refused it) */
     [NFS3_READ] = {.obs = {POST(READ3args, file, READ3res, file_attributes),
                            EVIDENCE(READ3args, file, READ3res, file_attributes, ACCESS3_READ, 0)},
@@ -146,7 +155,7 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                               EVIDENCE(READDIR3args, dir, READDIR3res, dir_attributes, ACCESS3_READ,
                                        0)},
                       PAGE('d', READDIR3args, offsetof(READDIR3args, count)),
-                      .dispatch = ED_META,
+                      ANSWERS(READDIR3res, dir_attributes, ACCESS3_READ),
                       CLAMP(offsetof(READDIR3args, count))},
     /* the entries' attributes too; a listing with handles also proves
      * ACCESS3_LOOKUP (engine_observe_entries()) */
@@ -157,18 +166,20 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
          PAGE('p', READDIRPLUS3args, offsetof(READDIRPLUS3args, dircount),
               offsetof(READDIRPLUS3args, maxcount)),
          .record_more = meta_record_entries,
-         .dispatch = ED_META,
+         /* the listing and the entries' handles: read and search */
+         ANSWERS(READDIRPLUS3res, dir_attributes, ACCESS3_READ | ACCESS3_LOOKUP),
+         .answer_refresh = meta_refresh_entries,
          CLAMP(offsetof(READDIRPLUS3args, maxcount), offsetof(READDIRPLUS3args, dircount))},
     [NFS3_FSSTAT] = {.obs = {POST(FSSTAT3args, fsroot, FSSTAT3res, obj_attributes)},
                      BLOB('s'),
-                     .dispatch = ED_META},
+                     ANSWERS(FSSTAT3res, obj_attributes, 0)},
     [NFS3_FSINFO] = {.obs = {POST(FSINFO3args, fsroot, FSINFO3res, obj_attributes)},
                      BLOB('i'),
                      .as_told = engine_fsinfo_as_told,
-                     .dispatch = ED_META},
+                     ANSWERS(FSINFO3res, obj_attributes, 0)},
     [NFS3_PATHCONF] = {.obs = {POST(PATHCONF3args, object, PATHCONF3res, obj_attributes)},
                        BLOB('c'),
-                       .dispatch = ED_META},
+                       ANSWERS(PATHCONF3res, obj_attributes, 0)},
     [NFS3_COMMIT] = {.obs = {WCC(COMMIT3args, file, COMMIT3res, file_wcc)},
                      .inv = {INV(INV_ATTRS, COMMIT3args, file)}},
 };

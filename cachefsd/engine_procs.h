@@ -107,6 +107,22 @@ enum ep_dispatch {
 
 #define EP_MAXCLAMP 2
 
+/* --- answering from the metadata cache (metaanswer.c) --------------------- */
+
+enum ep_answer {
+	ANS_NONE,
+	ANS_GETATTR, /* the 'a' record, under fresh evidence-free rules */
+	ANS_ACCESS,  /* the caller's stored evidence (ACCESS3 bits) */
+	ANS_LOOKUP,  /* the name's record, then its object's attributes */
+	ANS_BLOB,    /* the whole reply kept under the row's blob type: its
+	              * post_op_attr at answer_at (resok arm) refreshed, for a
+	              * caller with evidence of answer_want (0: anyone) */
+};
+
+/* READDIRPLUS: the stored page's entries take their freshest attributes;
+ * 0, or -ENOENT when one is not known fresh (then it is forwarded). */
+typedef int (*answer_refresh_fn)(struct engine *e, void *res);
+
 struct engine_proc {
 	/* Every attribute and evidence a reply carries, in the order they are
 	 * observed (order matters: attributes with a new ctime clear the
@@ -147,6 +163,12 @@ struct engine_proc {
 	/* A mutating call's arguments before it is sent (WRITE: no more than
 	 * the upstream takes) */
 	void (*prepare)(struct engine *e, union cfs_args *a);
+
+	/* How the metadata cache answers it (ED_META rows; meta_answer()). */
+	uint8_t answer; /* enum ep_answer */
+	uint32_t answer_want;
+	size_t answer_at;
+	answer_refresh_fn answer_refresh;
 };
 
 extern const struct engine_proc engine_procs[NFS3_NPROCS];
@@ -165,5 +187,6 @@ uint32_t engine_observe_entries(struct engine *e, const union cfs_args *a,
 void meta_record_entries(struct engine *e, const union cfs_args *a, void *res);
 void engine_fsinfo_as_told(struct engine *e, void *res);
 void engine_write_prepare(struct engine *e, union cfs_args *a);
+int meta_refresh_entries(struct engine *e, void *res);
 
 #endif

@@ -5,6 +5,8 @@
  * dispatcher (engine.c) before a call is forwarded; above the reply
  * pipeline and the store of records it reads. */
 #include "engine_int.h"
+#include "engine_procs.h"
+#include "procs.h"
 
 #include <errno.h>
 #include <string.h>
@@ -108,11 +110,12 @@ static int answer_lookup(struct engine *e, struct cfs_req *req)
 	return 0;
 }
 
-/* Cached READDIRPLUS pages carry entry attributes from when they were
- * listed: the freshest known replace them (or the page is not used when an
- * entry's attributes are gone). */
-static int refresh_page(struct engine *e, READDIRPLUS3res *r)
+/* READDIRPLUS's row: cached pages carry entry attributes from when they
+ * were listed: the freshest known replace them (or the page is not used
+ * when an entry's attributes are gone). */
+int meta_refresh_entries(struct engine *e, void *res)
 {
+	READDIRPLUS3res *r = res;
 	entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries;
 
 	while (en) {
@@ -131,53 +134,22 @@ static int refresh_page(struct engine *e, READDIRPLUS3res *r)
 	return 0;
 }
 
-static int answer_blob(struct engine *e, struct cfs_req *req)
+/* A whole kept reply (the row's blob type): its attributes refreshed,
+ * for a caller the row's evidence rule lets see it. */
+static int answer_blob(struct engine *e, struct cfs_req *req, const struct engine_proc *ep)
 {
 	union nfs3_res res;
 	struct meta_rec rec;
-	const nfs_fh3 *obj;
-	post_op_attr *pa;
-	uint32_t want = 0; /* FSSTAT, FSINFO, PATHCONF: anyone */
+	const nfs_fh3 *obj = proc_fh(proc_row(req->prog, req->proc), &req->args);
+	post_op_attr *pa = (post_op_attr *)((char *)&res + ep->answer_at);
 	struct engine_call call;
 
 	engine_call_of(&call, req);
-	if (meta_get_reply(e, &call, &res, &rec) != 0)
+	if (obj == NULL || meta_get_reply(e, &call, &res, &rec) != 0)
 		return -ENOENT;
-	switch (req->proc) {
-	case NFS3_READDIRPLUS:
-		obj = &req->args.readdirplus.dir;
-		pa = &res.readdirplus.READDIRPLUS3res_u.resok.dir_attributes;
-		/* the listing and the entries' handles: read and search */
-		want = ACCESS3_READ | ACCESS3_LOOKUP;
-		if (refresh_page(e, &res.readdirplus) != 0) {
-			meta_rec_free(&rec);
-			return -ENOENT;
-		}
-		break;
-	case NFS3_READDIR:
-		obj = &req->args.readdir.dir;
-		pa = &res.readdir.READDIR3res_u.resok.dir_attributes;
-		want = ACCESS3_READ;
-		break;
-	case NFS3_READLINK:
-		obj = &req->args.readlink.symlink;
-		pa = &res.readlink.READLINK3res_u.resok.symlink_attributes;
-		want = ACCESS3_READ;
-		break;
-	case NFS3_FSSTAT:
-		obj = &req->args.fsstat.fsroot;
-		pa = &res.fsstat.FSSTAT3res_u.resok.obj_attributes;
-		break;
-	case NFS3_FSINFO:
-		obj = &req->args.fsinfo.fsroot;
-		pa = &res.fsinfo.FSINFO3res_u.resok.obj_attributes;
-		break;
-	default:
-		obj = &req->args.pathconf.object;
-		pa = &res.pathconf.PATHCONF3res_u.resok.obj_attributes;
-		break;
-	}
-	if (want ? !allowed(e, req, obj, want, pa) : (attrs_post(e, obj, pa), 0)) {
+	if ((ep->answer_refresh && ep->answer_refresh(e, &res) != 0) ||
+	    (ep->answer_want ? !allowed(e, req, obj, ep->answer_want, pa)
+	                     : (attrs_post(e, obj, pa), 0))) {
 		meta_rec_free(&rec);
 		return -ENOENT;
 	}
@@ -191,27 +163,23 @@ static int answer_blob(struct engine *e, struct cfs_req *req)
  * the caller forwards it. */
 int meta_answer(struct engine *e, struct cfs_req *req)
 {
+	const struct engine_proc *ep = engine_proc(req->proc);
 	int rc;
 
-	if (!meta_enabled(e))
+	if (!meta_enabled(e) || ep == NULL)
 		return -ENOENT;
-	switch (req->proc) {
-	case NFS3_GETATTR:
+	switch (ep->answer) {
+	case ANS_GETATTR:
 		rc = answer_getattr(e, req);
 		break;
-	case NFS3_ACCESS:
+	case ANS_ACCESS:
 		rc = answer_access(e, req);
 		break;
-	case NFS3_LOOKUP:
+	case ANS_LOOKUP:
 		rc = answer_lookup(e, req);
 		break;
-	case NFS3_READDIR:
-	case NFS3_READDIRPLUS:
-	case NFS3_READLINK:
-	case NFS3_FSSTAT:
-	case NFS3_FSINFO:
-	case NFS3_PATHCONF:
-		rc = answer_blob(e, req);
+	case ANS_BLOB:
+		rc = answer_blob(e, req, ep);
 		break;
 	default:
 		return -ENOENT;

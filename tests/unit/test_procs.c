@@ -451,13 +451,46 @@ static void test_engine_dispatch(void **state)
 	                 &A.readdirplus.dircount);
 }
 
+/* What the metadata cache answers with, as meta_answer()'s switch said:
+ * GETATTR, ACCESS and LOOKUP by their own records; the kept replies with
+ * the attributes of their resok arm, for a caller with evidence of the
+ * listed bits (the FS* answers: anyone); READDIRPLUS's entries refreshed. */
+static void test_engine_answers(void **state)
+{
+	(void)state;
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		const struct engine_proc *ep = engine_proc(p);
+
+		assert_int_equal(ep->answer != ANS_NONE, ep->dispatch == ED_META);
+		assert_int_equal(ep->answer == ANS_BLOB, ep->blob != 0);
+		assert_int_equal(ep->answer_refresh != NULL, p == NFS3_READDIRPLUS);
+	}
+	assert_int_equal(engine_proc(NFS3_GETATTR)->answer, ANS_GETATTR);
+	assert_int_equal(engine_proc(NFS3_ACCESS)->answer, ANS_ACCESS);
+	assert_int_equal(engine_proc(NFS3_LOOKUP)->answer, ANS_LOOKUP);
+#define AT(p) ((char *)&R + engine_proc(p)->answer_at)
+	assert_ptr_equal(AT(NFS3_READDIRPLUS), &R.readdirplus.READDIRPLUS3res_u.resok.dir_attributes);
+	assert_ptr_equal(AT(NFS3_READDIR), &R.readdir.READDIR3res_u.resok.dir_attributes);
+	assert_ptr_equal(AT(NFS3_READLINK), &R.readlink.READLINK3res_u.resok.symlink_attributes);
+	assert_ptr_equal(AT(NFS3_FSSTAT), &R.fsstat.FSSTAT3res_u.resok.obj_attributes);
+	assert_ptr_equal(AT(NFS3_FSINFO), &R.fsinfo.FSINFO3res_u.resok.obj_attributes);
+	assert_ptr_equal(AT(NFS3_PATHCONF), &R.pathconf.PATHCONF3res_u.resok.obj_attributes);
+#undef AT
+	assert_int_equal(engine_proc(NFS3_READDIRPLUS)->answer_want, ACCESS3_READ | ACCESS3_LOOKUP);
+	assert_int_equal(engine_proc(NFS3_READDIR)->answer_want, ACCESS3_READ);
+	assert_int_equal(engine_proc(NFS3_READLINK)->answer_want, ACCESS3_READ);
+	assert_int_equal(engine_proc(NFS3_FSSTAT)->answer_want, 0);
+	assert_int_equal(engine_proc(NFS3_FSINFO)->answer_want, 0);
+	assert_int_equal(engine_proc(NFS3_PATHCONF)->answer_want, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rows_complete),   cmocka_unit_test(test_flags),
 	    cmocka_unit_test(test_handles),         cmocka_unit_test(test_engine_observe),
 	    cmocka_unit_test(test_engine_meta),     cmocka_unit_test(test_engine_mutations),
-	    cmocka_unit_test(test_engine_dispatch),
+	    cmocka_unit_test(test_engine_dispatch), cmocka_unit_test(test_engine_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
