@@ -469,7 +469,8 @@ static void test_engine_answers(void **state)
 	assert_int_equal(engine_proc(NFS3_ACCESS)->answer, ANS_ACCESS);
 	assert_int_equal(engine_proc(NFS3_LOOKUP)->answer, ANS_LOOKUP);
 #define AT(p) ((char *)&R + engine_proc(p)->answer_at)
-	assert_ptr_equal(AT(NFS3_READDIRPLUS), &R.readdirplus.READDIRPLUS3res_u.resok.dir_attributes);
+	assert_ptr_equal(AT(NFS3_READDIRPLUS),
+	                 &R.readdirplus.READDIRPLUS3res_u.resok.dir_attributes);
 	assert_ptr_equal(AT(NFS3_READDIR), &R.readdir.READDIR3res_u.resok.dir_attributes);
 	assert_ptr_equal(AT(NFS3_READLINK), &R.readlink.READLINK3res_u.resok.symlink_attributes);
 	assert_ptr_equal(AT(NFS3_FSSTAT), &R.fsstat.FSSTAT3res_u.resok.obj_attributes);
