@@ -54,15 +54,10 @@ static void mutation(struct engine *e, struct cfs_req *req)
 	engine_mutate(e, req);
 }
 
-void engine_submit(struct cfs_req *req, void *arg)
+/* An NFSv3 call, by its row (engine_procs.c). */
+static void nfs_submit(struct engine *e, struct cfs_req *req)
 {
-	struct engine *e = arg;
-
-	if (req->prog == MOUNT_PROGRAM) {
-		mount_submit(e, req);
-		return;
-	}
-	assert(req->prog == NFS_PROGRAM && req->proc < ENGINE_NPROCS);
+	assert(req->proc < ENGINE_NPROCS);
 	ctr_of(e)->nfs_calls[req->proc]++;
 	cobj_set_now(e->objs, loop_now(e->loop));
 	if (proto_proc_mutates(req->proc)) {
@@ -94,6 +89,31 @@ void engine_submit(struct cfs_req *req, void *arg)
 		engine_forward(e, req);
 		return;
 	}
+}
+
+/* The programs the engine takes: a program is a row here and its submit
+ * function (the wire's rows, proto/procs.c, say which calls reach it). */
+static const struct {
+	uint32_t prog;
+	void (*submit)(struct engine *e, struct cfs_req *req);
+} programs[] = {
+    {NFS_PROGRAM, nfs_submit},
+    {MOUNT_PROGRAM, mount_submit},
+};
+
+void engine_submit(struct cfs_req *req, void *arg)
+{
+	struct engine *e = arg;
+
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
+		if (programs[i].prog == req->prog) {
+			programs[i].submit(e, req);
+			return;
+		}
+	}
+	/* proto passes only the programs of its table */
+	assert(!"a program the engine does not take");
+	proto_reply_accept_error(req, PROG_UNAVAIL);
 }
 
 static void commit_tick(struct loop *l, void *arg)

@@ -529,34 +529,37 @@ static void do_dump(struct engine *e, struct cfs_req *req)
 	free(bodies);
 }
 
+static void do_null(struct engine *e, struct cfs_req *req)
+{
+	engine_reply(e, req, NULL);
+}
+
+static void do_umnt(struct engine *e, struct cfs_req *req)
+{
+	if (engine_normalize_path(req->args.mntpath) == 0)
+		mounts_remove(e, proto_req_peer(req), req->args.mntpath);
+	engine_reply(e, req, NULL);
+}
+
+static void do_umntall(struct engine *e, struct cfs_req *req)
+{
+	mounts_remove(e, proto_req_peer(req), NULL);
+	engine_reply(e, req, NULL);
+}
+
+/* The MOUNT program's procedures by number (RFC 1813 appendix I); the
+ * wire's rows (proto/procs.c) say how their calls and replies look. */
+static void (*const mount_procs[MOUNT3_NPROCS])(struct engine *e, struct cfs_req *req) = {
+    [MOUNT3_NULL] = do_null, [MOUNT3_MNT] = do_mnt,         [MOUNT3_DUMP] = do_dump,
+    [MOUNT3_UMNT] = do_umnt, [MOUNT3_UMNTALL] = do_umntall, [MOUNT3_EXPORT] = do_export,
+};
+
 void mount_submit(struct engine *e, struct cfs_req *req)
 {
-	if (req->proc < MOUNT3_NPROCS)
-		e->ctr.mount_calls[req->proc]++;
-	switch (req->proc) {
-	case MOUNT3_NULL:
-		engine_reply(e, req, NULL);
-		return;
-	case MOUNT3_MNT:
-		do_mnt(e, req);
-		return;
-	case MOUNT3_DUMP:
-		do_dump(e, req);
-		return;
-	case MOUNT3_UMNT:
-		if (engine_normalize_path(req->args.mntpath) == 0)
-			mounts_remove(e, proto_req_peer(req), req->args.mntpath);
-		engine_reply(e, req, NULL);
-		return;
-	case MOUNT3_UMNTALL:
-		mounts_remove(e, proto_req_peer(req), NULL);
-		engine_reply(e, req, NULL);
-		return;
-	case MOUNT3_EXPORT:
-		do_export(e, req);
-		return;
-	default:
+	if (req->proc >= MOUNT3_NPROCS || mount_procs[req->proc] == NULL) {
 		proto_reply_accept_error(req, PROC_UNAVAIL);
 		return;
 	}
+	e->ctr.mount_calls[req->proc]++;
+	mount_procs[req->proc](e, req);
 }
