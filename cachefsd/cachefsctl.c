@@ -507,11 +507,11 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	printf("writers      %llu files entered the writer state, %llu READs bypassed the cache\n",
 	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_starts)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_passthrough)));
-	if (kv_num(s, "verify_runs"))
+	if (kv_num(s, CONTROL_STAT(verify_runs)))
 		printf("verify       %llu runs found %llu bad entries, %llu dropped\n",
-		       (unsigned long long)kv_num(s, "verify_runs"),
-		       (unsigned long long)kv_num(s, "verify_bad"),
-		       (unsigned long long)kv_num(s, "verify_dropped"));
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_runs)),
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_bad)),
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_dropped)));
 	for (size_t p = 1; p < sizeof(procs) / sizeof(procs[0]); p++) {
 		char name[64];
 		snprintf(name, sizeof(name), "upstream_rtt_us_%s", procs[p]);

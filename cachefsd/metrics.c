@@ -118,7 +118,6 @@ static void render(const struct ops_env *env, FILE *f)
 	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
 	const struct engine_counters *c = engine_counters(env->engine);
 	const struct upstream_counters *u = upstream_counters(env->up);
-	const struct control_counters *cc = &control_counters;
 	const struct cfs_config *cfg = env->cfg;
 	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
 	struct store_stats ss;
@@ -295,17 +294,7 @@ static void render(const struct ops_env *env, FILE *f)
 	gauge(f, "cachefsd_memory_cache_limit_bytes", "memory_cache.", cfg->memory_cache);
 
 	/* --- the operator interfaces --- */
-	family(f, "cachefsd_config_reloads_total", "counter",
-	       "Configuration reloads (SIGHUP, cachefsctl reload), by result.");
-	labeled(f, "cachefsd_config_reloads_total", "result", "ok", cc->reloads);
-	labeled(f, "cachefsd_config_reloads_total", "result", "error", cc->reload_failures);
-	counter(f, "cachefsd_verify_runs_total", "cachefsctl verify runs.", cc->verify_runs);
-	counter(f, "cachefsd_verify_bad_entries_total", "Bad cache entries verify found.",
-	        cc->verify_bad);
-	counter(f, "cachefsd_verify_dropped_entries_total", "Bad entries verify dropped.",
-	        cc->verify_dropped);
-	counter(f, "cachefsd_metrics_scrapes_total", "Scrapes of this endpoint.",
-	        cc->metrics_scrapes);
+	cfs_counters_render(f, &control_counters, control_counter_descs, control_counter_ndescs);
 	family(f, "cachefsd_info", "gauge", "The daemon: version, export served, upstream.");
 	fprintf(f, "cachefsd_info{version=\"");
 	label_value(f, env->version);

@@ -234,7 +234,7 @@ static void test_failure_replies(void **state)
 }
 
 /* The lists of counters (engine_counters.def, proto_counters.def,
- * upstream_counters.def): each row its own stats name
+ * upstream_counters.def, control_counters.def): each row its own stats name
  * and field; the rows of one /metrics family adjacent, the first with the
  * HELP, every one with a label; a family in one run of rows only. */
 static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t size)
@@ -285,6 +285,7 @@ static void test_counter_list(void **state)
 	check_list(proto_counter_descs, proto_counter_ndescs, sizeof(struct proto_counters));
 	check_list(upstream_counter_descs, upstream_counter_ndescs,
 	           sizeof(struct upstream_counters));
+	check_list(control_counter_descs, control_counter_ndescs, sizeof(struct control_counters));
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
 	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
