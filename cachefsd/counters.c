@@ -2,6 +2,12 @@
  * families. */
 #include "counters.h"
 
+#include <string.h>
+
+#include "engine.h"
+#include "proto.h"
+#include "upstream.h"
+
 void cfs_counters_write_stats(FILE *out, const void *base, const struct cfs_counter_desc *d,
                               size_t n, int sec)
 {
@@ -38,4 +44,76 @@ void cfs_counters_render(FILE *f, const void *base, const struct cfs_counter_des
 		else
 			fprintf(f, "%s %llu\n", name, v);
 	}
+}
+
+/* --- counters by procedure ------------------------------------------------ */
+
+#define AT_ENGINE(field) CFS_PSRC_ENGINE, offsetof(struct engine_counters, field), sizeof(uint64_t)
+#define AT_UPSTREAM(field)                                                                         \
+	CFS_PSRC_UPSTREAM, offsetof(struct upstream_counters, field), sizeof(uint64_t)
+#define AT_OUTCOME(o) CFS_PSRC_OUTCOMES, (o) * sizeof(uint64_t), ENGINE_NOUTCOMES * sizeof(uint64_t)
+#define NFS_NPROCS    NFS3_NPROCS
+#define MOUNT_NPROCS  MOUNT3_NPROCS
+
+const struct cfs_proc_counter_desc cfs_proc_counter_descs[CFS_PROC_NCOUNTERS] = {
+#define PROC_COUNTER(id, at, prog, first, prefix, sec, type, metric, label, help)                  \
+	[CFS_PROC_##id] = {at,                                                                     \
+	                   prog##_PROGRAM,                                                         \
+	                   first,                                                                  \
+	                   prog##_NPROCS,                                                          \
+	                   prefix,                                                                 \
+	                   CFS_PSEC_##sec,                                                         \
+	                   CFS_PTYPE_##type,                                                       \
+	                   metric,                                                                 \
+	                   label,                                                                  \
+	                   help},
+#include "proc_counters.def"
+#undef PROC_COUNTER
+};
+
+void cfs_proc_stat_name(enum cfs_proc_counter id, uint32_t p, char *buf, size_t len)
+{
+	const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[id];
+
+	snprintf(buf, len, "%s%s", d->prefix, proto_proc_name(d->prog, p));
+}
+
+void cfs_proc_counters_write_stats(FILE *out, const void *const base[CFS_PSRC_N], int sec)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < CFS_PROC_NCOUNTERS; i++)
+		if (cfs_proc_counter_descs[i].sec == sec && cfs_proc_counter_descs[i].nprocs > n)
+			n = cfs_proc_counter_descs[i].nprocs;
+	for (uint32_t p = 0; p < n; p++)
+		for (int i = 0; i < CFS_PROC_NCOUNTERS; i++) {
+			const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[i];
+			char name[64];
+
+			if (d->sec != sec || p < d->first || p >= d->nprocs)
+				continue;
+			cfs_proc_stat_name((enum cfs_proc_counter)i, p, name, sizeof(name));
+			fprintf(out, "%s %llu\n", name,
+			        (unsigned long long)cfs_proc_counter_value(base, d, p));
+		}
+}
+
+void cfs_proc_counters_render(FILE *f, const void *const base[CFS_PSRC_N], enum cfs_proc_counter id)
+{
+	const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[id];
+	int end = (int)id + 1;
+
+	while (end < CFS_PROC_NCOUNTERS && cfs_proc_counter_descs[end].help == NULL &&
+	       strcmp(cfs_proc_counter_descs[end].metric, d->metric) == 0)
+		end++;
+	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", d->metric, d->help, d->metric);
+	for (uint32_t p = d->first; p < d->nprocs; p++)
+		for (int i = (int)id; i < end; i++) {
+			const struct cfs_proc_counter_desc *r = &cfs_proc_counter_descs[i];
+
+			fprintf(f, "%s{proc=\"%s\"%s%s} %llu\n", r->metric,
+			        proto_proc_name(r->prog, p), r->label ? "," : "",
+			        r->label ? r->label : "",
+			        (unsigned long long)cfs_proc_counter_value(base, r, p));
+		}
 }

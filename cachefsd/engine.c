@@ -607,15 +607,14 @@ void engine_write_stats(const struct engine *e, FILE *out)
 {
 	const struct engine_counters *c = &e->ctr;
 	const struct upstream_counters *u = engine_up_counters(e);
+	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	const void *const bases[CFS_PSRC_N] = {c, u, oc};
 	struct store_stats ss;
 
 	store_get_stats(e->store, &ss);
+	engine_outcomes(e, oc);
 #define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
-		char name[64];
-		snprintf(name, sizeof(name), "nfs_calls_%s", proto_proc_name(NFS_PROGRAM, p));
-		KV(name, c->nfs_calls[p]);
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_CALLS);
 	write_counters(c, ENGINE_SEC_READ, out);
 	{
 		/* how fills fetch chunks, and whether the upstream lets them */
@@ -666,11 +665,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("cache_commit_failures", ss.commit_failures);
 	KV("cache_write_failures", ss.write_failures);
 	write_upstream(u, UPSTREAM_SEC_CALLS, out);
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
-		char name[64];
-		snprintf(name, sizeof(name), "upstream_calls_%s", proto_proc_name(NFS_PROGRAM, p));
-		KV(name, u->calls_by_proc[p]);
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_UPSTREAM);
 	write_upstream(u, UPSTREAM_SEC_SENDS, out);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
@@ -678,30 +673,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("memory_chunks_bytes", cobj_memory_used(e->objs));
 	KV("memory_objects", cobj_count(e->objs));
 	/* for the operator interfaces (docs/operations.md) */
-	{
-		static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough",
-								    "error"};
-		uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
-
-		engine_outcomes(e, oc);
-		for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
-			const char *pn = proto_proc_name(NFS_PROGRAM, p);
-			char name[64];
-
-			for (int o = 0; o < ENGINE_NOUTCOMES; o++) {
-				snprintf(name, sizeof(name), "nfs_%s_%s", oname[o], pn);
-				KV(name, oc[p][o]);
-			}
-			snprintf(name, sizeof(name), "nfs_status_errors_%s", pn);
-			KV(name, c->nfs_errors[p]);
-			snprintf(name, sizeof(name), "nfs_latency_us_%s", pn);
-			KV(name, c->nfs_latency_us[p]);
-			if (p > 0) {
-				snprintf(name, sizeof(name), "upstream_rtt_us_%s", pn);
-				KV(name, u->rtt_us_by_proc[p]);
-			}
-		}
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_OUTCOMES);
 	write_counters(c, ENGINE_SEC_OPS, out);
 	KV("cache_oldest_access", ss.oldest_access);
 	write_upstream(u, UPSTREAM_SEC_BYTES, out);
@@ -709,6 +681,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("upstream_conns_total", u->conns_total);
 	write_counters(c, ENGINE_SEC_MOUNT, out);
 	write_upstream(u, UPSTREAM_SEC_LAST, out);
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_LAST);
 #undef KV
 }
 

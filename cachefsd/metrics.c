@@ -113,13 +113,26 @@ static void histogram(FILE *f, const char *name, const char *proc, const uint64_
 	fprintf(f, "\n%s_count{proc=\"%s\"} %llu\n", name, proc, (unsigned long long)cum);
 }
 
+/* The histogram family of row id (proc_counters.def): the row is the sums,
+ * b[p] the buckets of procedure p. */
+static void histograms(FILE *f, const uint64_t (*b)[CFS_LAT_NBUCKETS],
+                       const void *const bases[CFS_PSRC_N], enum cfs_proc_counter id)
+{
+	const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[id];
+
+	family(f, d->metric, "histogram", d->help);
+	for (uint32_t p = d->first; p < d->nprocs; p++)
+		histogram(f, d->metric, proto_proc_name(d->prog, p), b[p],
+		          cfs_proc_counter_value(bases, d, p));
+}
+
 static void render(const struct ops_env *env, FILE *f)
 {
-	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
 	const struct engine_counters *c = engine_counters(env->engine);
 	const struct upstream_counters *u = upstream_counters(env->up);
 	const struct cfs_config *cfg = env->cfg;
 	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	const void *const bases[CFS_PSRC_N] = {c, u, oc};
 	struct store_stats ss;
 	time_t now = time(NULL);
 
@@ -127,35 +140,11 @@ static void render(const struct ops_env *env, FILE *f)
 	engine_cache_stats(env->engine, &ss);
 
 	/* --- requests from clients --- */
-	family(f, "cachefsd_nfs_requests_total", "counter",
-	       "NFS calls answered, by procedure and outcome: hit (by the proxy alone), miss "
-	       "(the cache could not answer), passthrough (forwarded unchanged), error (no "
-	       "answer from the upstream: RPC error or soft timeout).");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		for (int o = 0; o < ENGINE_NOUTCOMES; o++)
-			fprintf(f, "cachefsd_nfs_requests_total{proc=\"%s\",outcome=\"%s\"} %llu\n",
-			        proto_proc_name(NFS_PROGRAM, p), oname[o],
-			        (unsigned long long)oc[p][o]);
-	family(f, "cachefsd_nfs_calls_total", "counter", "NFS calls received, by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_nfs_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_calls[p]);
-	family(f, "cachefsd_nfs_error_replies_total", "counter",
-	       "NFS replies with a status other than NFS3_OK (the server's, e.g. NOENT, or the "
-	       "proxy's), by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_nfs_error_replies_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_errors[p]);
-	family(f, "cachefsd_nfs_request_duration_seconds", "histogram",
-	       "Client-side latency: from a call's arrival to its reply, by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		histogram(f, "cachefsd_nfs_request_duration_seconds",
-		          proto_proc_name(NFS_PROGRAM, p), c->nfs_latency_hist[p],
-		          c->nfs_latency_us[p]);
-	family(f, "cachefsd_mount_calls_total", "counter", "MOUNT calls received, by procedure.");
-	for (uint32_t p = 0; p < MOUNT3_NPROCS; p++)
-		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_HIT);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_CALLS);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_ERRORS);
+	histograms(f, c->nfs_latency_hist, bases, CFS_PROC_NFS_LATENCY);
+	cfs_proc_counters_render(f, bases, CFS_PROC_MOUNT_CALLS);
 	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
 	      (uint64_t)proto_client_count(env->srv));
 	cfs_counters_render(f, &proto_counters, proto_counter_descs, proto_counter_ndescs);
@@ -172,16 +161,8 @@ static void render(const struct ops_env *env, FILE *f)
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
 	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
 	cfs_counters_render(f, u, upstream_counter_descs, upstream_counter_ndescs);
-	family(f, "cachefsd_upstream_calls_total", "counter",
-	       "Calls sent to the upstream (re-sends included), by procedure.");
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_upstream_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)u->calls_by_proc[p]);
-	family(f, "cachefsd_upstream_rtt_seconds", "histogram",
-	       "Upstream round-trip time of answered calls, by procedure.");
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
-		histogram(f, "cachefsd_upstream_rtt_seconds", proto_proc_name(NFS_PROGRAM, p),
-		          u->rtt_hist[p], u->rtt_us_by_proc[p]);
+	cfs_proc_counters_render(f, bases, CFS_PROC_UPSTREAM_CALLS);
+	histograms(f, u->rtt_hist, bases, CFS_PROC_UPSTREAM_RTT);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
 	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
