@@ -351,11 +351,6 @@ static uint64_t kv_num(const struct reply *r, const char *name)
 
 /* --- stats ---------------------------------------------------------------- */
 
-static const char *const procs[] = {
-    "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
-    "CREATE",  "MKDIR",       "SYMLINK", "MKNOD",  "REMOVE",   "RMDIR",    "RENAME", "LINK",
-    "READDIR", "READDIRPLUS", "FSSTAT",  "FSINFO", "PATHCONF", "COMMIT",
-};
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -385,27 +380,30 @@ static void stats_table(const struct reply *s, const struct reply *info)
 
 	printf("%-12s %10s %10s %10s %10s %8s %8s %10s\n", "procedure", "calls", "hit", "miss",
 	       "pass", "failed", "errors", "avg");
-	for (size_t p = 0; p < sizeof(procs) / sizeof(procs[0]); p++) {
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		/* the stats names of the rows in proc_counters.def */
+		static const enum cfs_proc_counter on[4] = {CFS_PROC_NFS_HIT, CFS_PROC_NFS_MISS,
+		                                            CFS_PROC_NFS_PASSTHROUGH,
+		                                            CFS_PROC_NFS_ERROR};
 		char name[64];
 		uint64_t calls, o[4], replies = 0, lat;
-		static const char *const on[4] = {"hit", "miss", "passthrough", "error"};
 
-		snprintf(name, sizeof(name), "nfs_calls_%s", procs[p]);
+		cfs_proc_stat_name(CFS_PROC_NFS_CALLS, p, name, sizeof(name));
 		calls = kv_num(s, name);
 		if (calls == 0)
 			continue;
 		for (int i = 0; i < 4; i++) {
-			snprintf(name, sizeof(name), "nfs_%s_%s", on[i], procs[p]);
+			cfs_proc_stat_name(on[i], p, name, sizeof(name));
 			o[i] = kv_num(s, name);
 			replies += o[i];
 		}
-		snprintf(name, sizeof(name), "nfs_latency_us_%s", procs[p]);
+		cfs_proc_stat_name(CFS_PROC_NFS_LATENCY, p, name, sizeof(name));
 		lat = kv_num(s, name);
-		snprintf(name, sizeof(name), "nfs_status_errors_%s", procs[p]);
-		printf("%-12s %10llu %10llu %10llu %10llu %8llu %8llu %8.2fms\n", procs[p],
-		       (unsigned long long)calls, (unsigned long long)o[0],
-		       (unsigned long long)o[1], (unsigned long long)o[2], (unsigned long long)o[3],
-		       (unsigned long long)kv_num(s, name),
+		cfs_proc_stat_name(CFS_PROC_NFS_ERRORS, p, name, sizeof(name));
+		printf("%-12s %10llu %10llu %10llu %10llu %8llu %8llu %8.2fms\n",
+		       proto_proc_name(NFS_PROGRAM, p), (unsigned long long)calls,
+		       (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
+		       (unsigned long long)o[3], (unsigned long long)kv_num(s, name),
 		       replies ? (double)lat / (double)replies / 1000.0 : 0.0);
 	}
 	putchar('\n');
@@ -512,9 +510,11 @@ static void stats_table(const struct reply *s, const struct reply *info)
 		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_runs)),
 		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_bad)),
 		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_dropped)));
-	for (size_t p = 1; p < sizeof(procs) / sizeof(procs[0]); p++) {
+	for (uint32_t p = cfs_proc_counter_descs[CFS_PROC_UPSTREAM_RTT].first; p < NFS3_NPROCS;
+	     p++) {
 		char name[64];
-		snprintf(name, sizeof(name), "upstream_rtt_us_%s", procs[p]);
+
+		cfs_proc_stat_name(CFS_PROC_UPSTREAM_RTT, p, name, sizeof(name));
 		rtt += kv_num(s, name);
 	}
 	printf("upstream     %llu calls (%llu re-sent), avg round trip %.2f ms; %s read, %s "
