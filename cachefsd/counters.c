@@ -3,9 +3,11 @@
 #include "counters.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 #include "proto.h"
+#include "store.h"
 #include "upstream.h"
 
 void cfs_counters_write_stats(FILE *out, const void *base, const struct cfs_counter_desc *d,
@@ -23,11 +25,12 @@ void cfs_counter_metric(const struct cfs_counter_desc *d, char *buf, size_t len)
 		snprintf(buf, len, "%s", d->metric);
 	else
 		snprintf(buf, len, "cachefsd_%s%s", d->name,
-		         d->type == CFS_CTR_GAUGE ? "" : "_total");
+		         cfs_counter_is_gauge(d->type) ? "" : "_total");
 }
 
 void cfs_counters_render(FILE *f, const void *base, const struct cfs_counter_desc *d, size_t n)
 {
+	const uint64_t now = (uint64_t)time(NULL);
 	char name[96];
 
 	for (size_t i = 0; i < n; i++) {
@@ -38,13 +41,36 @@ void cfs_counters_render(FILE *f, const void *base, const struct cfs_counter_des
 		cfs_counter_metric(&d[i], name, sizeof(name));
 		if (d[i].help)
 			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, d[i].help, name,
-			        d[i].type == CFS_CTR_GAUGE ? "gauge" : "counter");
+			        cfs_counter_is_gauge(d[i].type) ? "gauge" : "counter");
 		if (d[i].label)
-			fprintf(f, "%s{%s} %llu\n", name, d[i].label, v);
+			fprintf(f, "%s{%s} ", name, d[i].label);
 		else
-			fprintf(f, "%s %llu\n", name, v);
+			fprintf(f, "%s ", name);
+		if (d[i].type == CFS_CTR_PERCENT)
+			fprintf(f, "%.2f\n", (double)v / 100.0);
+		else if (d[i].type == CFS_CTR_AGE)
+			fprintf(f, "%llu\n", v && now > v ? (unsigned long long)(now - v) : 0ULL);
+		else
+			fprintf(f, "%llu\n", v);
 	}
 }
+
+/* --- the cache's figures (store_counters.def) --------------------------- */
+
+const struct cfs_counter_desc store_counter_descs[] = {
+#define STORE_COUNTER(field, stat, sec, type, metric, label, help)                                 \
+	{                                                                                          \
+	    stat,                                                                                  \
+	    offsetof(struct store_stats, field),                                                   \
+	    STORE_SEC_##sec,                                                                       \
+	    CFS_CTR_##type,                                                                        \
+	    metric,                                                                                \
+	    label,                                                                                 \
+	    help},
+#include "store_counters.def"
+#undef STORE_COUNTER
+};
+const size_t store_counter_ndescs = sizeof(store_counter_descs) / sizeof(store_counter_descs[0]);
 
 /* --- counters by procedure ------------------------------------------------ */
 

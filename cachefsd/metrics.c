@@ -59,12 +59,6 @@ static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
 	sample(f, name, v);
 }
 
-/* One sample of a family with one label (key="value"). */
-static void labeled(FILE *f, const char *name, const char *key, const char *value, uint64_t v)
-{
-	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, key, value, (unsigned long long)v);
-}
-
 /* Label values: backslash, double quote and newline are escaped. */
 static void label_value(FILE *f, const char *s)
 {
@@ -134,7 +128,6 @@ static void render(const struct ops_env *env, FILE *f)
 	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
 	const void *const bases[CFS_PSRC_N] = {c, u, oc};
 	struct store_stats ss;
-	time_t now = time(NULL);
 
 	engine_outcomes(env->engine, oc);
 	engine_cache_stats(env->engine, &ss);
@@ -169,17 +162,9 @@ static void render(const struct ops_env *env, FILE *f)
 	      (uint64_t)(u->inflight > 0 ? u->inflight : 0));
 
 	/* --- the cache --- */
-	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);
+	cfs_counters_render(f, &ss, store_counter_descs, store_counter_ndescs);
 	gauge(f, "cachefsd_cache_size_limit_bytes", "cache_size (0: no limit but the thresholds).",
 	      cfg->cache_size);
-	gauge(f, "cachefsd_cache_objects", "Files in the cache index.", ss.objects);
-	gauge(f, "cachefsd_cache_chunks", "Chunks cached (data files' pieces).", ss.chunks);
-	family(f, "cachefsd_cache_fs_free_ratio", "gauge",
-	       "Free share of the cache filesystem (last reading).");
-	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"blocks\"} %.2f\n",
-	        ss.free_blocks_pct / 100.0);
-	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"files\"} %.2f\n",
-	        ss.free_files_pct / 100.0);
 	family(f, "cachefsd_cache_threshold_ratio", "gauge",
 	       "Free-space thresholds: culling runs below cull until run; filling stops below "
 	       "stop until run.");
@@ -196,30 +181,12 @@ static void render(const struct ops_env *env, FILE *f)
 				    "%.2f\n",
 				    res[r], lvl[l], th[r][l] / 100.0);
 	}
-	gauge(f, "cachefsd_cache_culling", "1 while culling (above a cull condition).",
-	      (uint64_t)ss.culling);
-	gauge(f, "cachefsd_fill_stopped",
-	      "1 while filling is stopped (cachefsd_fill_stopped_reason says why): reads pass "
-	      "through.",
-	      (uint64_t)ss.fill_stopped);
 	family(f, "cachefsd_fill_stopped_reason", "gauge",
 	       "Why filling is stopped: 1 for the current reason (none while filling).");
 	for (int r = 0; r < STORE_FILL_NREASONS; r++)
 		fprintf(f, "cachefsd_fill_stopped_reason{reason=\"%s\"} %d\n",
 		        store_fill_reason_name((enum store_fill_reason)r),
 		        (int)ss.fill_reason == r);
-	family(f, "cachefsd_cache_threshold_bytes", "gauge",
-	       "Free-space thresholds in bytes as applied: the percentages, raised so that a "
-	       "chunk fits between stop and cull and another between cull and run.");
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "run", ss.run_bytes);
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "cull", ss.cull_bytes);
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "stop", ss.stop_bytes);
-	gauge(f, "cachefsd_cache_fs_free_bytes",
-	      "Free bytes on the cache filesystem at the last reading.", ss.fs_free_bytes);
-	family(f, "cachefsd_cache_write_failures_total", "counter",
-	       "Writes to the cache that failed: index commits and data file writes.");
-	labeled(f, "cachefsd_cache_write_failures_total", "what", "commit", ss.commit_failures);
-	labeled(f, "cachefsd_cache_write_failures_total", "what", "data", ss.write_failures);
 	{
 		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
 		struct engine_fill_state fs;
@@ -243,27 +210,12 @@ static void render(const struct ops_env *env, FILE *f)
 			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
 			        engine_fill_block_name(b), fs.blocked == b);
 	}
-	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
-	      "Age of the least recently used object's last access (0: empty cache).",
-	      ss.oldest_access && (uint64_t)now > ss.oldest_access
-	          ? (uint64_t)now - ss.oldest_access
-	          : 0);
 	family(f, "cachefsd_index_recoveries_total", "counter",
 	       "Cache indexes found damaged at start, moved aside (index.corrupt-*) and replaced "
 	       "by an empty one, by what was wrong.");
 	for (int r = STORE_DMG_NONE + 1; r < STORE_DMG_N; r++)
 		fprintf(f, "cachefsd_index_recoveries_total{reason=\"%s\"} %u\n",
 		        store_damage_name(r), ss.index_recoveries[r]);
-	gauge(f, "cachefsd_index_broken",
-	      "1 when LMDB reported damage while running: caching is off until a restart "
-	      "replaces the index.",
-	      (uint64_t)ss.index_broken);
-	counter(f, "cachefsd_data_files_refused_total",
-	        "Data files not used because they were not the daemon's own (planted, a link, "
-	        "missing).",
-	        ss.data_files_refused);
-	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
-	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
 	cfs_counters_render(f, c, engine_counter_descs, engine_counter_ndescs);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",

@@ -11,8 +11,22 @@
 
 /* What a row is in /metrics. ELSEWHERE: the value is the sample
  * metric{label} of a family that other code renders (no label: the sum of
- * its samples). */
-enum cfs_counter_type { CFS_CTR_COUNTER, CFS_CTR_GAUGE, CFS_CTR_ELSEWHERE };
+ * its samples). PERCENT: a gauge of percents, a ratio in /metrics (value /
+ * 100). AGE: a unix time, in /metrics a gauge of the seconds since (0 while
+ * the time is 0 or ahead). */
+enum cfs_counter_type {
+	CFS_CTR_COUNTER,
+	CFS_CTR_GAUGE,
+	CFS_CTR_ELSEWHERE,
+	CFS_CTR_PERCENT,
+	CFS_CTR_AGE
+};
+
+/* A gauge in /metrics (no _total), however it is rendered. */
+static inline int cfs_counter_is_gauge(enum cfs_counter_type t)
+{
+	return t == CFS_CTR_GAUGE || t == CFS_CTR_PERCENT || t == CFS_CTR_AGE;
+}
 
 struct cfs_counter_desc {
 	const char *name; /* the stats name */

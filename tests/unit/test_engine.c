@@ -16,6 +16,7 @@
 #include "control.h"
 #include "engine.h"
 #include "procs.h"
+#include "store.h"
 #include "upstream.h"
 #include "wire.h"
 
@@ -239,7 +240,7 @@ static void test_failure_replies(void **state)
 }
 
 /* The lists of counters (engine_counters.def, proto_counters.def,
- * upstream_counters.def, control_counters.def): each row its own stats name
+ * upstream_counters.def, control_counters.def, store_counters.def): each row its own stats name
  * and field; the rows of one /metrics family adjacent, the first with the
  * HELP, every one with a label; a family in one run of rows only. */
 static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t size)
@@ -249,7 +250,7 @@ static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t si
 	assert_true(n > 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct cfs_counter_desc *d = &descs[i];
-		const int gauge = d->type == CFS_CTR_GAUGE;
+		const int gauge = cfs_counter_is_gauge(d->type);
 
 		assert_true(d->offset + sizeof(uint64_t) <= size);
 		for (size_t j = 0; j < i; j++) {
@@ -286,8 +287,9 @@ static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t si
 /* --- /metrics and stats --raw, one to one ----------------------------------
  *
  * The mapping rule, by the rows of the lists:
- *   a scalar row (engine, proto, upstream, control): the stats line `x`
- *   is the sample cachefsd_x_total (counter) or cachefsd_x (gauge), or the
+ *   a scalar row (engine, proto, upstream, control, store): the stats line
+ *   `x` is the sample cachefsd_x_total (counter) or cachefsd_x (gauge:
+ *   GAUGE, and PERCENT as a ratio, AGE as the seconds since), or the
  *   row's own metric{label} where it names one (older names); an ELSEWHERE
  *   row is a sample of a family by procedure (proc_counters.def), or the sum
  *   of its samples when it has no label;
@@ -399,8 +401,9 @@ static void one_to_one(const struct cfs_counter_desc *d, size_t n, size_t size, 
 	int elsewhere = 0;
 
 	assert_non_null(base);
-	for (size_t i = 0; i < n; i++)
-		*(uint64_t *)((char *)base + d[i].offset) = first + i;
+	for (size_t i = 0; i < n; i++) /* an AGE row: a time far ahead */
+		*(uint64_t *)((char *)base + d[i].offset) =
+		    d[i].type == CFS_CTR_AGE ? UINT64_MAX - i : first + i;
 	out_open(&st);
 	for (int sec = 0; sec < nsec; sec++)
 		cfs_counters_write_stats(st.f, base, d, n, sec);
@@ -411,7 +414,8 @@ static void one_to_one(const struct cfs_counter_desc *d, size_t n, size_t size, 
 	for (size_t i = 0; i < n; i++) {
 		char line[256], metric[96];
 
-		snprintf(line, sizeof(line), "%s %llu", d[i].name, (unsigned long long)(first + i));
+		snprintf(line, sizeof(line), "%s %llu", d[i].name,
+		         (unsigned long long)cfs_counter_value(base, &d[i]));
 		if (lines_of(st.buf, line) != 1)
 			fail_msg("stats line %s: %d times", line, lines_of(st.buf, line));
 		seen_add(stats, d[i].name);
@@ -429,8 +433,14 @@ static void one_to_one(const struct cfs_counter_desc *d, size_t n, size_t size, 
 			continue;
 		}
 		seen_add(samples, line);
-		snprintf(line + strlen(line), sizeof(line) - strlen(line), " %llu",
-		         (unsigned long long)(first + i));
+		if (d[i].type == CFS_CTR_PERCENT)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %.2f",
+			         (double)(first + i) / 100.0);
+		else if (d[i].type == CFS_CTR_AGE) /* a time to come: age 0 */
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " 0");
+		else
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %llu",
+			         (unsigned long long)(first + i));
 		if (lines_of(m.buf, line) != 1)
 			fail_msg("sample %s (stats %s): %d times", line, d[i].name,
 			         lines_of(m.buf, line));
@@ -529,6 +539,8 @@ static void test_one_to_one(void **state)
 	           sizeof(struct upstream_counters), UPSTREAM_SEC_LAST + 1, 3000, &stats, &samples);
 	one_to_one(control_counter_descs, control_counter_ndescs, sizeof(struct control_counters),
 	           1, 4000, &stats, &samples);
+	one_to_one(store_counter_descs, store_counter_ndescs, sizeof(struct store_stats),
+	           STORE_SEC_OLDEST + 1, 5000, &stats, &samples);
 	proc_one_to_one(&stats, &samples);
 	/* the names that drifted before the list stay, both of them, in one row */
 	assert_int_equal(
@@ -545,6 +557,7 @@ static void test_counter_list(void **state)
 	check_list(upstream_counter_descs, upstream_counter_ndescs,
 	           sizeof(struct upstream_counters));
 	check_list(control_counter_descs, control_counter_ndescs, sizeof(struct control_counters));
+	check_list(store_counter_descs, store_counter_ndescs, sizeof(struct store_stats));
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
 	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
