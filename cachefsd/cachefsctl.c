@@ -408,38 +408,38 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	}
 	putchar('\n');
 	printf("cache        %s in %llu files (%llu chunks)",
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "cache_bytes")),
-	       (unsigned long long)kv_num(s, "cache_objects"),
-	       (unsigned long long)kv_num(s, "cache_chunks"));
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(bytes))),
+	       (unsigned long long)kv_num(s, STORE_STAT(objects)),
+	       (unsigned long long)kv_num(s, STORE_STAT(chunks)));
 	if (limit)
-		printf(", %.0f%% of cache_size %s", pct(kv_num(s, "cache_bytes"), limit),
+		printf(", %.0f%% of cache_size %s", pct(kv_num(s, STORE_STAT(bytes)), limit),
 		       human_bytes(b2, sizeof(b2), (double)limit));
 	printf("\n             cache filesystem %llu%% blocks and %llu%% files free (cull below "
 	       "%s%%/%s%%, stop below %s%%/%s%%)\n",
-	       (unsigned long long)kv_num(s, "free_blocks_pct"),
-	       (unsigned long long)kv_num(s, "free_files_pct"), kv_get(info, "bcull"),
+	       (unsigned long long)kv_num(s, STORE_STAT(free_blocks_pct)),
+	       (unsigned long long)kv_num(s, STORE_STAT(free_files_pct)), kv_get(info, "bcull"),
 	       kv_get(info, "fcull"), kv_get(info, "bstop"), kv_get(info, "fstop"));
-	if (kv_num(s, "cache_fs_bytes")) {
+	if (kv_num(s, STORE_STAT(fs_bytes))) {
 		char b4[32], b5[32], b6[32];
 
 		/* the levels as applied: raised to a chunk apart on a small one */
 		printf("             %s free of %s; stop below %s, cull below %s, until %s\n",
-		       human_bytes(b1, sizeof(b1), (double)kv_num(s, "cache_fs_free_bytes")),
-		       human_bytes(b2, sizeof(b2), (double)kv_num(s, "cache_fs_bytes")),
-		       human_bytes(b4, sizeof(b4), (double)kv_num(s, "space_stop_bytes")),
-		       human_bytes(b5, sizeof(b5), (double)kv_num(s, "space_cull_bytes")),
-		       human_bytes(b6, sizeof(b6), (double)kv_num(s, "space_run_bytes")));
+		       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(fs_free_bytes))),
+		       human_bytes(b2, sizeof(b2), (double)kv_num(s, STORE_STAT(fs_bytes))),
+		       human_bytes(b4, sizeof(b4), (double)kv_num(s, STORE_STAT(stop_bytes))),
+		       human_bytes(b5, sizeof(b5), (double)kv_num(s, STORE_STAT(cull_bytes))),
+		       human_bytes(b6, sizeof(b6), (double)kv_num(s, STORE_STAT(run_bytes))));
 	}
-	if (kv_num(s, "fill_stopped"))
+	if (kv_num(s, STORE_STAT(fill_stopped)))
 		printf("             filling STOPPED (%s; reads pass through)",
 		       kv_get(s, "fill_stopped_reason") ? kv_get(s, "fill_stopped_reason") : "?");
 	else
 		printf("             filling %s",
 		       kv_num(s, "fills_blocked") ? "BLOCKED by the upstream (see below)" : "on");
-	printf(", culling %s", kv_num(s, "culling") ? "in progress" : "idle");
-	if (kv_num(s, "cache_oldest_access")) {
+	printf(", culling %s", kv_num(s, STORE_STAT(culling)) ? "in progress" : "idle");
+	if (kv_num(s, STORE_STAT(oldest_access))) {
 		time_t t = time(NULL);
-		uint64_t old = kv_num(s, "cache_oldest_access");
+		uint64_t old = kv_num(s, STORE_STAT(oldest_access));
 		printf("; least recently used file last read %s ago",
 		       human_secs(b1, sizeof(b1), (uint64_t)t > old ? (uint64_t)t - old : 0));
 	}
@@ -490,8 +490,8 @@ static void stats_table(const struct reply *s, const struct reply *info)
 		break;
 	}
 	printf("evictions    %llu (%s); %llu checksum failures; %llu dropped as changed upstream\n",
-	       (unsigned long long)kv_num(s, "evictions"),
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "evicted_bytes")),
+	       (unsigned long long)kv_num(s, STORE_STAT(evictions)),
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(evicted_bytes))),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(checksum_failures)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(data_drops)));
 	if (kv_num(info, "meta_ttl"))

@@ -135,6 +135,15 @@ struct store_stats {
  * storage (counters.c). */
 extern const struct cfs_counter_desc store_counter_descs[];
 extern const size_t store_counter_ndescs;
+/* A row's index in store_counter_descs, and its stats name: STORE_STAT(field)
+ * does not build for a field that is not a row (for readers of the stats
+ * lines such as cachefsctl). */
+enum store_counter_row {
+#define STORE_COUNTER(field, stat, sec, type, metric, label, help) STORE_ROW_##field,
+#include "store_counters.def"
+#undef STORE_COUNTER
+};
+#define STORE_STAT(field) (store_counter_descs[STORE_ROW_##field].name)
 
 /* Opens (creating if needed) the cache directory. Refuses, with a message
  * naming both, a directory whose CACHE file names another upstream or

@@ -561,6 +561,8 @@ static void test_counter_list(void **state)
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
 	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
+	assert_string_equal(STORE_STAT(objects), "cache_objects");
+	assert_string_equal(CONTROL_STAT(verify_runs), "verify_runs");
 }
 
 int main(void)
