@@ -351,11 +351,6 @@ static uint64_t kv_num(const struct reply *r, const char *name)
 
 /* --- stats ---------------------------------------------------------------- */
 
-static const char *const procs[] = {
-    "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
-    "CREATE",  "MKDIR",       "SYMLINK", "MKNOD",  "REMOVE",   "RMDIR",    "RENAME", "LINK",
-    "READDIR", "READDIRPLUS", "FSSTAT",  "FSINFO", "PATHCONF", "COMMIT",
-};
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -385,63 +380,66 @@ static void stats_table(const struct reply *s, const struct reply *info)
 
 	printf("%-12s %10s %10s %10s %10s %8s %8s %10s\n", "procedure", "calls", "hit", "miss",
 	       "pass", "failed", "errors", "avg");
-	for (size_t p = 0; p < sizeof(procs) / sizeof(procs[0]); p++) {
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		/* the stats names of the rows in proc_counters.def */
+		static const enum cfs_proc_counter on[4] = {CFS_PROC_NFS_HIT, CFS_PROC_NFS_MISS,
+		                                            CFS_PROC_NFS_PASSTHROUGH,
+		                                            CFS_PROC_NFS_ERROR};
 		char name[64];
 		uint64_t calls, o[4], replies = 0, lat;
-		static const char *const on[4] = {"hit", "miss", "passthrough", "error"};
 
-		snprintf(name, sizeof(name), "nfs_calls_%s", procs[p]);
+		cfs_proc_stat_name(CFS_PROC_NFS_CALLS, p, name, sizeof(name));
 		calls = kv_num(s, name);
 		if (calls == 0)
 			continue;
 		for (int i = 0; i < 4; i++) {
-			snprintf(name, sizeof(name), "nfs_%s_%s", on[i], procs[p]);
+			cfs_proc_stat_name(on[i], p, name, sizeof(name));
 			o[i] = kv_num(s, name);
 			replies += o[i];
 		}
-		snprintf(name, sizeof(name), "nfs_latency_us_%s", procs[p]);
+		cfs_proc_stat_name(CFS_PROC_NFS_LATENCY, p, name, sizeof(name));
 		lat = kv_num(s, name);
-		snprintf(name, sizeof(name), "nfs_status_errors_%s", procs[p]);
-		printf("%-12s %10llu %10llu %10llu %10llu %8llu %8llu %8.2fms\n", procs[p],
-		       (unsigned long long)calls, (unsigned long long)o[0],
-		       (unsigned long long)o[1], (unsigned long long)o[2], (unsigned long long)o[3],
-		       (unsigned long long)kv_num(s, name),
+		cfs_proc_stat_name(CFS_PROC_NFS_ERRORS, p, name, sizeof(name));
+		printf("%-12s %10llu %10llu %10llu %10llu %8llu %8llu %8.2fms\n",
+		       proto_proc_name(NFS_PROGRAM, p), (unsigned long long)calls,
+		       (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
+		       (unsigned long long)o[3], (unsigned long long)kv_num(s, name),
 		       replies ? (double)lat / (double)replies / 1000.0 : 0.0);
 	}
 	putchar('\n');
 	printf("cache        %s in %llu files (%llu chunks)",
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "cache_bytes")),
-	       (unsigned long long)kv_num(s, "cache_objects"),
-	       (unsigned long long)kv_num(s, "cache_chunks"));
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(bytes))),
+	       (unsigned long long)kv_num(s, STORE_STAT(objects)),
+	       (unsigned long long)kv_num(s, STORE_STAT(chunks)));
 	if (limit)
-		printf(", %.0f%% of cache_size %s", pct(kv_num(s, "cache_bytes"), limit),
+		printf(", %.0f%% of cache_size %s", pct(kv_num(s, STORE_STAT(bytes)), limit),
 		       human_bytes(b2, sizeof(b2), (double)limit));
 	printf("\n             cache filesystem %llu%% blocks and %llu%% files free (cull below "
 	       "%s%%/%s%%, stop below %s%%/%s%%)\n",
-	       (unsigned long long)kv_num(s, "free_blocks_pct"),
-	       (unsigned long long)kv_num(s, "free_files_pct"), kv_get(info, "bcull"),
+	       (unsigned long long)kv_num(s, STORE_STAT(free_blocks_pct)),
+	       (unsigned long long)kv_num(s, STORE_STAT(free_files_pct)), kv_get(info, "bcull"),
 	       kv_get(info, "fcull"), kv_get(info, "bstop"), kv_get(info, "fstop"));
-	if (kv_num(s, "cache_fs_bytes")) {
+	if (kv_num(s, STORE_STAT(fs_bytes))) {
 		char b4[32], b5[32], b6[32];
 
 		/* the levels as applied: raised to a chunk apart on a small one */
 		printf("             %s free of %s; stop below %s, cull below %s, until %s\n",
-		       human_bytes(b1, sizeof(b1), (double)kv_num(s, "cache_fs_free_bytes")),
-		       human_bytes(b2, sizeof(b2), (double)kv_num(s, "cache_fs_bytes")),
-		       human_bytes(b4, sizeof(b4), (double)kv_num(s, "space_stop_bytes")),
-		       human_bytes(b5, sizeof(b5), (double)kv_num(s, "space_cull_bytes")),
-		       human_bytes(b6, sizeof(b6), (double)kv_num(s, "space_run_bytes")));
+		       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(fs_free_bytes))),
+		       human_bytes(b2, sizeof(b2), (double)kv_num(s, STORE_STAT(fs_bytes))),
+		       human_bytes(b4, sizeof(b4), (double)kv_num(s, STORE_STAT(stop_bytes))),
+		       human_bytes(b5, sizeof(b5), (double)kv_num(s, STORE_STAT(cull_bytes))),
+		       human_bytes(b6, sizeof(b6), (double)kv_num(s, STORE_STAT(run_bytes))));
 	}
-	if (kv_num(s, "fill_stopped"))
+	if (kv_num(s, STORE_STAT(fill_stopped)))
 		printf("             filling STOPPED (%s; reads pass through)",
 		       kv_get(s, "fill_stopped_reason") ? kv_get(s, "fill_stopped_reason") : "?");
 	else
 		printf("             filling %s",
 		       kv_num(s, "fills_blocked") ? "BLOCKED by the upstream (see below)" : "on");
-	printf(", culling %s", kv_num(s, "culling") ? "in progress" : "idle");
-	if (kv_num(s, "cache_oldest_access")) {
+	printf(", culling %s", kv_num(s, STORE_STAT(culling)) ? "in progress" : "idle");
+	if (kv_num(s, STORE_STAT(oldest_access))) {
 		time_t t = time(NULL);
-		uint64_t old = kv_num(s, "cache_oldest_access");
+		uint64_t old = kv_num(s, STORE_STAT(oldest_access));
 		printf("; least recently used file last read %s ago",
 		       human_secs(b1, sizeof(b1), (uint64_t)t > old ? (uint64_t)t - old : 0));
 	}
@@ -492,8 +490,8 @@ static void stats_table(const struct reply *s, const struct reply *info)
 		break;
 	}
 	printf("evictions    %llu (%s); %llu checksum failures; %llu dropped as changed upstream\n",
-	       (unsigned long long)kv_num(s, "evictions"),
-	       human_bytes(b1, sizeof(b1), (double)kv_num(s, "evicted_bytes")),
+	       (unsigned long long)kv_num(s, STORE_STAT(evictions)),
+	       human_bytes(b1, sizeof(b1), (double)kv_num(s, STORE_STAT(evicted_bytes))),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(checksum_failures)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(data_drops)));
 	if (kv_num(info, "meta_ttl"))
@@ -507,14 +505,16 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	printf("writers      %llu files entered the writer state, %llu READs bypassed the cache\n",
 	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_starts)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(writer_passthrough)));
-	if (kv_num(s, "verify_runs"))
+	if (kv_num(s, CONTROL_STAT(verify_runs)))
 		printf("verify       %llu runs found %llu bad entries, %llu dropped\n",
-		       (unsigned long long)kv_num(s, "verify_runs"),
-		       (unsigned long long)kv_num(s, "verify_bad"),
-		       (unsigned long long)kv_num(s, "verify_dropped"));
-	for (size_t p = 1; p < sizeof(procs) / sizeof(procs[0]); p++) {
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_runs)),
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_bad)),
+		       (unsigned long long)kv_num(s, CONTROL_STAT(verify_dropped)));
+	for (uint32_t p = cfs_proc_counter_descs[CFS_PROC_UPSTREAM_RTT].first; p < NFS3_NPROCS;
+	     p++) {
 		char name[64];
-		snprintf(name, sizeof(name), "upstream_rtt_us_%s", procs[p]);
+
+		cfs_proc_stat_name(CFS_PROC_UPSTREAM_RTT, p, name, sizeof(name));
 		rtt += kv_num(s, name);
 	}
 	printf("upstream     %llu calls (%llu re-sent), avg round trip %.2f ms; %s read, %s "

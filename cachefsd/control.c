@@ -118,12 +118,19 @@ const struct cfs_counter_desc proto_counter_descs[] = {
 };
 const size_t proto_counter_ndescs = sizeof(proto_counter_descs) / sizeof(proto_counter_descs[0]);
 
+const struct cfs_counter_desc control_counter_descs[] = {
+#define CONTROL_COUNTER(field, stat, type, metric, label, help)                                    \
+	{stat, offsetof(struct control_counters, field), 0, CFS_CTR_##type, metric, label, help},
+#include "control_counters.def"
+#undef CONTROL_COUNTER
+};
+const size_t control_counter_ndescs =
+    sizeof(control_counter_descs) / sizeof(control_counter_descs[0]);
+
 /* --- stats ---------------------------------------------------------------- */
 
 void ops_write_stats(const struct ops_env *env, FILE *out)
 {
-	const struct control_counters *cc = &control_counters;
-
 	engine_write_stats(env->engine, out);
 #define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
 	KV("clients_connected", (uint64_t)proto_client_count(env->srv));
@@ -132,14 +139,8 @@ void ops_write_stats(const struct ops_env *env, FILE *out)
 	KV("log_lines_suppressed", log_limit_suppressed());
 	cfs_counters_write_stats(out, &proto_counters, proto_counter_descs, proto_counter_ndescs,
 	                         PROTO_SEC_BYTES);
-	KV("control_requests", cc->requests);
-	KV("config_reloads", cc->reloads);
-	KV("config_reload_failures", cc->reload_failures);
-	KV("verify_runs", cc->verify_runs);
-	KV("verify_bad", cc->verify_bad);
-	KV("verify_dropped", cc->verify_dropped);
-	KV("culled", cc->culled);
-	KV("metrics_scrapes", cc->metrics_scrapes);
+	cfs_counters_write_stats(out, &control_counters, control_counter_descs,
+	                         control_counter_ndescs, 0);
 #undef KV
 }
 

@@ -339,6 +339,12 @@ static void write_upstream(const struct upstream_counters *u, enum upstream_coun
 	cfs_counters_write_stats(out, u, upstream_counter_descs, upstream_counter_ndescs, (int)sec);
 }
 
+/* The stats lines of the cache's rows of section sec. */
+static void write_store(const struct store_stats *ss, enum store_counter_sec sec, FILE *out)
+{
+	cfs_counters_write_stats(out, ss, store_counter_descs, store_counter_ndescs, (int)sec);
+}
+
 const struct engine_counters *engine_counters(const struct engine *e)
 {
 	return &e->ctr;
@@ -368,7 +374,7 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 		fprintf(out, "cache objects            %llu\n", (unsigned long long)ss.objects);
 		fprintf(out, "cache bytes              %llu\n", (unsigned long long)ss.bytes);
 		fprintf(out, "evictions                %llu\n", (unsigned long long)ss.evictions);
-		fprintf(out, "fill stopped             %d (%s)\n", ss.fill_stopped,
+		fprintf(out, "fill stopped             %d (%s)\n", (int)ss.fill_stopped,
 		        store_fill_reason_name(ss.fill_reason));
 	}
 	fprintf(out, "read hits/misses/pass    %llu/%llu/%llu\n", (unsigned long long)c->read_hits,
@@ -385,15 +391,14 @@ void engine_write_stats(const struct engine *e, FILE *out)
 {
 	const struct engine_counters *c = &e->ctr;
 	const struct upstream_counters *u = engine_up_counters(e);
+	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	const void *const bases[CFS_PSRC_N] = {c, u, oc};
 	struct store_stats ss;
 
 	store_get_stats(e->store, &ss);
+	engine_outcomes(e, oc);
 #define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
-		char name[64];
-		snprintf(name, sizeof(name), "nfs_calls_%s", proto_proc_name(NFS_PROGRAM, p));
-		KV(name, c->nfs_calls[p]);
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_CALLS);
 	write_counters(c, ENGINE_SEC_READ, out);
 	{
 		/* how fills fetch chunks, and whether the upstream lets them */
@@ -412,13 +417,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	write_counters(c, ENGINE_SEC_META, out);
 	KV("meta_records", store_meta_count(e->store));
 	write_counters(c, ENGINE_SEC_WRITER, out);
-	KV("cache_objects", ss.objects);
-	KV("cache_bytes", ss.bytes);
-	KV("cache_chunks", ss.chunks);
-	KV("evictions", ss.evictions);
-	KV("evicted_bytes", ss.evicted_bytes);
-	KV("culling", ss.culling);
-	KV("fill_stopped", ss.fill_stopped);
+	write_store(&ss, STORE_SEC_CACHE, out);
 	{
 		uint64_t n = 0;
 		char name[64];
@@ -429,26 +428,13 @@ void engine_write_stats(const struct engine *e, FILE *out)
 			KV(name, ss.index_recoveries[r]);
 		}
 		KV("index_recoveries", n);
-		KV("index_broken", ss.index_broken);
-		KV("data_files_refused", ss.data_files_refused);
+		write_store(&ss, STORE_SEC_INDEX, out);
 	}
 	/* the one value that is a word: cachefsctl --json quotes it */
 	fprintf(out, "fill_stopped_reason %s\n", store_fill_reason_name(ss.fill_reason));
-	KV("free_blocks_pct", ss.free_blocks_pct);
-	KV("free_files_pct", ss.free_files_pct);
-	KV("cache_fs_bytes", ss.fs_bytes);
-	KV("cache_fs_free_bytes", ss.fs_free_bytes);
-	KV("space_stop_bytes", ss.stop_bytes);
-	KV("space_cull_bytes", ss.cull_bytes);
-	KV("space_run_bytes", ss.run_bytes);
-	KV("cache_commit_failures", ss.commit_failures);
-	KV("cache_write_failures", ss.write_failures);
+	write_store(&ss, STORE_SEC_SPACE, out);
 	write_upstream(u, UPSTREAM_SEC_CALLS, out);
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++) {
-		char name[64];
-		snprintf(name, sizeof(name), "upstream_calls_%s", proto_proc_name(NFS_PROGRAM, p));
-		KV(name, u->calls_by_proc[p]);
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_UPSTREAM);
 	write_upstream(u, UPSTREAM_SEC_SENDS, out);
 	KV("upstream_conns_up", u->conns_up);
 	KV("upstream_waiting", u->waiting);
@@ -456,37 +442,15 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	KV("memory_chunks_bytes", cobj_memory_used(e->objs));
 	KV("memory_objects", cobj_count(e->objs));
 	/* for the operator interfaces (docs/operations.md) */
-	{
-		static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough",
-								    "error"};
-		uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
-
-		engine_outcomes(e, oc);
-		for (uint32_t p = 0; p < ENGINE_NPROCS; p++) {
-			const char *pn = proto_proc_name(NFS_PROGRAM, p);
-			char name[64];
-
-			for (int o = 0; o < ENGINE_NOUTCOMES; o++) {
-				snprintf(name, sizeof(name), "nfs_%s_%s", oname[o], pn);
-				KV(name, oc[p][o]);
-			}
-			snprintf(name, sizeof(name), "nfs_status_errors_%s", pn);
-			KV(name, c->nfs_errors[p]);
-			snprintf(name, sizeof(name), "nfs_latency_us_%s", pn);
-			KV(name, c->nfs_latency_us[p]);
-			if (p > 0) {
-				snprintf(name, sizeof(name), "upstream_rtt_us_%s", pn);
-				KV(name, u->rtt_us_by_proc[p]);
-			}
-		}
-	}
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_OUTCOMES);
 	write_counters(c, ENGINE_SEC_OPS, out);
-	KV("cache_oldest_access", ss.oldest_access);
+	write_store(&ss, STORE_SEC_OLDEST, out);
 	write_upstream(u, UPSTREAM_SEC_BYTES, out);
 	KV("upstream_inflight", u->inflight);
 	KV("upstream_conns_total", u->conns_total);
 	write_counters(c, ENGINE_SEC_MOUNT, out);
 	write_upstream(u, UPSTREAM_SEC_LAST, out);
+	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_LAST);
 #undef KV
 }
 

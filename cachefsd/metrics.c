@@ -59,12 +59,6 @@ static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
 	sample(f, name, v);
 }
 
-/* One sample of a family with one label (key="value"). */
-static void labeled(FILE *f, const char *name, const char *key, const char *value, uint64_t v)
-{
-	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, key, value, (unsigned long long)v);
-}
-
 /* Label values: backslash, double quote and newline are escaped. */
 static void label_value(FILE *f, const char *s)
 {
@@ -113,50 +107,37 @@ static void histogram(FILE *f, const char *name, const char *proc, const uint64_
 	fprintf(f, "\n%s_count{proc=\"%s\"} %llu\n", name, proc, (unsigned long long)cum);
 }
 
+/* The histogram family of row id (proc_counters.def): the row is the sums,
+ * b[p] the buckets of procedure p. */
+static void histograms(FILE *f, const uint64_t (*b)[CFS_LAT_NBUCKETS],
+                       const void *const bases[CFS_PSRC_N], enum cfs_proc_counter id)
+{
+	const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[id];
+
+	family(f, d->metric, "histogram", d->help);
+	for (uint32_t p = d->first; p < d->nprocs; p++)
+		histogram(f, d->metric, proto_proc_name(d->prog, p), b[p],
+		          cfs_proc_counter_value(bases, d, p));
+}
+
 static void render(const struct ops_env *env, FILE *f)
 {
-	static const char *const oname[ENGINE_NOUTCOMES] = {"hit", "miss", "passthrough", "error"};
 	const struct engine_counters *c = engine_counters(env->engine);
 	const struct upstream_counters *u = upstream_counters(env->up);
-	const struct control_counters *cc = &control_counters;
 	const struct cfs_config *cfg = env->cfg;
 	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	const void *const bases[CFS_PSRC_N] = {c, u, oc};
 	struct store_stats ss;
-	time_t now = time(NULL);
 
 	engine_outcomes(env->engine, oc);
 	engine_cache_stats(env->engine, &ss);
 
 	/* --- requests from clients --- */
-	family(f, "cachefsd_nfs_requests_total", "counter",
-	       "NFS calls answered, by procedure and outcome: hit (by the proxy alone), miss "
-	       "(the cache could not answer), passthrough (forwarded unchanged), error (no "
-	       "answer from the upstream: RPC error or soft timeout).");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		for (int o = 0; o < ENGINE_NOUTCOMES; o++)
-			fprintf(f, "cachefsd_nfs_requests_total{proc=\"%s\",outcome=\"%s\"} %llu\n",
-			        proto_proc_name(NFS_PROGRAM, p), oname[o],
-			        (unsigned long long)oc[p][o]);
-	family(f, "cachefsd_nfs_calls_total", "counter", "NFS calls received, by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_nfs_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_calls[p]);
-	family(f, "cachefsd_nfs_error_replies_total", "counter",
-	       "NFS replies with a status other than NFS3_OK (the server's, e.g. NOENT, or the "
-	       "proxy's), by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_nfs_error_replies_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)c->nfs_errors[p]);
-	family(f, "cachefsd_nfs_request_duration_seconds", "histogram",
-	       "Client-side latency: from a call's arrival to its reply, by procedure.");
-	for (uint32_t p = 0; p < ENGINE_NPROCS; p++)
-		histogram(f, "cachefsd_nfs_request_duration_seconds",
-		          proto_proc_name(NFS_PROGRAM, p), c->nfs_latency_hist[p],
-		          c->nfs_latency_us[p]);
-	family(f, "cachefsd_mount_calls_total", "counter", "MOUNT calls received, by procedure.");
-	for (uint32_t p = 0; p < MOUNT3_NPROCS; p++)
-		fprintf(f, "cachefsd_mount_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(MOUNT_PROGRAM, p), (unsigned long long)c->mount_calls[p]);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_HIT);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_CALLS);
+	cfs_proc_counters_render(f, bases, CFS_PROC_NFS_ERRORS);
+	histograms(f, c->nfs_latency_hist, bases, CFS_PROC_NFS_LATENCY);
+	cfs_proc_counters_render(f, bases, CFS_PROC_MOUNT_CALLS);
 	gauge(f, "cachefsd_clients_connected", "Client TCP connections open.",
 	      (uint64_t)proto_client_count(env->srv));
 	cfs_counters_render(f, &proto_counters, proto_counter_descs, proto_counter_ndescs);
@@ -173,33 +154,17 @@ static void render(const struct ops_env *env, FILE *f)
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
 	      (uint64_t)(u->conns_up > 0 ? u->conns_up : 0));
 	cfs_counters_render(f, u, upstream_counter_descs, upstream_counter_ndescs);
-	family(f, "cachefsd_upstream_calls_total", "counter",
-	       "Calls sent to the upstream (re-sends included), by procedure.");
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
-		fprintf(f, "cachefsd_upstream_calls_total{proc=\"%s\"} %llu\n",
-		        proto_proc_name(NFS_PROGRAM, p), (unsigned long long)u->calls_by_proc[p]);
-	family(f, "cachefsd_upstream_rtt_seconds", "histogram",
-	       "Upstream round-trip time of answered calls, by procedure.");
-	for (uint32_t p = 1; p < ENGINE_NPROCS; p++)
-		histogram(f, "cachefsd_upstream_rtt_seconds", proto_proc_name(NFS_PROGRAM, p),
-		          u->rtt_hist[p], u->rtt_us_by_proc[p]);
+	cfs_proc_counters_render(f, bases, CFS_PROC_UPSTREAM_CALLS);
+	histograms(f, u->rtt_hist, bases, CFS_PROC_UPSTREAM_RTT);
 	gauge(f, "cachefsd_upstream_waiting_calls", "Calls waiting for an upstream connection.",
 	      (uint64_t)(u->waiting > 0 ? u->waiting : 0));
 	gauge(f, "cachefsd_upstream_inflight_calls", "Calls sent upstream and not yet answered.",
 	      (uint64_t)(u->inflight > 0 ? u->inflight : 0));
 
 	/* --- the cache --- */
-	gauge(f, "cachefsd_cache_bytes", "Bytes of file data cached.", ss.bytes);
+	cfs_counters_render(f, &ss, store_counter_descs, store_counter_ndescs);
 	gauge(f, "cachefsd_cache_size_limit_bytes", "cache_size (0: no limit but the thresholds).",
 	      cfg->cache_size);
-	gauge(f, "cachefsd_cache_objects", "Files in the cache index.", ss.objects);
-	gauge(f, "cachefsd_cache_chunks", "Chunks cached (data files' pieces).", ss.chunks);
-	family(f, "cachefsd_cache_fs_free_ratio", "gauge",
-	       "Free share of the cache filesystem (last reading).");
-	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"blocks\"} %.2f\n",
-	        ss.free_blocks_pct / 100.0);
-	fprintf(f, "cachefsd_cache_fs_free_ratio{resource=\"files\"} %.2f\n",
-	        ss.free_files_pct / 100.0);
 	family(f, "cachefsd_cache_threshold_ratio", "gauge",
 	       "Free-space thresholds: culling runs below cull until run; filling stops below "
 	       "stop until run.");
@@ -216,30 +181,12 @@ static void render(const struct ops_env *env, FILE *f)
 				    "%.2f\n",
 				    res[r], lvl[l], th[r][l] / 100.0);
 	}
-	gauge(f, "cachefsd_cache_culling", "1 while culling (above a cull condition).",
-	      (uint64_t)ss.culling);
-	gauge(f, "cachefsd_fill_stopped",
-	      "1 while filling is stopped (cachefsd_fill_stopped_reason says why): reads pass "
-	      "through.",
-	      (uint64_t)ss.fill_stopped);
 	family(f, "cachefsd_fill_stopped_reason", "gauge",
 	       "Why filling is stopped: 1 for the current reason (none while filling).");
 	for (int r = 0; r < STORE_FILL_NREASONS; r++)
 		fprintf(f, "cachefsd_fill_stopped_reason{reason=\"%s\"} %d\n",
 		        store_fill_reason_name((enum store_fill_reason)r),
 		        (int)ss.fill_reason == r);
-	family(f, "cachefsd_cache_threshold_bytes", "gauge",
-	       "Free-space thresholds in bytes as applied: the percentages, raised so that a "
-	       "chunk fits between stop and cull and another between cull and run.");
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "run", ss.run_bytes);
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "cull", ss.cull_bytes);
-	labeled(f, "cachefsd_cache_threshold_bytes", "level", "stop", ss.stop_bytes);
-	gauge(f, "cachefsd_cache_fs_free_bytes",
-	      "Free bytes on the cache filesystem at the last reading.", ss.fs_free_bytes);
-	family(f, "cachefsd_cache_write_failures_total", "counter",
-	       "Writes to the cache that failed: index commits and data file writes.");
-	labeled(f, "cachefsd_cache_write_failures_total", "what", "commit", ss.commit_failures);
-	labeled(f, "cachefsd_cache_write_failures_total", "what", "data", ss.write_failures);
 	{
 		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
 		struct engine_fill_state fs;
@@ -263,27 +210,12 @@ static void render(const struct ops_env *env, FILE *f)
 			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
 			        engine_fill_block_name(b), fs.blocked == b);
 	}
-	gauge(f, "cachefsd_cache_oldest_object_age_seconds",
-	      "Age of the least recently used object's last access (0: empty cache).",
-	      ss.oldest_access && (uint64_t)now > ss.oldest_access
-	          ? (uint64_t)now - ss.oldest_access
-	          : 0);
 	family(f, "cachefsd_index_recoveries_total", "counter",
 	       "Cache indexes found damaged at start, moved aside (index.corrupt-*) and replaced "
 	       "by an empty one, by what was wrong.");
 	for (int r = STORE_DMG_NONE + 1; r < STORE_DMG_N; r++)
 		fprintf(f, "cachefsd_index_recoveries_total{reason=\"%s\"} %u\n",
 		        store_damage_name(r), ss.index_recoveries[r]);
-	gauge(f, "cachefsd_index_broken",
-	      "1 when LMDB reported damage while running: caching is off until a restart "
-	      "replaces the index.",
-	      (uint64_t)ss.index_broken);
-	counter(f, "cachefsd_data_files_refused_total",
-	        "Data files not used because they were not the daemon's own (planted, a link, "
-	        "missing).",
-	        ss.data_files_refused);
-	counter(f, "cachefsd_evictions_total", "Objects evicted (culled).", ss.evictions);
-	counter(f, "cachefsd_evicted_bytes_total", "Bytes evicted.", ss.evicted_bytes);
 	cfs_counters_render(f, c, engine_counter_descs, engine_counter_ndescs);
 	if (engine_store(env->engine))
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
@@ -295,17 +227,7 @@ static void render(const struct ops_env *env, FILE *f)
 	gauge(f, "cachefsd_memory_cache_limit_bytes", "memory_cache.", cfg->memory_cache);
 
 	/* --- the operator interfaces --- */
-	family(f, "cachefsd_config_reloads_total", "counter",
-	       "Configuration reloads (SIGHUP, cachefsctl reload), by result.");
-	labeled(f, "cachefsd_config_reloads_total", "result", "ok", cc->reloads);
-	labeled(f, "cachefsd_config_reloads_total", "result", "error", cc->reload_failures);
-	counter(f, "cachefsd_verify_runs_total", "cachefsctl verify runs.", cc->verify_runs);
-	counter(f, "cachefsd_verify_bad_entries_total", "Bad cache entries verify found.",
-	        cc->verify_bad);
-	counter(f, "cachefsd_verify_dropped_entries_total", "Bad entries verify dropped.",
-	        cc->verify_dropped);
-	counter(f, "cachefsd_metrics_scrapes_total", "Scrapes of this endpoint.",
-	        cc->metrics_scrapes);
+	cfs_counters_render(f, &control_counters, control_counter_descs, control_counter_ndescs);
 	family(f, "cachefsd_info", "gauge", "The daemon: version, export served, upstream.");
 	fprintf(f, "cachefsd_info{version=\"");
 	label_value(f, env->version);

@@ -67,23 +67,25 @@
 #define CONTROL_SOCKET_NAME "control"
 #define CONTROL_LINE_MAX    8192
 
-/* Counters of the operator interfaces themselves. */
+/* Counters of the operator interfaces themselves: one row each in
+ * control_counters.def, which says what they mean. */
 struct control_counters {
-	uint64_t requests;        /* control requests answered */
-	uint64_t reloads;         /* configuration reloads that succeeded */
-	uint64_t reload_failures; /* ... that were refused (bad file) */
-	uint64_t verify_runs;
-	uint64_t verify_bad;     /* bad entries found by verify */
-	uint64_t verify_dropped; /* ... and dropped (--drop-bad) */
-	uint64_t culled;         /* objects evicted by cachefsctl cull */
-	uint64_t metrics_scrapes;
+#define CONTROL_COUNTER(field, stat, type, metric, label, help) uint64_t field;
+#include "control_counters.def"
+#undef CONTROL_COUNTER
 };
+/* The stats name of a field whose stats name is the field's (checked at
+ * compile time: the field exists). */
+#define CONTROL_STAT(field) (sizeof(((struct control_counters *)0)->field) ? #field : #field)
 extern struct control_counters control_counters;
 
 /* The rows of proto_counters.def, in stats order (counters.h); static
  * storage. */
 extern const struct cfs_counter_desc proto_counter_descs[];
 extern const size_t proto_counter_ndescs;
+/* The rows of control_counters.def, in stats order; static storage. */
+extern const struct cfs_counter_desc control_counter_descs[];
+extern const size_t control_counter_ndescs;
 
 /* What the operator interfaces read and act on. Everything is owned by
  * main.c and outlives control_stop()/metrics_stop(). */

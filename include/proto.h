@@ -29,9 +29,7 @@ enum proto_counter_sec {
 
 struct proto_counters {
 	int64_t conns_open;
-	uint64_t
-	    conns_dropped_bad; /* closed for a malformed or oversized record: not counted yet */
-	                       /* one row each in proto_counters.def, which says what they mean */
+	/* one row each in proto_counters.def, which says what they mean */
 #define PROTO_COUNTER(field, stat, sec, type, metric, label, help) uint64_t field;
 #include "proto_counters.def"
 #undef PROTO_COUNTER

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
+
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-nfs.h>
@@ -115,29 +117,37 @@ enum store_fill_reason {
 	STORE_FILL_NREASONS
 };
 
+/* Where a row of store_counters.def stands in the stats lines. */
+enum store_counter_sec {
+	STORE_SEC_CACHE,  /* after writer_* */
+	STORE_SEC_INDEX,  /* after index_recoveries */
+	STORE_SEC_SPACE,  /* after fill_stopped_reason */
+	STORE_SEC_OLDEST, /* after the operator interfaces' engine lines */
+};
+
 struct store_stats {
-	uint64_t objects;
-	uint64_t bytes; /* cached data bytes (inline + chunks) */
-	uint64_t chunks;
-	uint64_t evictions; /* objects culled */
-	uint64_t evicted_bytes;
-	int culling;      /* 1 while above a cull threshold */
-	int fill_stopped; /* 1 while fill_reason is not STORE_FILL_ON */
-	enum store_fill_reason fill_reason;
-	int free_blocks_pct; /* last reading of the cache filesystem */
-	int free_files_pct;
-	uint64_t fs_bytes, fs_free_bytes; /* the same reading, in bytes */
-	/* the thresholds in bytes free as applied (see store_cull_step) */
-	uint64_t stop_bytes, cull_bytes, run_bytes;
-	uint64_t commit_failures; /* index commits that failed, since start */
-	uint64_t write_failures;  /* data file writes that failed, since start */
-	uint64_t oldest_access;   /* unix seconds of the LRU head, 0 if empty */
+	/* one row each in store_counters.def, which says what they mean */
+#define STORE_COUNTER(field, stat, sec, type, metric, label, help) uint64_t field;
+#include "store_counters.def"
+#undef STORE_COUNTER
+	enum store_fill_reason fill_reason; /* fill_stopped is 1 while not STORE_FILL_ON */
 	/* indexes found damaged at open, moved aside and replaced by an
 	 * empty one, by enum store_damage (at most one per start) */
 	uint32_t index_recoveries[STORE_DMG_N];
-	int index_broken;            /* LMDB reported damage while running: caching is off */
-	uint64_t data_files_refused; /* store_data_lost() calls: files not used */
 };
+/* The rows of store_counters.def, in stats order (counters.h); static
+ * storage (counters.c). */
+extern const struct cfs_counter_desc store_counter_descs[];
+extern const size_t store_counter_ndescs;
+/* A row's index in store_counter_descs, and its stats name: STORE_STAT(field)
+ * does not build for a field that is not a row (for readers of the stats
+ * lines such as cachefsctl). */
+enum store_counter_row {
+#define STORE_COUNTER(field, stat, sec, type, metric, label, help) STORE_ROW_##field,
+#include "store_counters.def"
+#undef STORE_COUNTER
+};
+#define STORE_STAT(field) (store_counter_descs[STORE_ROW_##field].name)
 
 /* Opens (creating if needed) the cache directory. Refuses, with a message
  * naming both, a directory whose CACHE file names another upstream or

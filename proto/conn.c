@@ -540,6 +540,7 @@ static int parse_input(struct proto_conn *c, int *records)
 			static struct log_limit lim;
 			log_limited(&lim, CFS_LOG_WARN, "client %s: record of %zu bytes exceeds %d; closing",
 				    c->peer_text, len + c->fraglen, CFS_MAX_RECORD);
+			proto_counters.conns_dropped_bad++;
 			rc = -EMSGSIZE;
 			break;
 		}

@@ -237,8 +237,10 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	struct cfs_req *req;
 
 	if (proto_parse_call(rec, len, &h) != 0) {
-		if (!h.have_xid || h.mtype != 0)
+		if (!h.have_xid || h.mtype != 0) {
+			proto_counters.conns_dropped_bad++;
 			return -EBADMSG; /* nothing we could answer: not a call */
+		}
 		if (h.bad_cred) {
 			reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
 			return 0;

@@ -57,4 +57,8 @@ grep -q 'bad-input-marker' <<<"$out" ||
 alive "$H_PID_px" || h_fail "cachefsd died after badrpc"
 
 [ "$rc" = 0 ] || h_fail "badrpc reported failures (exit $rc): $(grep '^FAIL' "$H_TMP/badrpc.log" | head -n 20)"
-h_pass "cachefsd answers hostile RPC input correctly, stays up, and still serves nfs-ls"
+# the connections closed for oversized records are counted
+dropped=$(h_stat px rpc_conns_dropped_bad)
+[ "$dropped" != MISSING ] && [ "$dropped" -ge 1 ] ||
+	h_fail "rpc_conns_dropped_bad is $dropped after oversized records"
+h_pass "cachefsd answers hostile RPC input correctly, stays up, and still serves nfs-ls ($dropped connections dropped for bad input)"

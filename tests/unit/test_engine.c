@@ -8,11 +8,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../cachefsd/engine_int.h"
 #include "control.h"
 #include "engine.h"
+#include "procs.h"
+#include "store.h"
 #include "upstream.h"
 #include "wire.h"
 
@@ -89,9 +93,10 @@ static void test_url(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(upstream_parse_url("nfs://127.0.0.1/srv/export?nfsport=2049&mountport=20048",
-					    &u, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    upstream_parse_url("nfs://127.0.0.1/srv/export?nfsport=2049&mountport=20048", &u, err,
+	                       sizeof(err)),
+	    0);
 	assert_string_equal(u.host, "127.0.0.1");
 	assert_string_equal(u.path, "/srv/export");
 	assert_int_equal(u.nfsport, 2049);
@@ -106,7 +111,8 @@ static void test_url(void **state)
 	assert_int_not_equal(upstream_parse_url("http://x/y", &u, err, sizeof(err)), 0);
 	assert_int_not_equal(upstream_parse_url("nfs://hostonly", &u, err, sizeof(err)), 0);
 	assert_int_not_equal(upstream_parse_url("nfs://h/e?nfsport=0", &u, err, sizeof(err)), 0);
-	assert_int_not_equal(upstream_parse_url("nfs://h/e?nfsport=99999", &u, err, sizeof(err)), 0);
+	assert_int_not_equal(upstream_parse_url("nfs://h/e?nfsport=99999", &u, err, sizeof(err)),
+	                     0);
 	assert_int_not_equal(upstream_parse_url("nfs://h/e?uid=3", &u, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "unsupported URL argument 'uid'"));
 	assert_int_not_equal(upstream_parse_url("nfs:///e", &u, err, sizeof(err)), 0);
@@ -235,7 +241,7 @@ static void test_failure_replies(void **state)
 }
 
 /* The lists of counters (engine_counters.def, proto_counters.def,
- * upstream_counters.def): each row its own stats name
+ * upstream_counters.def, control_counters.def, store_counters.def): each row its own stats name
  * and field; the rows of one /metrics family adjacent, the first with the
  * HELP, every one with a label; a family in one run of rows only. */
 static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t size)
@@ -245,7 +251,7 @@ static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t si
 	assert_true(n > 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct cfs_counter_desc *d = &descs[i];
-		const int gauge = d->type == CFS_CTR_GAUGE;
+		const int gauge = cfs_counter_is_gauge(d->type);
 
 		assert_true(d->offset + sizeof(uint64_t) <= size);
 		for (size_t j = 0; j < i; j++) {
@@ -279,6 +285,271 @@ static void check_list(const struct cfs_counter_desc *descs, size_t n, size_t si
 	}
 }
 
+/* --- /metrics and stats --raw, one to one ----------------------------------
+ *
+ * The mapping rule, by the rows of the lists:
+ *   a scalar row (engine, proto, upstream, control, store): the stats line
+ *   `x` is the sample cachefsd_x_total (counter) or cachefsd_x (gauge:
+ *   GAUGE, and PERCENT as a ratio, AGE as the seconds since), or the
+ *   row's own metric{label} where it names one (older names); an ELSEWHERE
+ *   row is a sample of a family by procedure (proc_counters.def), or the sum
+ *   of its samples when it has no label;
+ *   a row by procedure: the stats line <prefix><PROC> is the sample
+ *   metric{proc="<PROC>"[,label]}; a HISTOGRAM row's line is the
+ *   histogram's metric_sum{proc="<PROC>"}, in microseconds.
+ * The test fills every row with its own value, runs the writers and checks
+ * that each stats line and each sample is there exactly once, with the
+ * value of the same row. */
+
+/* The names seen over every list: a stats name or a sample is one row's. */
+struct seen {
+	char **names;
+	size_t n, cap;
+};
+
+static void seen_add(struct seen *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->names[i], name) == 0)
+			fail_msg("%s comes from two rows", name);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->names = realloc(s->names, s->cap * sizeof(*s->names));
+		assert_non_null(s->names);
+	}
+	s->names[s->n++] = strdup(name);
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+}
+
+/* How often "\n<line>\n" occurs in text (which starts with "\n"). */
+static int lines_of(const char *text, const char *line)
+{
+	char want[256];
+	int k = 0;
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	for (const char *p = text; (p = strstr(p, want)) != NULL; p++)
+		k++;
+	return k;
+}
+
+static int sample_lines(const char *text)
+{
+	int k = 0;
+
+	for (const char *p = text; *p; p++)
+		if (p[0] == '\n' && p[1] && p[1] != '#')
+			k++;
+	return k;
+}
+
+/* Output of a writer, after a "\n" (for lines_of). */
+struct out {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static void out_open(struct out *o)
+{
+	o->buf = NULL;
+	o->f = open_memstream(&o->buf, &o->len);
+	assert_non_null(o->f);
+	fputc('\n', o->f);
+}
+
+static void out_close(struct out *o)
+{
+	assert_int_equal(fclose(o->f), 0);
+}
+
+/* Is sample (metric, label) one of a family by procedure? */
+static int by_procedure(const char *metric, const char *label)
+{
+	int k = 0;
+
+	for (int i = 0; i < CFS_PROC_NCOUNTERS; i++) {
+		const struct cfs_proc_counter_desc *r = &cfs_proc_counter_descs[i];
+
+		if (strcmp(r->metric, metric) != 0)
+			continue;
+		if (label == NULL) {
+			k += r->label == NULL; /* the sum of the family */
+			continue;
+		}
+		for (uint32_t p = r->first; p < r->nprocs; p++) {
+			char want[128];
+
+			snprintf(want, sizeof(want), "proc=\"%s\"%s%s", proto_proc_name(r->prog, p),
+			         r->label ? "," : "", r->label ? r->label : "");
+			k += strcmp(want, label) == 0;
+		}
+	}
+	return k;
+}
+
+static void one_to_one(const struct cfs_counter_desc *d, size_t n, size_t size, int nsec,
+                       uint64_t first, struct seen *stats, struct seen *samples)
+{
+	void *base = calloc(1, size);
+	struct out st, m;
+	int elsewhere = 0;
+
+	assert_non_null(base);
+	for (size_t i = 0; i < n; i++) /* an AGE row: a time far ahead */
+		*(uint64_t *)((char *)base + d[i].offset) =
+		    d[i].type == CFS_CTR_AGE ? UINT64_MAX - i : first + i;
+	out_open(&st);
+	for (int sec = 0; sec < nsec; sec++)
+		cfs_counters_write_stats(st.f, base, d, n, sec);
+	out_close(&st);
+	out_open(&m);
+	cfs_counters_render(m.f, base, d, n);
+	out_close(&m);
+	for (size_t i = 0; i < n; i++) {
+		char line[256], metric[96];
+
+		snprintf(line, sizeof(line), "%s %llu", d[i].name,
+		         (unsigned long long)cfs_counter_value(base, &d[i]));
+		if (lines_of(st.buf, line) != 1)
+			fail_msg("stats line %s: %d times", line, lines_of(st.buf, line));
+		seen_add(stats, d[i].name);
+		cfs_counter_metric(&d[i], metric, sizeof(metric));
+		if (d[i].label)
+			snprintf(line, sizeof(line), "%s{%s}", metric, d[i].label);
+		else
+			snprintf(line, sizeof(line), "%s", metric);
+		if (d[i].type == CFS_CTR_ELSEWHERE) {
+			/* rendered by procedure: not here, and not again as a row */
+			elsewhere++;
+			if (by_procedure(d[i].metric, d[i].label) != 1)
+				fail_msg("%s (stats %s) is no sample by procedure", line,
+				         d[i].name);
+			continue;
+		}
+		seen_add(samples, line);
+		if (d[i].type == CFS_CTR_PERCENT)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %.2f",
+			         (double)(first + i) / 100.0);
+		else if (d[i].type == CFS_CTR_AGE) /* a time to come: age 0 */
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " 0");
+		else
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %llu",
+			         (unsigned long long)(first + i));
+		if (lines_of(m.buf, line) != 1)
+			fail_msg("sample %s (stats %s): %d times", line, d[i].name,
+			         lines_of(m.buf, line));
+	}
+	/* nothing else: a line per row, a sample per row rendered here */
+	assert_int_equal(sample_lines(st.buf), (int)n);
+	assert_int_equal(sample_lines(m.buf), (int)n - elsewhere);
+	free(st.buf);
+	free(m.buf);
+	free(base);
+}
+
+static void proc_one_to_one(struct seen *stats, struct seen *samples)
+{
+	static struct engine_counters ec;
+	static struct upstream_counters uc;
+	static uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
+	const void *const bases[CFS_PSRC_N] = {&ec, &uc, oc};
+	int nstats = 0, nsamples = 0;
+	struct out st, m;
+
+	for (int i = 0; i < CFS_PROC_NCOUNTERS; i++) {
+		const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[i];
+		void *b = (void *)bases[d->src];
+
+		for (uint32_t p = 0; p < d->nprocs; p++)
+			*(uint64_t *)((char *)b + d->offset + p * d->stride) =
+			    500000 + 100 * (uint64_t)i + p;
+	}
+	out_open(&st);
+	for (int sec = CFS_PSEC_CALLS; sec <= CFS_PSEC_LAST; sec++)
+		cfs_proc_counters_write_stats(st.f, bases, sec);
+	out_close(&st);
+	out_open(&m);
+	for (int i = 0; i < CFS_PROC_NCOUNTERS; i++)
+		if (cfs_proc_counter_descs[i].help &&
+		    cfs_proc_counter_descs[i].type == CFS_PTYPE_COUNTER)
+			cfs_proc_counters_render(m.f, bases, (enum cfs_proc_counter)i);
+	out_close(&m);
+	for (int i = 0; i < CFS_PROC_NCOUNTERS; i++) {
+		const struct cfs_proc_counter_desc *d = &cfs_proc_counter_descs[i];
+
+		/* a family's rows adjacent, the first with the HELP */
+		if (d->help == NULL) {
+			assert_true(i > 0);
+			assert_string_equal(d->metric, cfs_proc_counter_descs[i - 1].metric);
+			assert_non_null(d->label);
+		}
+		assert_true(d->nprocs == (d->prog == NFS_PROGRAM ? NFS3_NPROCS : MOUNT3_NPROCS));
+		for (uint32_t p = d->first; p < d->nprocs; p++) {
+			const uint64_t v = 500000 + 100 * (uint64_t)i + p;
+			char name[64], line[256];
+
+			cfs_proc_stat_name((enum cfs_proc_counter)i, p, name, sizeof(name));
+			snprintf(line, sizeof(line), "%s %llu", name, (unsigned long long)v);
+			if (lines_of(st.buf, line) != 1)
+				fail_msg("stats line %s: %d times", line, lines_of(st.buf, line));
+			seen_add(stats, name);
+			nstats++;
+			if (d->type == CFS_PTYPE_HISTOGRAM) {
+				/* metrics.c renders it: metric_sum{proc}, in seconds */
+				assert_non_null(strstr(d->metric, "_seconds"));
+				snprintf(line, sizeof(line), "%s_sum{proc=\"%s\"}", d->metric,
+				         proto_proc_name(d->prog, p));
+				seen_add(samples, line);
+				continue;
+			}
+			snprintf(line, sizeof(line), "%s{proc=\"%s\"%s%s}", d->metric,
+			         proto_proc_name(d->prog, p), d->label ? "," : "",
+			         d->label ? d->label : "");
+			seen_add(samples, line);
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %llu",
+			         (unsigned long long)v);
+			if (lines_of(m.buf, line) != 1)
+				fail_msg("sample %s (stats %s): %d times", line, name,
+				         lines_of(m.buf, line));
+			nsamples++;
+		}
+	}
+	assert_int_equal(sample_lines(st.buf), nstats);
+	assert_int_equal(sample_lines(m.buf), nsamples);
+	free(st.buf);
+	free(m.buf);
+}
+
+static void test_one_to_one(void **state)
+{
+	struct seen stats = {0}, samples = {0};
+
+	(void)state;
+	one_to_one(engine_counter_descs, engine_counter_ndescs, sizeof(struct engine_counters),
+	           ENGINE_SEC_MOUNT + 1, 1000, &stats, &samples);
+	one_to_one(proto_counter_descs, proto_counter_ndescs, sizeof(struct proto_counters),
+	           PROTO_SEC_BYTES + 1, 2000, &stats, &samples);
+	one_to_one(upstream_counter_descs, upstream_counter_ndescs,
+	           sizeof(struct upstream_counters), UPSTREAM_SEC_LAST + 1, 3000, &stats, &samples);
+	one_to_one(control_counter_descs, control_counter_ndescs, sizeof(struct control_counters),
+	           1, 4000, &stats, &samples);
+	one_to_one(store_counter_descs, store_counter_ndescs, sizeof(struct store_stats),
+	           STORE_SEC_OLDEST + 1, 5000, &stats, &samples);
+	proc_one_to_one(&stats, &samples);
+	/* the names that drifted before the list stay, both of them, in one row */
+	assert_int_equal(
+	    by_procedure("cachefsd_nfs_requests_total", "proc=\"READ\",outcome=\"hit\""), 1);
+	seen_free(&stats);
+	seen_free(&samples);
+}
+
 static void test_counter_list(void **state)
 {
 	(void)state;
@@ -286,17 +557,25 @@ static void test_counter_list(void **state)
 	check_list(proto_counter_descs, proto_counter_ndescs, sizeof(struct proto_counters));
 	check_list(upstream_counter_descs, upstream_counter_ndescs,
 	           sizeof(struct upstream_counters));
+	check_list(control_counter_descs, control_counter_ndescs, sizeof(struct control_counters));
+	check_list(store_counter_descs, store_counter_ndescs, sizeof(struct store_stats));
 	/* names are fields: ENGINE_STAT is the field's name */
 	assert_string_equal(ENGINE_STAT(writer_passthrough), "writer_passthrough");
 	assert_string_equal(UPSTREAM_STAT(resends), "upstream_resends");
+	assert_string_equal(STORE_STAT(objects), "cache_objects");
+	assert_string_equal(CONTROL_STAT(verify_runs), "verify_runs");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_normalize),      cmocka_unit_test(test_counter_list),
-	    cmocka_unit_test(test_fsinfo_clamp),   cmocka_unit_test(test_url),
-	    cmocka_unit_test(test_rpc_status_map), cmocka_unit_test(test_failure_replies),
+	    cmocka_unit_test(test_normalize),
+	    cmocka_unit_test(test_counter_list),
+	    cmocka_unit_test(test_one_to_one),
+	    cmocka_unit_test(test_fsinfo_clamp),
+	    cmocka_unit_test(test_url),
+	    cmocka_unit_test(test_rpc_status_map),
+	    cmocka_unit_test(test_failure_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
