@@ -280,6 +280,16 @@ static inline int stop(void **state)
 	return 0;
 }
 
+/* Lets the monotonic clock move on (calls made before and after differ
+ * in their start times). */
+static inline void tick(void)
+{
+	struct timespec ts = {0, 2000000};
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
 /* Lets the loop's clock (loop_now()) and the wall clock move on by ms. */
 static inline void pass_ms(long ms)
 {
@@ -561,6 +571,12 @@ static inline void forwarded(uint32_t proc)
 	c->cb(-ECANCELED, NULL, c->priv);
 }
 
+/* The call made last (answered or not; NULL: none). */
+static inline struct call *last_call(void)
+{
+	return g->up.ncalls ? &g->up.calls[g->up.ncalls - 1] : NULL;
+}
+
 static inline int calls_waiting(void)
 {
 	int n = 0;
@@ -593,7 +609,9 @@ static inline void answer_getattr(const fattr3 *a)
 	c->cb(0, &res, c->priv);
 }
 
-static inline void answer_lookup(char *child, const fattr3 *a)
+/* The name points to child (attributes *a) in a directory whose
+ * attributes are *dir. */
+static inline void answer_lookup_in(char *child, const fattr3 *a, const fattr3 *dir)
 {
 	struct call *c = next_call(NFS3_LOOKUP);
 	LOOKUP3res res;
@@ -601,11 +619,16 @@ static inline void answer_lookup(char *child, const fattr3 *a)
 	memset(&res, 0, sizeof(res));
 	res.status = NFS3_OK;
 	res.LOOKUP3res_u.resok.object = fh_of(child);
-	res.LOOKUP3res_u.resok.obj_attributes.attributes_follow = 1;
-	res.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes = *a;
-	res.LOOKUP3res_u.resok.dir_attributes.attributes_follow = 1;
-	res.LOOKUP3res_u.resok.dir_attributes.post_op_attr_u.attributes = DIR_ATTRS;
+	res.LOOKUP3res_u.resok.obj_attributes = post(a);
+	res.LOOKUP3res_u.resok.dir_attributes = post(dir);
 	c->cb(0, &res, c->priv);
+}
+
+static inline void answer_lookup(char *child, const fattr3 *a)
+{
+	fattr3 d = DIR_ATTRS;
+
+	answer_lookup_in(child, a, &d);
 }
 
 /* No such name in a directory whose attributes are DIR_ATTRS. */

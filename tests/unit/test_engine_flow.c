@@ -282,6 +282,340 @@ static void test_refused_remove_forgets(void **state)
 	forwarded(NFS3_LOOKUP);
 }
 
+/* A new name (CREATE, MKDIR, SYMLINK, MKNOD) forgets what the cache knew
+ * of the name (here: that there was none) and the directory's listing and
+ * attributes; its reply's attributes of the new object, and of the
+ * directory when it carries them, are known again at once. */
+static void test_make_name_invalidates(void **state)
+{
+	static const uint32_t procs[] = {NFS3_CREATE, NFS3_MKDIR, NFS3_SYMLINK, NFS3_MKNOD};
+	static const ftype3 types[] = {NF3REG, NF3DIR, NF3LNK, NF3FIFO};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		fattr3 obj = attrs(9, types[i], 0, 300, 300);
+		fattr3 dir = DIR_ATTRS, dir_after = attrs(1, NF3DIR, 4096, 300, 300);
+		int dir_said = i % 2 == 0; /* CREATE, SYMLINK: the reply has the dir's */
+
+		start(60);
+		lookup(h_dir, n_c);
+		answer_noent();
+		lookup(h_dir, n_c);
+		assert_int_equal(calls_waiting(), 0); /* the NOENT, from the cache */
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		readdir_of(h_dir);
+		answer_readdir(&dir);
+		readdir_of(h_dir);
+		assert_int_equal(calls_waiting(), 0);
+		assert_string_equal(last_answer(NFS3_READDIR)->data, "a/b/");
+
+		make_name(procs[i], h_dir, n_c);
+		assert_int_equal(calls_waiting(), 1); /* no LOOKUP before it */
+		answer_made(procs[i], h_new, &obj, dir_said ? &dir_after : NULL);
+		assert_int_equal(last_answer(procs[i])->status, NFS3_OK);
+
+		getattr(h_new); /* the reply said what it made */
+		assert_int_equal(calls_waiting(), 0);
+		assert_true(last_answer(NFS3_GETATTR)->attrs.fileid == 9);
+		assert_int_equal(last_answer(NFS3_GETATTR)->attrs.type, types[i]);
+		getattr(h_dir);
+		if (dir_said) {
+			assert_int_equal(calls_waiting(), 0);
+			assert_true(last_answer(NFS3_GETATTR)->attrs.mtime.seconds == 300);
+		} else {
+			forwarded(NFS3_GETATTR);
+		}
+		/* the caller's evidence is renewed under the new ctime (its
+		 * ACCESS is asked: the one the cache had was under the old) */
+		access_of(h_dir, ACCESS3_READ | ACCESS3_LOOKUP);
+		assert_int_equal(calls_waiting(), 1);
+		answer_access(ACCESS3_READ | ACCESS3_LOOKUP, &dir_after);
+		readdir_of(h_dir); /* the listing changed: not the old page */
+		forwarded(NFS3_READDIR);
+		lookup(h_dir, n_c); /* the reply's handle, not the NOENT */
+		assert_int_equal(calls_waiting(), 0);
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+		assert_memory_equal(last_answer(NFS3_LOOKUP)->data, h_new, strlen(h_new));
+		assert_true(last_answer(NFS3_LOOKUP)->attrs.fileid == 9);
+		/* and removing it needs no LOOKUP first */
+		if (procs[i] == NFS3_MKDIR)
+			rmdir_name(h_dir, n_c);
+		else
+			remove_name(h_dir, n_c);
+		assert_int_equal(calls_waiting(), 1);
+		forwarded(procs[i] == NFS3_MKDIR ? NFS3_RMDIR : NFS3_REMOVE);
+		stop(NULL);
+	}
+}
+
+/* A WRITE forgets the file's attributes; those its reply carries are
+ * answered from the cache (GETATTR, and the LOOKUP of its name, which
+ * stays). */
+static void test_write_invalidates(void **state)
+{
+	fattr3 b = attrs(7, NF3REG, 20, 300, 300);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	write_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_after(NFS3_WRITE, &b);
+	assert_int_equal(last_answer(NFS3_WRITE)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.size == 20);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_LOOKUP)->attrs.size == 20);
+
+	/* a reply without attributes: the next GETATTR asks */
+	write_file(h_file);
+	answer_status(NFS3_WRITE, NFS3_OK);
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
+	lookup(h_dir, n_a); /* the object's attributes must be fresh too */
+	forwarded(NFS3_LOOKUP);
+}
+
+/* A COMMIT forgets the file's attributes too, but is no writer: data
+ * cached under attributes it does not change stays. */
+static void test_commit_invalidates(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	commit_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_status(NFS3_COMMIT, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_COMMIT)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&a);
+	assert_int_equal(ctr()->writer_starts, 0);
+	assert_true(has_data(h_file));
+
+	commit_file(h_file);
+	answer_after(NFS3_COMMIT, &a);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(has_data(h_file));
+}
+
+/* A SETATTR reply's attributes are answered from the cache; a new ctime
+ * drops the data cached under the old one, though no writer started. */
+static void test_setattr_reply_attrs(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 13, 200, 300);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	b.mode = 0600;
+	setattr(h_file, 0);
+	answer_after(NFS3_SETATTR, &b);
+	assert_int_equal(last_answer(NFS3_SETATTR)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_GETATTR)->attrs.mode, 0600);
+	assert_false(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 1);
+	assert_int_equal(ctr()->writer_starts, 0);
+	lookup(h_dir, n_a); /* the name stays */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->attrs.mode, 0600);
+}
+
+/* An RMDIR forgets, besides the name and the directory's attributes,
+ * everything about the directory it removed: the names in it too. */
+static void test_rmdir_invalidates(void **state)
+{
+	fattr3 sub = attrs(5, NF3DIR, 4096, 150, 150);
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 dir_after = attrs(1, NF3DIR, 4096, 300, 300);
+
+	(void)state;
+	start(60);
+	lookup(h_dir, n_b);
+	answer_lookup(h_sub, &sub);
+	lookup(h_sub, n_a);
+	answer_lookup_in(h_file, &a, &sub);
+	lookup(h_sub, n_a);
+	assert_int_equal(calls_waiting(), 0);
+
+	rmdir_name(h_dir, n_b);
+	assert_int_equal(calls_waiting(), 1); /* the cache knew what b was */
+	answer_after(NFS3_RMDIR, &dir_after);
+	assert_int_equal(last_answer(NFS3_RMDIR)->status, NFS3_OK);
+
+	getattr(h_sub);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&sub);
+	getattr(h_dir); /* the reply's */
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.mtime.seconds == 300);
+	/* h_sub's attributes and the caller's evidence are as before: only
+	 * the forgotten name sends this upstream */
+	lookup(h_sub, n_a);
+	forwarded(NFS3_LOOKUP);
+	lookup(h_dir, n_b);
+	forwarded(NFS3_LOOKUP);
+}
+
+/* A LINK forgets the file's attributes (its reply's are known), the new
+ * name (here: that there was none), and the directory's listing and
+ * attributes; other names stay. */
+static void test_link_invalidates(void **state)
+{
+	fattr3 linked = attrs(7, NF3REG, 13, 200, 300), dir = DIR_ATTRS;
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	lookup(h_dir, n_c);
+	answer_noent();
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	linked.nlink = 2;
+
+	link_name(h_file, h_dir, n_c);
+	assert_int_equal(calls_waiting(), 1);
+	answer_after(NFS3_LINK, &linked);
+	assert_int_equal(last_answer(NFS3_LINK)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_GETATTR)->attrs.nlink, 2);
+	getattr(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&dir); /* as before: the evidence stays */
+	readdir_of(h_dir);
+	forwarded(NFS3_READDIR);
+	lookup(h_dir, n_c);
+	forwarded(NFS3_LOOKUP);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->attrs.nlink, 2);
+}
+
+/* ttl mode: a RENAME of names the cache does not know first looks them up
+ * upstream as the caller; what they point to loses its attributes, though
+ * they were fresh. */
+static void test_rename_unknown_names(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	getattr(h_file);
+	answer_getattr(&a);
+	g_uid = 1234;
+	rename_name(h_dir, n_a, n_b);
+	assert_int_equal(calls_waiting(), 2);
+	assert_int_equal(peek_call()->cred.uid, 1234);
+	answer_lookup(h_file, &a);
+	assert_int_equal(calls_waiting(), 1); /* the other LOOKUP */
+	answer_noent();
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(last_call()->proc, NFS3_RENAME);
+	assert_int_equal(last_call()->cred.uid, 1234);
+	answer_status(NFS3_RENAME, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_RENAME)->status, NFS3_OK);
+	g_uid = 1000;
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
+}
+
+/* strict mode: REMOVE, RMDIR and RENAME go upstream alone. */
+static void test_strict_remove_no_lookup(void **state)
+{
+	(void)state;
+	start(0);
+	remove_name(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_REMOVE);
+	rmdir_name(h_dir, n_b);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_RMDIR);
+	rename_name(h_dir, n_a, n_b);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_RENAME);
+}
+
+/* ttl mode: after a REMOVE of one of a file's names, a GETATTR issued
+ * before its reply brings no attributes back (they may be older than the
+ * REMOVE); READs of the file pass through until one issued after it did.
+ * Its new ctime then drops the data. */
+static void test_remove_old_reply_ignored(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 now = attrs(7, NF3REG, 13, 200, 201);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	remove_name(h_dir, n_a);
+	getattr(h_file); /* forgotten when the REMOVE was sent */
+	assert_int_equal(calls_waiting(), 2);
+	tick();
+	answer_status(NFS3_REMOVE, NFS3_OK);
+	answer_getattr(&a); /* the client gets it as the server said */
+	assert_int_equal(last_answer(NFS3_GETATTR)->status, NFS3_OK);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.ctime.seconds == 200);
+
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(((READ3args *)peek_call()->args)->count, 4096); /* the client's */
+	forwarded(NFS3_READ);
+	assert_int_equal(ctr()->read_passthrough, 1);
+	assert_true(has_data(h_file));
+
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&now);
+	assert_false(has_data(h_file));
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.ctime.seconds == 201);
+}
+
+/* Both modes: a reply of SETATTR, LINK or COMMIT whose attributes of the
+ * file are those its data was stored under keeps the data; new ones (a
+ * new ctime) drop it. */
+static void test_mutation_reply_drops_data(void **state)
+{
+	static const uint32_t procs[] = {NFS3_SETATTR, NFS3_LINK, NFS3_COMMIT};
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 13, 200, 300);
+
+	(void)state;
+	for (int ttl = 0; ttl <= 60; ttl += 60) {
+		for (size_t i = 0; i < 3; i++) {
+			start(ttl);
+			seed_data(h_file, &a);
+			for (int round = 0; round < 2; round++) {
+				if (procs[i] == NFS3_SETATTR)
+					setattr(h_file, 0);
+				else if (procs[i] == NFS3_LINK)
+					link_name(h_file, h_dir, n_c);
+				else
+					commit_file(h_file);
+				answer_after(procs[i], round == 0 ? &a : &b);
+				assert_int_equal(last_answer(procs[i])->status, NFS3_OK);
+				assert_int_equal(has_data(h_file), round == 0);
+			}
+			assert_int_equal(ctr()->data_drops, 1);
+			assert_int_equal(ctr()->writer_starts, 0);
+			stop(NULL);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +633,16 @@ int main(void)
 	    cmocka_unit_test_teardown(test_rename_invalidates, stop),
 	    cmocka_unit_test_teardown(test_setattr_invalidates, stop),
 	    cmocka_unit_test_teardown(test_refused_remove_forgets, stop),
+	    cmocka_unit_test_teardown(test_make_name_invalidates, stop),
+	    cmocka_unit_test_teardown(test_write_invalidates, stop),
+	    cmocka_unit_test_teardown(test_commit_invalidates, stop),
+	    cmocka_unit_test_teardown(test_setattr_reply_attrs, stop),
+	    cmocka_unit_test_teardown(test_rmdir_invalidates, stop),
+	    cmocka_unit_test_teardown(test_link_invalidates, stop),
+	    cmocka_unit_test_teardown(test_rename_unknown_names, stop),
+	    cmocka_unit_test_teardown(test_strict_remove_no_lookup, stop),
+	    cmocka_unit_test_teardown(test_remove_old_reply_ignored, stop),
+	    cmocka_unit_test_teardown(test_mutation_reply_drops_data, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
