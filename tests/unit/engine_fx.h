@@ -104,7 +104,8 @@ struct answer {
 	/* READ: its bytes; READLINK: the target; LOOKUP: the object's handle;
 	 * READDIR(PLUS): the entries' names, each followed by a '/' */
 	uint32_t len;
-	int eof; /* READ */
+	int eof;            /* READ */
+	fattr3 entry_attrs; /* READDIRPLUS: the first entry's attributes */
 	char data[ANS_DATA];
 };
 
@@ -168,6 +169,8 @@ static inline void catch_ok(struct answer *a, uint32_t proc, const union nfs3_re
 		ans_post(a, &r->readdirplus.READDIRPLUS3res_u.resok.dir_attributes);
 		for (const entryplus3 *en = r->readdirplus.READDIRPLUS3res_u.resok.reply.entries;
 		     en; en = en->nextentry) {
+			if (en == r->readdirplus.READDIRPLUS3res_u.resok.reply.entries)
+				a->entry_attrs = en->name_attributes.post_op_attr_u.attributes;
 			ans_bytes(a, en->name, (uint32_t)strlen(en->name));
 			ans_bytes(a, "/", 1);
 		}
@@ -325,8 +328,8 @@ static inline struct cfs_req *new_req(uint32_t proc)
 /* Handles and names the calls point to (they outlive every call); a test
  * file may not use them all. */
 #define FX_UNUSED __attribute__((unused))
-static char h_dir[] = "dir-handle", h_file[] = "file-handle", h_other[] = "other-handle";
-static FX_UNUSED char h_sub[] = "sub-handle", h_new[] = "new-handle", h_dir2[] = "dir2-handle";
+static FX_UNUSED char h_dir[] = "dir-handle", h_file[] = "file-handle", h_other[] = "other-handle";
+static FX_UNUSED char h_sub[] = "sub-handle", h_new[] = "new-handle";
 static FX_UNUSED char n_a[] = "a", n_b[] = "b", n_c[] = "c";
 static char g_target[] = "../target";
 

@@ -66,6 +66,26 @@ static void test_ttl_lookup_from_cache(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 1);
 }
 
+/* ttl mode: a name is resolved from the cache only for a credential the
+ * server let search the directory. */
+static void test_ttl_lookup_other_credential(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(60);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	g_uid = 2000;
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	answer_lookup(h_file, &a);
+	lookup(h_dir, n_a); /* now its own */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+	assert_int_equal(ctr()->meta_no_evidence, 1);
+}
+
 static void test_strict_lookup_forwarded(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
@@ -79,6 +99,213 @@ static void test_strict_lookup_forwarded(void **state)
 	answer_lookup(h_file, &a);
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_PASSTHROUGH], 2);
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
+}
+
+/* ttl mode: an ACCESS the server answered is answered from the cache to
+ * the same credential asking no more bits; more bits, or another
+ * credential, go upstream. */
+static void test_ttl_access_from_cache(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	access_of(h_file, ACCESS3_MODIFY); /* fewer bits: the same answer */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
+	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
+	forwarded(NFS3_ACCESS);
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+}
+
+static void test_strict_access_forwarded(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_PASSTHROUGH], 2);
+}
+
+/* ttl mode: a READLINK answer (the server let this credential read the
+ * link) is answered from the cache to it, not to another credential
+ * with no evidence of its own. */
+static void test_ttl_readlink_from_cache(void **state)
+{
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(60);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	readlink_of(h_other);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_READLINK)->status, NFS3_OK);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	assert_true(last_answer(NFS3_READLINK)->attrs.fileid == 12);
+	g_uid = 2000;
+	readlink_of(h_other);
+	forwarded(NFS3_READLINK);
+	assert_int_equal(ctr()->meta_no_evidence, 1);
+}
+
+static void test_strict_readlink_forwarded(void **state)
+{
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(0);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	readlink_of(h_other);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readlink(g_target, &l);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READLINK][ENGINE_PASSTHROUGH], 2);
+}
+
+/* ttl mode: a READDIR and a READDIRPLUS page are answered from the cache
+ * the next time, with the same entries; the READDIRPLUS entry carries
+ * the freshest attributes known of its object. */
+static void test_ttl_readdir_from_cache(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 grown = attrs(7, NF3REG, 14, 201, 201);
+
+	(void)state;
+	start(60);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdir_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_READDIR)->status, NFS3_OK);
+	assert_string_equal(last_answer(NFS3_READDIR)->data, "a/b/");
+
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_true(last_answer(NFS3_READDIRPLUS)->entry_attrs.size == 13);
+	getattr(h_file); /* the entry's attributes, from the page */
+	assert_int_equal(calls_waiting(), 0);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_string_equal(last_answer(NFS3_READDIRPLUS)->data, "a/");
+	/* the entry's object changed (a WRITE; its reply's attributes) */
+	write_file(h_file);
+	answer_after(NFS3_WRITE, &grown);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_READDIRPLUS)->entry_attrs.size == 14);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIR][ENGINE_HIT], 1);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIRPLUS][ENGINE_HIT], 2);
+}
+
+static void test_strict_readdir_forwarded(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdir_of(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readdir(&dir);
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readdirplus(&dir, &fa);
+	assert_string_equal(last_answer(NFS3_READDIRPLUS)->data, "a/");
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_GETATTR);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIR][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIRPLUS][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->meta_hits, 0);
+}
+
+/* ttl mode: answers are reused only while younger than meta_ttl. */
+static void test_ttl_answers_expire(void **state)
+{
+	fattr3 dir = DIR_ATTRS, a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(1);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &a);
+	for (int round = 0; round < 2; round++) {
+		int n = g_nans;
+
+		getattr(h_file);
+		lookup(h_dir, n_a);
+		access_of(h_file, ACCESS3_READ);
+		readlink_of(h_other);
+		readdir_of(h_dir);
+		readdirplus_of(h_dir);
+		if (round == 0) {
+			/* all from the cache */
+			assert_int_equal(calls_waiting(), 0);
+			assert_int_equal(g_nans, n + 6);
+			pass_ms(1100);
+		} else {
+			/* all asked again */
+			assert_int_equal(g_nans, n);
+			forwarded(NFS3_GETATTR);
+			forwarded(NFS3_LOOKUP);
+			forwarded(NFS3_ACCESS);
+			forwarded(NFS3_READLINK);
+			forwarded(NFS3_READDIR);
+			forwarded(NFS3_READDIRPLUS);
+		}
+	}
+}
+
+/* A "no such name" is reused for meta_neg_ttl seconds (0: never). */
+static void test_negative_lookup_ttl(void **state)
+{
+	(void)state;
+	for (int neg = 0; neg <= 5; neg += 5) {
+		fx_new(60);
+		g->cfg.meta_neg_ttl = neg;
+		start_cfg();
+		lookup(h_dir, n_c);
+		answer_noent();
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		lookup(h_dir, n_c);
+		if (neg) {
+			assert_int_equal(calls_waiting(), 0);
+			assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		} else {
+			forwarded(NFS3_LOOKUP);
+		}
+		stop(NULL);
+	}
 }
 
 /* --- writer state ------------------------------------------------------------------ */
@@ -500,6 +727,11 @@ static void test_link_invalidates(void **state)
 	lookup(h_dir, n_a);
 	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_LOOKUP)->attrs.nlink, 2);
+	/* a reply without the file's attributes: they are asked */
+	link_name(h_file, h_dir, n_b);
+	answer_status(NFS3_LINK, NFS3_OK);
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
 }
 
 /* ttl mode: a RENAME of names the cache does not know first looks them up
@@ -622,7 +854,16 @@ int main(void)
 	    cmocka_unit_test_teardown(test_ttl_getattr_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_getattr_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_lookup_from_cache, stop),
+	    cmocka_unit_test_teardown(test_ttl_lookup_other_credential, stop),
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_access_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_readdir_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_readdir_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_answers_expire, stop),
+	    cmocka_unit_test_teardown(test_negative_lookup_ttl, stop),
 	    cmocka_unit_test_teardown(test_write_starts_writer, stop),
 	    cmocka_unit_test_teardown(test_refused_write_no_writer, stop),
 	    cmocka_unit_test_teardown(test_setattr_size_writer, stop),
