@@ -157,11 +157,21 @@ static void cached_file(int rule, const fattr3 *a)
 	seed_data(h_file, a);
 }
 
-static void assert_served_cached(void)
+/* The client got the file's bytes (g_cached), and nothing else waits
+ * upstream. */
+static void assert_got_bytes(void)
 {
+	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
 	assert_int_equal(last_answer(NFS3_READ)->len, sizeof(g_cached));
 	assert_memory_equal(last_answer(NFS3_READ)->data, g_cached, sizeof(g_cached));
+}
+
+/* A READ of the file answered from the cache: the upstream is not asked. */
+static void read_from_cache(void)
+{
+	read_file(h_file);
+	assert_got_bytes();
 }
 
 /* read_evidence mode: a caller the mode bits let read is asked ACCESS
@@ -176,11 +186,8 @@ static void test_evidence_mode_access_grant(void **state)
 	assert_int_equal(calls_waiting(), 1);
 	assert_int_equal(((ACCESS3args *)peek_call()->args)->access, ACCESS3_READ);
 	answer_access(ACCESS3_READ, &a);
-	assert_int_equal(calls_waiting(), 0); /* no READ upstream */
-	assert_served_cached();
-	read_file(h_file); /* the grant holds */
-	assert_int_equal(calls_waiting(), 0);
-	assert_served_cached();
+	assert_got_bytes(); /* no READ upstream */
+	read_from_cache();  /* the grant holds */
 	assert_int_equal(ctr()->access_checks, 1);
 	assert_int_equal(ctr()->read_hits, 2);
 }
@@ -202,11 +209,9 @@ static void test_evidence_mode_bits_refuse(void **state)
 	assert_int_equal(calls_waiting(), 1);
 	assert_int_equal(peek_call()->proc, NFS3_READ); /* no ACCESS */
 	answer_read(g_cached, sizeof(g_cached), 1, &a);
-	assert_served_cached(); /* the server's bytes */
+	assert_got_bytes(); /* the server's bytes */
 	assert_int_equal(ctr()->evidence_reads, 1);
-	read_file(h_file);
-	assert_int_equal(calls_waiting(), 0);
-	assert_served_cached();
+	read_from_cache();
 	assert_int_equal(ctr()->read_hits, 1);
 	assert_int_equal(ctr()->access_checks, 0);
 }
@@ -224,8 +229,7 @@ static void test_evidence_access_grant_enough(void **state)
 	read_file(h_file);
 	assert_int_equal(calls_waiting(), 1);
 	answer_access(ACCESS3_READ, &a);
-	assert_int_equal(calls_waiting(), 0);
-	assert_served_cached();
+	assert_got_bytes();
 	assert_int_equal(ctr()->read_hits, 1);
 }
 
@@ -243,10 +247,8 @@ static void test_evidence_read_only(void **state)
 	assert_int_equal(calls_waiting(), 1);
 	assert_int_equal(peek_call()->proc, NFS3_READ);
 	answer_read(g_cached, sizeof(g_cached), 1, &a);
-	assert_served_cached();
-	read_file(h_file);
-	assert_int_equal(calls_waiting(), 0);
-	assert_served_cached();
+	assert_got_bytes();
+	read_from_cache();
 	assert_int_equal(ctr()->read_hits, 1);
 	assert_int_equal(ctr()->access_checks, 0);
 }
@@ -316,12 +318,10 @@ static void test_refused_read_per_credential(void **state)
 	read_file(h_file);
 	assert_int_equal(peek_call()->cred.uid, 2000);
 	answer_read(g_cached, sizeof(g_cached), 1, &a);
-	assert_served_cached();
+	assert_got_bytes();
 	for (int i = 0; i < 2; i++) {
 		g_uid = 2000;
-		read_file(h_file);
-		assert_int_equal(calls_waiting(), 0);
-		assert_served_cached();
+		read_from_cache();
 		g_uid = 1000;
 		read_file(h_file);
 		assert_int_equal(calls_waiting(), 1);
@@ -343,7 +343,7 @@ static void test_new_ctime_asks_again(void **state)
 	cached_file(CFS_EVIDENCE_MODE, &a);
 	read_file(h_file);
 	answer_access(ACCESS3_READ, &a);
-	assert_served_cached();
+	assert_got_bytes();
 	/* the ctime moves on (a chmod elsewhere) and the bytes are cached
 	 * under the new attributes: the grant was under the old */
 	fattr3 b = a;
@@ -354,7 +354,7 @@ static void test_new_ctime_asks_again(void **state)
 	read_file(h_file);
 	assert_int_equal(calls_waiting(), 1);
 	answer_access(ACCESS3_READ, &b);
-	assert_served_cached();
+	assert_got_bytes();
 	assert_int_equal(ctr()->access_checks, 2);
 }
 
@@ -520,7 +520,7 @@ static void test_stale_handle_alive(void **state)
 	read_file(h_file); /* the cache's again: its evidence is asked */
 	assert_int_equal(calls_waiting(), 1);
 	answer_access(ACCESS3_READ, &a);
-	assert_served_cached();
+	assert_got_bytes();
 }
 
 /* ttl mode: the check's STALE purges the metadata too. */
