@@ -202,6 +202,7 @@ const struct engine_io engine_io_real = {
     .counters = upstream_counters,
     .max_inflight = upstream_max_inflight,
     .reply = proto_reply,
+    .req_alive = proto_req_alive,
 };
 
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,

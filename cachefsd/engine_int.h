@@ -37,6 +37,8 @@ struct engine_io {
 	int (*max_inflight)(const struct upstream *up);
 	/* an NFS answer with its result struct; frees req (proto_reply()) */
 	int (*reply)(struct cfs_req *req, void *res);
+	/* whether req's client is still there to answer (proto_req_alive()) */
+	int (*req_alive)(const struct cfs_req *req);
 };
 extern const struct engine_io engine_io_real;
 
@@ -154,6 +156,11 @@ static inline int engine_up_max_inflight(const struct engine *e)
 static inline int engine_reply(struct engine *e, struct cfs_req *req, void *res)
 {
 	return e->io->reply(req, res);
+}
+
+static inline int engine_req_alive(const struct engine *e, const struct cfs_req *req)
+{
+	return e->io->req_alive(req);
 }
 
 /* What the reply pipeline, the observers and the metadata cache's recorder

@@ -222,7 +222,7 @@ static void mnt_schedule(struct engine *e)
 				break;
 			list_remove(&e->mnt_wait_head, &e->mnt_wait_tail, w);
 			e->ctr.mount_walks_waiting--;
-			if (!proto_req_alive(w->req)) {
+			if (!engine_req_alive(e, w->req)) {
 				proto_drop(w->req); /* its client went away */
 				walk_free(w);
 				continue;

@@ -97,7 +97,7 @@ static int mut_alive(void *priv)
 {
 	struct mut *m = priv;
 
-	return proto_req_alive(m->req);
+	return engine_req_alive(m->e, m->req);
 }
 
 static void mut_send(struct mut *m)
@@ -127,7 +127,7 @@ static void looked_up(int status, void *res, void *priv)
 			r->LOOKUP3res_u.resok.object.data.data_len);
 	if (--m->pending > 0)
 		return;
-	if (status == -ECANCELED || !proto_req_alive(m->req)) {
+	if (status == -ECANCELED || !engine_req_alive(m->e, m->req)) {
 		struct cfs_req *req = m->req;
 		mut_free(m);
 		proto_drop(req);

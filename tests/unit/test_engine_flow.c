@@ -1,396 +1,7 @@
-/* The engine's decisions with a scripted upstream: a real loop, a real
- * store in a temporary cache directory, and an upstream (struct engine_io)
- * that keeps every call until the test answers it. Client calls are built
- * here and handed to engine_submit(); their answers are caught on their
- * way to proto_reply(). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../../cachefsd/engine_int.h"
-#include "config.h"
-#include "engine.h"
-#include "loop.h"
-#include "proto.h"
-#include "store.h"
-#include "upstream.h"
-
-/* --- the scripted upstream ------------------------------------------------ */
-
-#define MAX_CALLS 16
-
-struct call {
-	uint32_t proc;
-	void *args;
-	upstream_cb cb;
-	void *priv;
-	int answered;
-};
-
-/* struct upstream is opaque to the engine: the test's own stands in */
-struct upstream {
-	struct upstream_info info;
-	struct upstream_counters ctr;
-	struct call calls[MAX_CALLS];
-	int ncalls;
-};
-
-static int up_call_for(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
-                       upstream_cb cb, upstream_alive_fn alive, void *priv)
-{
-	(void)cred;
-	(void)alive;
-	assert_true(up->ncalls < MAX_CALLS);
-	up->calls[up->ncalls++] = (struct call){proc, args, cb, priv, 0};
-	return 0;
-}
-
-static int up_call(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
-                   upstream_cb cb, void *priv)
-{
-	return up_call_for(up, proc, args, cred, cb, NULL, priv);
-}
-
-static const struct upstream_info *up_info(const struct upstream *up)
-{
-	return &up->info;
-}
-
-static const struct upstream_counters *up_counters(const struct upstream *up)
-{
-	return &up->ctr;
-}
-
-static int up_max_inflight(const struct upstream *up)
-{
-	(void)up;
-	return 64;
-}
-
-/* --- answers on their way to the client ----------------------------------- */
-
-struct answer {
-	uint32_t proc;
-	nfsstat3 status;
-	fattr3 attrs; /* GETATTR's, or a LOOKUP's object's */
-};
-
-static struct answer g_ans[MAX_CALLS];
-static int g_nans;
-
-static int catch_reply(struct cfs_req *req, void *res)
-{
-	const union nfs3_res *r = res;
-	struct answer *a;
-
-	assert_true(g_nans < MAX_CALLS);
-	a = &g_ans[g_nans++];
-	memset(a, 0, sizeof(*a));
-	a->proc = req->proc;
-	a->status = r ? r->status : NFS3_OK;
-	if (r && r->status == NFS3_OK && req->proc == NFS3_GETATTR)
-		a->attrs = r->getattr.GETATTR3res_u.resok.obj_attributes;
-	if (r && r->status == NFS3_OK && req->proc == NFS3_LOOKUP)
-		a->attrs = r->lookup.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes;
-	return proto_reply(req, res); /* no connection: frees req */
-}
-
-static const struct engine_io scripted = {
-    .call = up_call,
-    .call_for = up_call_for,
-    .info = up_info,
-    .counters = up_counters,
-    .max_inflight = up_max_inflight,
-    .reply = catch_reply,
-};
-
-/* --- the fixture ----------------------------------------------------------- */
-
-struct fx {
-	struct loop *loop;
-	struct cfs_config cfg;
-	struct upstream up;
-	struct engine *e;
-	char dir[64];
-};
-
-static struct fx *g;
-
-/* An engine in strict mode (meta_ttl 0) or ttl mode. */
-static void start(int meta_ttl)
-{
-	char err[256];
-
-	g = calloc(1, sizeof(*g));
-	assert_non_null(g);
-	strcpy(g->dir, "/tmp/cfs-engflow-XXXXXX");
-	assert_non_null(mkdtemp(g->dir));
-	config_defaults(&g->cfg);
-	g->cfg.cache_dir = strdup(g->dir);
-	g->cfg.meta_ttl = meta_ttl;
-	g->cfg.lookup_prefetch = 0; /* no READs of its own after a LOOKUP */
-	g->cfg.io_threads = 1;
-	strcpy(g->up.info.url.host, "127.0.0.1");
-	strcpy(g->up.info.url.path, "/export");
-	g->up.info.fsinfo.rtmax = 1 << 20;
-	g->up.info.fsinfo.wtmax = 1 << 20;
-	g->loop = loop_new();
-	assert_non_null(g->loop);
-	g_nans = 0;
-	assert_int_equal(
-	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
-}
-
-static int stop(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	if (g == NULL)
-		return 0;
-	/* calls a test left unanswered end as when their client went away */
-	for (int i = 0; i < g->up.ncalls; i++) {
-		struct call *c = &g->up.calls[i];
-
-		if (!c->answered) {
-			c->answered = 1;
-			c->cb(-ECANCELED, NULL, c->priv);
-		}
-	}
-	engine_free(g->e);
-	loop_free(g->loop);
-	config_free(&g->cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g->dir);
-	assert_int_equal(system(cmd), 0);
-	free(g);
-	g = NULL;
-	return 0;
-}
-
-/* --- client calls ------------------------------------------------------------ */
-
-static struct cfs_req *new_req(uint32_t proc)
-{
-	struct cfs_req *req = calloc(1, sizeof(*req));
-
-	assert_non_null(req);
-	req->magic = CFS_REQ_MAGIC;
-	req->prog = NFS_PROGRAM;
-	req->vers = 3;
-	req->proc = proc;
-	req->cred.flavor = AUTH_UNIX;
-	req->cred.uid = 1000;
-	req->cred.gid = 1000;
-	req->t_start_us = loop_clock_us();
-	/* what proto_req_free() releases: an empty argument buffer */
-	req->argbuf = malloc(1);
-	assert_non_null(req->argbuf);
-	zdrmem_create(&req->zdr, req->argbuf, 0, ZDR_DECODE);
-	return req;
-}
-
-/* Handles and names the calls point to (they outlive every call). */
-static char h_dir[] = "dir-handle", h_file[] = "file-handle", h_other[] = "other-handle";
-static char n_a[] = "a", n_b[] = "b";
-
-static nfs_fh3 fh_of(char *h)
-{
-	return (nfs_fh3){{(u_int)strlen(h), h}};
-}
-
-static void getattr(char *h)
-{
-	struct cfs_req *req = new_req(NFS3_GETATTR);
-
-	req->args.getattr.object = fh_of(h);
-	engine_submit(req, g->e);
-}
-
-static void lookup(char *dir, char *name)
-{
-	struct cfs_req *req = new_req(NFS3_LOOKUP);
-
-	req->args.lookup.what.dir = fh_of(dir);
-	req->args.lookup.what.name = name;
-	engine_submit(req, g->e);
-}
-
-static char g_wdata[] = "new bytes";
-
-static void write_file(char *h)
-{
-	struct cfs_req *req = new_req(NFS3_WRITE);
-
-	req->args.write.file = fh_of(h);
-	req->args.write.count = sizeof(g_wdata);
-	req->args.write.stable = FILE_SYNC;
-	req->args.write.data.data_len = sizeof(g_wdata);
-	req->args.write.data.data_val = g_wdata;
-	engine_submit(req, g->e);
-}
-
-static void read_file(char *h)
-{
-	struct cfs_req *req = new_req(NFS3_READ);
-
-	req->args.read.file = fh_of(h);
-	req->args.read.count = 4096;
-	engine_submit(req, g->e);
-}
-
-/* set_size: a SETATTR that truncates; else one that changes the mode */
-static void setattr(char *h, int set_size)
-{
-	struct cfs_req *req = new_req(NFS3_SETATTR);
-
-	req->args.setattr.object = fh_of(h);
-	if (set_size) {
-		req->args.setattr.new_attributes.size.set_it = 1;
-		req->args.setattr.new_attributes.size.set_size3_u.size = 0;
-	} else {
-		req->args.setattr.new_attributes.mode.set_it = 1;
-		req->args.setattr.new_attributes.mode.set_mode3_u.mode = 0600;
-	}
-	engine_submit(req, g->e);
-}
-
-static void remove_name(char *dir, char *name)
-{
-	struct cfs_req *req = new_req(NFS3_REMOVE);
-
-	req->args.remove.object.dir = fh_of(dir);
-	req->args.remove.object.name = name;
-	engine_submit(req, g->e);
-}
-
-static void rename_name(char *dir, char *from, char *to)
-{
-	struct cfs_req *req = new_req(NFS3_RENAME);
-
-	req->args.rename.from.dir = fh_of(dir);
-	req->args.rename.from.name = from;
-	req->args.rename.to.dir = fh_of(dir);
-	req->args.rename.to.name = to;
-	engine_submit(req, g->e);
-}
-
-/* --- upstream answers --------------------------------------------------------- */
-
-static fattr3 attrs(uint64_t fileid, ftype3 type, uint64_t size, uint32_t mtime, uint32_t ctime)
-{
-	fattr3 a;
-
-	memset(&a, 0, sizeof(a));
-	a.type = type;
-	a.mode = type == NF3DIR ? 0755 : 0644;
-	a.nlink = 1;
-	a.uid = 1000;
-	a.gid = 1000;
-	a.size = size;
-	a.used = size;
-	a.fileid = fileid;
-	a.mtime.seconds = mtime;
-	a.ctime.seconds = ctime;
-	a.atime.seconds = mtime;
-	return a;
-}
-
-#define DIR_ATTRS attrs(1, NF3DIR, 4096, 100, 100)
-
-/* The oldest call not answered yet: it must be proc. */
-static struct call *next_call(uint32_t proc)
-{
-	for (int i = 0; i < g->up.ncalls; i++) {
-		if (!g->up.calls[i].answered) {
-			assert_int_equal(g->up.calls[i].proc, proc);
-			g->up.calls[i].answered = 1;
-			return &g->up.calls[i];
-		}
-	}
-	fail_msg("no upstream call of procedure %u waiting", proc);
-	return NULL;
-}
-
-/* The oldest waiting call is proc: the engine forwarded it. It ends
- * unanswered (as when its client went away). */
-static void forwarded(uint32_t proc)
-{
-	struct call *c = next_call(proc);
-
-	c->cb(-ECANCELED, NULL, c->priv);
-}
-
-static int calls_waiting(void)
-{
-	int n = 0;
-
-	for (int i = 0; i < g->up.ncalls; i++)
-		n += !g->up.calls[i].answered;
-	return n;
-}
-
-static void answer_getattr(const fattr3 *a)
-{
-	struct call *c = next_call(NFS3_GETATTR);
-	GETATTR3res res;
-
-	memset(&res, 0, sizeof(res));
-	res.status = NFS3_OK;
-	res.GETATTR3res_u.resok.obj_attributes = *a;
-	c->cb(0, &res, c->priv);
-}
-
-static void answer_lookup(char *child, const fattr3 *a)
-{
-	struct call *c = next_call(NFS3_LOOKUP);
-	LOOKUP3res res;
-
-	memset(&res, 0, sizeof(res));
-	res.status = NFS3_OK;
-	res.LOOKUP3res_u.resok.object = fh_of(child);
-	res.LOOKUP3res_u.resok.obj_attributes.attributes_follow = 1;
-	res.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes = *a;
-	res.LOOKUP3res_u.resok.dir_attributes.attributes_follow = 1;
-	res.LOOKUP3res_u.resok.dir_attributes.post_op_attr_u.attributes = DIR_ATTRS;
-	c->cb(0, &res, c->priv);
-}
-
-/* The answer to a call whose result is a status and wcc data (WRITE,
- * SETATTR, REMOVE, RENAME): their failure arms are all wcc_data, and so
- * is SETATTR's and REMOVE's success arm; WRITE's and RENAME's success
- * arms start with theirs. Attributes after: none. */
-static void answer_status(uint32_t proc, nfsstat3 st)
-{
-	struct call *c = next_call(proc);
-	union nfs3_res res;
-
-	memset(&res, 0, sizeof(res));
-	res.status = st;
-	if (proc == NFS3_WRITE && st == NFS3_OK) {
-		res.write.WRITE3res_u.resok.count = sizeof(g_wdata);
-		res.write.WRITE3res_u.resok.committed = FILE_SYNC;
-	}
-	c->cb(0, &res, c->priv);
-}
-
-static struct answer *last_answer(uint32_t proc)
-{
-	assert_true(g_nans > 0);
-	assert_int_equal(g_ans[g_nans - 1].proc, proc);
-	return &g_ans[g_nans - 1];
-}
-
-static const struct engine_counters *ctr(void)
-{
-	return engine_counters(g->e);
-}
+/* The engine's decisions with a scripted upstream (engine_fx.h): strict
+ * and ttl answers, writer state, attribute-driven data drops, and what the
+ * metadata cache forgets after each call that changes something. */
+#include "engine_fx.h"
 
 /* --- strict and ttl answers ------------------------------------------------------ */
 
@@ -455,6 +66,26 @@ static void test_ttl_lookup_from_cache(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 1);
 }
 
+/* ttl mode: a name is resolved from the cache only for a credential the
+ * server let search the directory. */
+static void test_ttl_lookup_other_credential(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
+
+	(void)state;
+	start(60);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	g_uid = 2000;
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	answer_lookup(h_file, &a);
+	lookup(h_dir, n_a); /* now its own */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+	assert_int_equal(ctr()->meta_no_evidence, 1);
+}
+
 static void test_strict_lookup_forwarded(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 123, 200, 200);
@@ -470,27 +101,214 @@ static void test_strict_lookup_forwarded(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
 }
 
+/* ttl mode: an ACCESS the server answered is answered from the cache to
+ * the same credential asking no more bits; more bits, or another
+ * credential, go upstream. */
+static void test_ttl_access_from_cache(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	access_of(h_file, ACCESS3_MODIFY); /* fewer bits: the same answer */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
+	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
+	forwarded(NFS3_ACCESS);
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+}
+
+static void test_strict_access_forwarded(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_PASSTHROUGH], 2);
+}
+
+/* ttl mode: a READLINK answer (the server let this credential read the
+ * link) is answered from the cache to it, not to another credential
+ * with no evidence of its own. */
+static void test_ttl_readlink_from_cache(void **state)
+{
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(60);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	readlink_of(h_other);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_READLINK)->status, NFS3_OK);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	assert_true(last_answer(NFS3_READLINK)->attrs.fileid == 12);
+	g_uid = 2000;
+	readlink_of(h_other);
+	forwarded(NFS3_READLINK);
+	assert_int_equal(ctr()->meta_no_evidence, 1);
+}
+
+static void test_strict_readlink_forwarded(void **state)
+{
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(0);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	readlink_of(h_other);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readlink(g_target, &l);
+	assert_string_equal(last_answer(NFS3_READLINK)->data, g_target);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READLINK][ENGINE_PASSTHROUGH], 2);
+}
+
+/* ttl mode: a READDIR and a READDIRPLUS page are answered from the cache
+ * the next time, with the same entries; the READDIRPLUS entry carries
+ * the freshest attributes known of its object. */
+static void test_ttl_readdir_from_cache(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 grown = attrs(7, NF3REG, 14, 201, 201);
+
+	(void)state;
+	start(60);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdir_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_READDIR)->status, NFS3_OK);
+	assert_string_equal(last_answer(NFS3_READDIR)->data, "a/b/");
+
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_true(last_answer(NFS3_READDIRPLUS)->entry_attrs.size == 13);
+	getattr(h_file); /* the entry's attributes, from the page */
+	assert_int_equal(calls_waiting(), 0);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_string_equal(last_answer(NFS3_READDIRPLUS)->data, "a/");
+	/* the entry's object changed (a WRITE; its reply's attributes) */
+	write_file(h_file);
+	answer_after(NFS3_WRITE, &grown);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_READDIRPLUS)->entry_attrs.size == 14);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIR][ENGINE_HIT], 1);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIRPLUS][ENGINE_HIT], 2);
+}
+
+static void test_strict_readdir_forwarded(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdir_of(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readdir(&dir);
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_readdirplus(&dir, &fa);
+	assert_string_equal(last_answer(NFS3_READDIRPLUS)->data, "a/");
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_GETATTR);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIR][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_READDIRPLUS][ENGINE_PASSTHROUGH], 2);
+	assert_int_equal(ctr()->meta_hits, 0);
+}
+
+/* ttl mode: answers are reused only while younger than meta_ttl. */
+static void test_ttl_answers_expire(void **state)
+{
+	fattr3 dir = DIR_ATTRS, a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 l = attrs(12, NF3LNK, 9, 200, 200);
+
+	(void)state;
+	start(2); /* seconds: a loaded machine still serves round 0 in time */
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	readlink_of(h_other);
+	answer_readlink(g_target, &l);
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &a);
+	for (int round = 0; round < 2; round++) {
+		int n = g_nans;
+
+		getattr(h_file);
+		lookup(h_dir, n_a);
+		access_of(h_file, ACCESS3_READ);
+		readlink_of(h_other);
+		readdir_of(h_dir);
+		readdirplus_of(h_dir);
+		if (round == 0) {
+			/* all from the cache */
+			assert_int_equal(calls_waiting(), 0);
+			assert_int_equal(g_nans, n + 6);
+			pass_ms(2100);
+		} else {
+			/* all asked again */
+			assert_int_equal(g_nans, n);
+			forwarded(NFS3_GETATTR);
+			forwarded(NFS3_LOOKUP);
+			forwarded(NFS3_ACCESS);
+			forwarded(NFS3_READLINK);
+			forwarded(NFS3_READDIR);
+			forwarded(NFS3_READDIRPLUS);
+		}
+	}
+}
+
+/* A "no such name" is reused for meta_neg_ttl seconds (0: never). */
+static void test_negative_lookup_ttl(void **state)
+{
+	(void)state;
+	for (int neg = 0; neg <= 5; neg += 5) {
+		fx_new(60);
+		g->cfg.meta_neg_ttl = neg;
+		start_cfg();
+		lookup(h_dir, n_c);
+		answer_noent();
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		lookup(h_dir, n_c);
+		if (neg) {
+			assert_int_equal(calls_waiting(), 0);
+			assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		} else {
+			forwarded(NFS3_LOOKUP);
+		}
+		stop(NULL);
+	}
+}
+
 /* --- writer state ------------------------------------------------------------------ */
-
-/* A file with cached bytes (inline in the store) under attributes a. */
-static void seed_data(char *h, const fattr3 *a)
-{
-	static const char bytes[] = "cached bytes";
-
-	assert_int_equal(
-	    store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, bytes, sizeof(bytes)),
-	    0);
-}
-
-static int has_data(char *h)
-{
-	struct store_obj o;
-	char buf[64];
-	uint32_t n;
-
-	return store_inline_get(engine_store(g->e), h, (uint32_t)strlen(h), &o, buf, sizeof(buf),
-	                        &n) == 0;
-}
 
 /* A WRITE the server made drops the file's data and stops caching it: the
  * next READ goes upstream as it came. */
@@ -608,19 +426,6 @@ static void test_older_attrs_ignored(void **state)
 
 /* --- invalidation after mutating procedures (ttl mode) --------------------------------- */
 
-/* dir/name resolved to child, and child's attributes, both in the cache. */
-static void known(char *name, char *child, uint64_t fileid)
-{
-	fattr3 a = attrs(fileid, NF3REG, 13, 200, 200);
-	int n = g_nans;
-
-	lookup(h_dir, name);
-	answer_lookup(child, &a);
-	getattr(child);
-	assert_int_equal(calls_waiting(), 0); /* from the cache */
-	assert_int_equal(g_nans, n + 2);
-}
-
 /* A REMOVE forgets the name and the attributes of what it pointed to (its
  * link count and ctime changed), without asking the upstream which that
  * was: the cache knew. */
@@ -704,13 +509,385 @@ static void test_refused_remove_forgets(void **state)
 	forwarded(NFS3_LOOKUP);
 }
 
+/* A new name (CREATE, MKDIR, SYMLINK, MKNOD) forgets what the cache knew
+ * of the name (here: that there was none) and the directory's listing and
+ * attributes; its reply's attributes of the new object, and of the
+ * directory when it carries them, are known again at once. */
+static void test_make_name_invalidates(void **state)
+{
+	static const uint32_t procs[] = {NFS3_CREATE, NFS3_MKDIR, NFS3_SYMLINK, NFS3_MKNOD};
+	static const ftype3 types[] = {NF3REG, NF3DIR, NF3LNK, NF3FIFO};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		fattr3 obj = attrs(9, types[i], 0, 300, 300);
+		fattr3 dir = DIR_ATTRS, dir_after = attrs(1, NF3DIR, 4096, 300, 300);
+		int dir_said = i % 2 == 0; /* CREATE, SYMLINK: the reply has the dir's */
+
+		start(60);
+		lookup(h_dir, n_c);
+		answer_noent();
+		lookup(h_dir, n_c);
+		assert_int_equal(calls_waiting(), 0); /* the NOENT, from the cache */
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3ERR_NOENT);
+		readdir_of(h_dir);
+		answer_readdir(&dir);
+		readdir_of(h_dir);
+		assert_int_equal(calls_waiting(), 0);
+		assert_string_equal(last_answer(NFS3_READDIR)->data, "a/b/");
+
+		make_name(procs[i], h_dir, n_c);
+		assert_int_equal(calls_waiting(), 1); /* no LOOKUP before it */
+		answer_made(procs[i], h_new, &obj, dir_said ? &dir_after : NULL);
+		assert_int_equal(last_answer(procs[i])->status, NFS3_OK);
+
+		getattr(h_new); /* the reply said what it made */
+		assert_int_equal(calls_waiting(), 0);
+		assert_true(last_answer(NFS3_GETATTR)->attrs.fileid == 9);
+		assert_int_equal(last_answer(NFS3_GETATTR)->attrs.type, types[i]);
+		getattr(h_dir);
+		if (dir_said) {
+			assert_int_equal(calls_waiting(), 0);
+			assert_true(last_answer(NFS3_GETATTR)->attrs.mtime.seconds == 300);
+		} else {
+			forwarded(NFS3_GETATTR);
+		}
+		/* the caller's evidence is renewed under the new ctime (its
+		 * ACCESS is asked: the one the cache had was under the old) */
+		access_of(h_dir, ACCESS3_READ | ACCESS3_LOOKUP);
+		assert_int_equal(calls_waiting(), 1);
+		answer_access(ACCESS3_READ | ACCESS3_LOOKUP, &dir_after);
+		readdir_of(h_dir); /* the listing changed: not the old page */
+		forwarded(NFS3_READDIR);
+		lookup(h_dir, n_c); /* the reply's handle, not the NOENT */
+		assert_int_equal(calls_waiting(), 0);
+		assert_int_equal(last_answer(NFS3_LOOKUP)->status, NFS3_OK);
+		assert_memory_equal(last_answer(NFS3_LOOKUP)->data, h_new, strlen(h_new));
+		assert_true(last_answer(NFS3_LOOKUP)->attrs.fileid == 9);
+		/* and removing it needs no LOOKUP first */
+		if (procs[i] == NFS3_MKDIR)
+			rmdir_name(h_dir, n_c);
+		else
+			remove_name(h_dir, n_c);
+		assert_int_equal(calls_waiting(), 1);
+		forwarded(procs[i] == NFS3_MKDIR ? NFS3_RMDIR : NFS3_REMOVE);
+		stop(NULL);
+	}
+}
+
+/* A WRITE forgets the file's attributes; those its reply carries are
+ * answered from the cache (GETATTR, and the LOOKUP of its name, which
+ * stays). */
+static void test_write_invalidates(void **state)
+{
+	fattr3 b = attrs(7, NF3REG, 20, 300, 300);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	write_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_after(NFS3_WRITE, &b);
+	assert_int_equal(last_answer(NFS3_WRITE)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.size == 20);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_LOOKUP)->attrs.size == 20);
+
+	/* a reply without attributes: the next GETATTR asks */
+	write_file(h_file);
+	answer_status(NFS3_WRITE, NFS3_OK);
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
+	lookup(h_dir, n_a); /* the object's attributes must be fresh too */
+	forwarded(NFS3_LOOKUP);
+}
+
+/* A COMMIT forgets the file's attributes too, but is no writer: data
+ * cached under attributes it does not change stays. */
+static void test_commit_invalidates(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	commit_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_status(NFS3_COMMIT, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_COMMIT)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&a);
+	assert_int_equal(ctr()->writer_starts, 0);
+	assert_true(has_data(h_file));
+
+	commit_file(h_file);
+	answer_after(NFS3_COMMIT, &a);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(has_data(h_file));
+}
+
+/* A SETATTR reply's attributes are answered from the cache; a new ctime
+ * drops the data cached under the old one, though no writer started. */
+static void test_setattr_reply_attrs(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 13, 200, 300);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	b.mode = 0600;
+	setattr(h_file, 0);
+	answer_after(NFS3_SETATTR, &b);
+	assert_int_equal(last_answer(NFS3_SETATTR)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_GETATTR)->attrs.mode, 0600);
+	assert_false(has_data(h_file));
+	assert_int_equal(ctr()->data_drops, 1);
+	assert_int_equal(ctr()->writer_starts, 0);
+	lookup(h_dir, n_a); /* the name stays */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->attrs.mode, 0600);
+}
+
+/* An RMDIR forgets, besides the name and the directory's attributes,
+ * everything about the directory it removed: the names in it too. */
+static void test_rmdir_invalidates(void **state)
+{
+	fattr3 sub = attrs(5, NF3DIR, 4096, 150, 150);
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 dir_after = attrs(1, NF3DIR, 4096, 300, 300);
+
+	(void)state;
+	start(60);
+	lookup(h_dir, n_b);
+	answer_lookup(h_sub, &sub);
+	lookup(h_sub, n_a);
+	answer_lookup_in(h_file, &a, &sub);
+	lookup(h_sub, n_a);
+	assert_int_equal(calls_waiting(), 0);
+
+	rmdir_name(h_dir, n_b);
+	assert_int_equal(calls_waiting(), 1); /* the cache knew what b was */
+	answer_after(NFS3_RMDIR, &dir_after);
+	assert_int_equal(last_answer(NFS3_RMDIR)->status, NFS3_OK);
+
+	getattr(h_sub);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&sub);
+	getattr(h_dir); /* the reply's */
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.mtime.seconds == 300);
+	/* h_sub's attributes and the caller's evidence are as before: only
+	 * the forgotten name sends this upstream */
+	lookup(h_sub, n_a);
+	forwarded(NFS3_LOOKUP);
+	lookup(h_dir, n_b);
+	forwarded(NFS3_LOOKUP);
+}
+
+/* A LINK forgets the file's attributes (its reply's are known), the new
+ * name (here: that there was none), and the directory's listing and
+ * attributes; other names stay. */
+static void test_link_invalidates(void **state)
+{
+	fattr3 linked = attrs(7, NF3REG, 13, 200, 300), dir = DIR_ATTRS;
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	lookup(h_dir, n_c);
+	answer_noent();
+	readdir_of(h_dir);
+	answer_readdir(&dir);
+	linked.nlink = 2;
+
+	link_name(h_file, h_dir, n_c);
+	assert_int_equal(calls_waiting(), 1);
+	answer_after(NFS3_LINK, &linked);
+	assert_int_equal(last_answer(NFS3_LINK)->status, NFS3_OK);
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_GETATTR)->attrs.nlink, 2);
+	getattr(h_dir);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&dir); /* as before: the evidence stays */
+	readdir_of(h_dir);
+	forwarded(NFS3_READDIR);
+	lookup(h_dir, n_c);
+	forwarded(NFS3_LOOKUP);
+	lookup(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_LOOKUP)->attrs.nlink, 2);
+	/* a reply without the file's attributes: they are asked */
+	link_name(h_file, h_dir, n_b);
+	answer_status(NFS3_LINK, NFS3_OK);
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
+}
+
+/* ttl mode: a RENAME of names the cache does not know first looks them up
+ * upstream as the caller; what they point to loses its attributes, though
+ * they were fresh. */
+static void test_rename_unknown_names(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(60);
+	getattr(h_file);
+	answer_getattr(&a);
+	g_uid = 1234;
+	rename_name(h_dir, n_a, n_b);
+	assert_int_equal(calls_waiting(), 2);
+	assert_int_equal(peek_call()->cred.uid, 1234);
+	answer_lookup(h_file, &a);
+	assert_int_equal(calls_waiting(), 1); /* the other LOOKUP */
+	answer_noent();
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(last_call()->proc, NFS3_RENAME);
+	assert_int_equal(last_call()->cred.uid, 1234);
+	answer_status(NFS3_RENAME, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_RENAME)->status, NFS3_OK);
+	g_uid = 1000;
+	getattr(h_file);
+	forwarded(NFS3_GETATTR);
+}
+
+/* strict mode: REMOVE, RMDIR and RENAME go upstream alone. */
+static void test_strict_remove_no_lookup(void **state)
+{
+	(void)state;
+	start(0);
+	remove_name(h_dir, n_a);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_REMOVE);
+	rmdir_name(h_dir, n_b);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_RMDIR);
+	rename_name(h_dir, n_a, n_b);
+	assert_int_equal(calls_waiting(), 1);
+	forwarded(NFS3_RENAME);
+}
+
+/* strict mode: a REMOVE changes nothing the proxy serves: the removed
+ * name's file (another name may remain) is still read from the cache. */
+static void test_strict_remove_keeps_data(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	lookup(h_dir, n_a);
+	answer_lookup(h_file, &a);
+	remove_name(h_dir, n_a);
+	answer_status(NFS3_REMOVE, NFS3_OK);
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(peek_call()->proc, NFS3_ACCESS); /* the caller's evidence */
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
+	assert_memory_equal(last_answer(NFS3_READ)->data, g_cached, sizeof(g_cached));
+	assert_true(has_data(h_file));
+	assert_int_equal(ctr()->read_passthrough, 0);
+}
+
+/* ttl mode: after a REMOVE of one of a file's names, a GETATTR issued
+ * before its reply brings no attributes back (they may be older than the
+ * REMOVE); READs of the file pass through until one issued after it did.
+ * Its new ctime then drops the data. */
+static void test_remove_old_reply_ignored(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 now = attrs(7, NF3REG, 13, 200, 201);
+
+	(void)state;
+	start(60);
+	known(n_a, h_file, 7);
+	seed_data(h_file, &a);
+	remove_name(h_dir, n_a);
+	getattr(h_file); /* forgotten when the REMOVE was sent */
+	assert_int_equal(calls_waiting(), 2);
+	tick();
+	answer_status(NFS3_REMOVE, NFS3_OK);
+	answer_getattr(&a); /* the client gets it as the server said */
+	assert_int_equal(last_answer(NFS3_GETATTR)->status, NFS3_OK);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.ctime.seconds == 200);
+
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(((READ3args *)peek_call()->args)->count, 4096); /* the client's */
+	forwarded(NFS3_READ);
+	assert_int_equal(ctr()->read_passthrough, 1);
+	assert_true(has_data(h_file));
+
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_getattr(&now);
+	assert_false(has_data(h_file));
+	getattr(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_true(last_answer(NFS3_GETATTR)->attrs.ctime.seconds == 201);
+}
+
+/* Both modes: a reply of SETATTR, LINK or COMMIT whose attributes of the
+ * file are those its data was stored under keeps the data; new ones (a
+ * new ctime) drop it. */
+static void test_mutation_reply_drops_data(void **state)
+{
+	static const uint32_t procs[] = {NFS3_SETATTR, NFS3_LINK, NFS3_COMMIT};
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 b = attrs(7, NF3REG, 13, 200, 300);
+
+	(void)state;
+	for (int ttl = 0; ttl <= 60; ttl += 60) {
+		for (size_t i = 0; i < 3; i++) {
+			start(ttl);
+			seed_data(h_file, &a);
+			for (int round = 0; round < 2; round++) {
+				if (procs[i] == NFS3_SETATTR)
+					setattr(h_file, 0);
+				else if (procs[i] == NFS3_LINK)
+					link_name(h_file, h_dir, n_c);
+				else
+					commit_file(h_file);
+				answer_after(procs[i], round == 0 ? &a : &b);
+				assert_int_equal(last_answer(procs[i])->status, NFS3_OK);
+				assert_int_equal(has_data(h_file), round == 0);
+			}
+			assert_int_equal(ctr()->data_drops, 1);
+			assert_int_equal(ctr()->writer_starts, 0);
+			stop(NULL);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_ttl_getattr_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_getattr_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_lookup_from_cache, stop),
+	    cmocka_unit_test_teardown(test_ttl_lookup_other_credential, stop),
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_access_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_readdir_from_cache, stop),
+	    cmocka_unit_test_teardown(test_strict_readdir_forwarded, stop),
+	    cmocka_unit_test_teardown(test_ttl_answers_expire, stop),
+	    cmocka_unit_test_teardown(test_negative_lookup_ttl, stop),
 	    cmocka_unit_test_teardown(test_write_starts_writer, stop),
 	    cmocka_unit_test_teardown(test_refused_write_no_writer, stop),
 	    cmocka_unit_test_teardown(test_setattr_size_writer, stop),
@@ -721,6 +898,17 @@ int main(void)
 	    cmocka_unit_test_teardown(test_rename_invalidates, stop),
 	    cmocka_unit_test_teardown(test_setattr_invalidates, stop),
 	    cmocka_unit_test_teardown(test_refused_remove_forgets, stop),
+	    cmocka_unit_test_teardown(test_make_name_invalidates, stop),
+	    cmocka_unit_test_teardown(test_write_invalidates, stop),
+	    cmocka_unit_test_teardown(test_commit_invalidates, stop),
+	    cmocka_unit_test_teardown(test_setattr_reply_attrs, stop),
+	    cmocka_unit_test_teardown(test_rmdir_invalidates, stop),
+	    cmocka_unit_test_teardown(test_link_invalidates, stop),
+	    cmocka_unit_test_teardown(test_rename_unknown_names, stop),
+	    cmocka_unit_test_teardown(test_strict_remove_no_lookup, stop),
+	    cmocka_unit_test_teardown(test_strict_remove_keeps_data, stop),
+	    cmocka_unit_test_teardown(test_remove_old_reply_ignored, stop),
+	    cmocka_unit_test_teardown(test_mutation_reply_drops_data, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
