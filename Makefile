@@ -43,8 +43,13 @@ PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps o
 PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev
 
-# cachefsctl.c is the second binary (the operator's tool), not the daemon
-DAEMON_SRCS := $(filter-out cachefsd/cachefsctl.c,$(wildcard cachefsd/*.c)) $(wildcard proto/*.c)
+# The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
+# each. A room's private header (engine_int.h, store_int.h) sits in its folder,
+# where only that room's own quoted includes find it: -Iinclude holds the public
+# headers, so one room cannot reach into another's. cachefsd/ctl/ is the second
+# binary (the operator's tool), not the daemon.
+ROOMS       := base store upstream engine ops
+DAEMON_SRCS := $(wildcard cachefsd/*.c $(ROOMS:%=cachefsd/%/*.c)) $(wildcard proto/*.c)
 DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_OBJS    := $(DAEMON_LIB:%.c=$(BUILD)/obj/%.o)
@@ -65,7 +70,7 @@ $(BUILD)/cachefsd: $(DAEMON_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # cachefsctl uses the daemon's config parser (config.o, log.o from the library)
-$(BUILD)/cachefsctl: $(BUILD)/obj/cachefsd/cachefsctl.o $(BUILD)/libcachefsd.a
+$(BUILD)/cachefsctl: $(BUILD)/obj/cachefsd/ctl/cachefsctl.o $(BUILD)/libcachefsd.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/libcachefsd.a: $(LIB_OBJS)
@@ -147,12 +152,12 @@ install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 include tests/fuzz/fuzz.mk
 
 check-format:
-	clang-format --dry-run --Werror cachefsd/*.c proto/*.c include/*.h
+	clang-format --dry-run --Werror cachefsd/*.c cachefsd/*/*.c proto/*.c include/*.h
 
 clean:
 	rm -rf build build-san build-release
 
--include $(DAEMON_OBJS:.o=.d) $(BUILD)/obj/cachefsd/cachefsctl.d $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+-include $(DAEMON_OBJS:.o=.d) $(BUILD)/obj/cachefsd/ctl/cachefsctl.d $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
 
 # --- bench (bench/, docs/bench.md) ------------------------------------------
 #   make bench            full run (about 1.5 h), release build, results in

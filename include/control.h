@@ -1,6 +1,6 @@
 /* The operator interfaces of the daemon: the control socket cachefsctl
- * talks to (cachefsd/control.c) and the Prometheus metrics listener
- * (cachefsd/metrics.c). Both run on the event loop thread: what they read
+ * talks to (cachefsd/ops/control.c) and the Prometheus metrics listener
+ * (cachefsd/ops/metrics.c). Both run on the event loop thread: what they read
  * (counters, the store) is read where it is written, never from another
  * thread. See docs/operations.md.
  *

@@ -1,6 +1,6 @@
 /* The procedure table: one row per RPC procedure the proxy answers (NFSv3
  * and MOUNT v3 today), holding what the wire layer (proto/) and the
- * upstream pool (cachefsd/upstream.c) need to know about it. Adding a
+ * upstream pool (cachefsd/upstream/upstream.c) need to know about it. Adding a
  * procedure is adding a row in proto/procs.c; adding a program is adding
  * its rows and one program row there.
  *

@@ -373,7 +373,7 @@ int store_verify_drop(struct store *s, const struct store_vitem *it);
 /* --- the metadata cache ------------------------------------------------ */
 
 /* Opaque key/value records of the metadata cache (attributes, lookups,
- * directory pages, ...; see cachefsd/meta.c), in the same index and
+ * directory pages, ...; see cachefsd/engine/meta.c), in the same index and
  * transaction batching as the rest. Keys are 1..500 bytes. */
 
 /* Points *val at the value of key; valid until the next store call.

@@ -387,7 +387,7 @@ static const struct proc_row nfs3_rows[NFS3_NPROCS] = {
 };
 _Static_assert(NFS3_COMMIT == NFS3_NPROCS - 1, "NFS3_NPROCS is the number of NFSv3 procedures");
 
-/* MOUNT is answered by the proxy (cachefsd/mount.c): no upstream senders. */
+/* MOUNT is answered by the proxy (cachefsd/engine/mount.c): no upstream senders. */
 static const struct proc_row mount3_rows[MOUNT3_NPROCS] = {
     [MOUNT3_NULL] = {ROW("MNT_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
     [MOUNT3_MNT] = {ROW("MNT", args_dirpath, zdr_dirpath, zdr_mountres3, 0, NULL)},

@@ -12,13 +12,13 @@
 FUZZ_SECONDS ?= 3600
 FUZZ_TIMEOUT ?= 10
 FUZZ_DIR     := build-fuzz
-FUZZ_SRCS    := tests/fuzz/fuzz_rpc.c $(wildcard proto/*.c) cachefsd/loop.c cachefsd/config.c \
-                cachefsd/log.c
+FUZZ_SRCS    := tests/fuzz/fuzz_rpc.c $(wildcard proto/*.c) cachefsd/base/loop.c cachefsd/base/config.c \
+                cachefsd/base/log.c
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Wall -Wextra -Werror \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize=alignment \
                 -fno-sanitize-recover=all
 
-FUZZ_INDEX_SRCS := tests/fuzz/fuzz_index.c $(wildcard cachefsd/store*.c) cachefsd/log.c
+FUZZ_INDEX_SRCS := tests/fuzz/fuzz_index.c $(wildcard cachefsd/store/*.c) cachefsd/base/log.c
 
 .PHONY: fuzz fuzz-build fuzz-index
 fuzz-build: $(FUZZ_DIR)/fuzz_rpc $(FUZZ_DIR)/gen_corpus $(FUZZ_DIR)/fuzz_index
@@ -27,7 +27,7 @@ $(FUZZ_DIR)/fuzz_rpc: $(FUZZ_SRCS) $(wildcard include/*.h proto/*.h)
 	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -lnfs -lxxhash
 
-$(FUZZ_DIR)/fuzz_index: $(FUZZ_INDEX_SRCS) $(wildcard include/*.h cachefsd/store_int.h)
+$(FUZZ_DIR)/fuzz_index: $(FUZZ_INDEX_SRCS) $(wildcard include/*.h cachefsd/store/store_int.h)
 	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_INDEX_SRCS) -llmdb -lxxhash -lnfs -lpthread
 

@@ -36,7 +36,7 @@
 
 #include "log.h"
 #include "store.h"
-#include "../../cachefsd/store_int.h"
+#include "../../cachefsd/store/store_int.h"
 
 #define NOBJ  240
 #define PSIZE 4096

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../cachefsd/engine_int.h"
+#include "../../cachefsd/engine/engine_int.h"
 #include "config.h"
 #include "engine.h"
 #include "loop.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cachefsd/engine_int.h"
+#include "../../cachefsd/engine/engine_int.h"
 #include "control.h"
 #include "engine.h"
 #include "procs.h"

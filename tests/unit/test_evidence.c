@@ -1,4 +1,4 @@
-/* Who may read cached bytes (cachefsd/cobj.c cobj_evidence()): the rule
+/* Who may read cached bytes (cachefsd/engine/cobj.c cobj_evidence()): the rule
  * that keeps data cached for one user from another the server would
  * refuse, also when the server's ACCESS answer promises more than its READ
  * keeps (RFC 1813: ACCESS is advisory; unfs3 computes it as root). */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "../../cachefsd/cobj.h"
+#include "../../cachefsd/engine/cobj.h"
 
 static fattr3 file(uint32_t mode, uint32_t uid, uint32_t gid)
 {

@@ -1,4 +1,4 @@
-/* Splitting a chunk fill into READs the server accepts (cachefsd/fillplan.c):
+/* Splitting a chunk fill into READs the server accepts (cachefsd/engine/fillplan.c):
  * READ sizes from rtmax, the window, short answers asked again, EOF and
  * files that grow or shrink under the fill, servers that answer nonsense.
  * A simulated server answers the planned READs; every byte of the chunk
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cachefsd/fillplan.h"
+#include "fillplan.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)

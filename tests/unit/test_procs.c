@@ -2,7 +2,7 @@
  * complete, and the rows say what the switches they replaced said: which
  * calls the duplicate-request cache keeps, which mutate, which the
  * metadata cache may answer, and which handle each call is about; and the
- * engine's rows (cachefsd/engine_procs.c) say what the engine's switches
+ * engine's rows (cachefsd/engine/engine_procs.c) say what the engine's switches
  * said: which attributes of which handle each reply carries, the evidence
  * it proves, what the metadata cache keeps and drops, how a call is taken. */
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../cachefsd/engine_int.h"
-#include "../../cachefsd/engine_procs.h"
+#include "../../cachefsd/engine/engine_int.h"
+#include "../../cachefsd/engine/engine_procs.h"
 #include "../../proto/proto_int.h"
 #include "procs.h"
 

@@ -1,7 +1,7 @@
 /* The store: identity checks, records, inline data and chunks with their
  * checksums, data files, persistence, LRU and culling, the fill-stopped
  * thresholds, orphan removal and index recovery. Each test works in a fresh
- * directory under /tmp. Test hooks (cachefsd/store_int.h): a fixed "now"
+ * directory under /tmp. Test hooks (cachefsd/store/store_int.h): a fixed "now"
  * and an injectable statvfs; corruption is done through LMDB directly while
  * the store is closed. */
 #include <setjmp.h>
@@ -27,7 +27,7 @@
 
 #include "log.h"
 #include "store.h"
-#include "../../cachefsd/store_int.h"
+#include "../../cachefsd/store/store_int.h"
 
 struct ctx {
 	char root[64];

@@ -1,7 +1,7 @@
 /* The engine's columns of the procedure table: what each NFSv3 procedure
  * means to the cache. One row per procedure, indexed by the same numbers
  * as the shared table (include/procs.h) and sized NFS3_NPROCS, in
- * cachefsd/engine_procs.c.
+ * cachefsd/engine/engine_procs.c.
  *
  * Why a second table and not more columns in proto's rows: these columns
  * name the engine's own things (the metadata cache's record types, its

@@ -1,4 +1,5 @@
-/* How one chunk is fetched from the upstream (private to the engine).
+/* How one chunk is fetched from the upstream: the engine's fills (read.c)
+ * use it, and the upstream pool logs with it what a chunk costs.
  *
  * A server answers a READ with at most its rtmax bytes (FSINFO), and may
  * answer fewer than asked before the end of the file (RFC 1813 allows it).
