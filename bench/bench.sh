@@ -531,6 +531,8 @@ run_one()
 		b_proc_hwm_reset "$proxy_pid"
 	fi
 	[ -n "$cfs" ] && st0=$(b_cfs_stats "$cfs")
+	# a row that restarted its daemon waits for the link to go quiet
+	case $scen in cold | warm-disk) b_link_quiet ;; esac
 	l0=$(b_link_bytes)
 	local vargs=()
 	if [ "$verify" = 1 ]; then

@@ -175,6 +175,22 @@ b_link_bytes()
 	echo $(($(cat "$s/rx_bytes") + $(cat "$s/tx_bytes")))
 }
 
+# b_link_quiet: waits (at most 3 s) until no byte has crossed the link for
+# 0.3 s. A daemon just stopped or started leaves packets in flight (its
+# connections' FINs and ACKs, the new pool's connects; a TCG guest answers
+# them late), which must not be counted as the next run's traffic.
+b_link_quiet()
+{
+	local last now same=0 i
+	last=$(b_link_bytes)
+	for ((i = 0; i < 30 && same < 3; i++)); do
+		sleep 0.1
+		now=$(b_link_bytes)
+		if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; fi
+		last=$now
+	done
+}
+
 # --- the upstream: nfs-ganesha (FSAL VFS) in the namespace -------------------
 # b_start_upstream EXPORT_DIR: sets UP_NFSPORT UP_MNTPORT UP_PID (ports inside
 # the namespace, on $B_NS_IP), UP_EXPORT (the path clients mount: the
