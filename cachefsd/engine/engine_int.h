@@ -1,7 +1,8 @@
-/* Private to the engine: engine.c, mount.c, metaanswer.c, mutate.c, read.c,
- * passread.c, forward.c, reply.c, observe.c, meta.c (in the order they
- * call each other, from the top: docs/design.md, "The engine's files"),
- * and the engine's unit tests. */
+/* Private to the engine (cachefsd/engine/): engine.c, mount.c,
+ * metaanswer.c, mutate.c, read.c, passread.c, forward.c, reply.c,
+ * observe.c, meta.c (in the order they call each other, from the top:
+ * docs/design.md, "The engine's files"), engine_procs.c (their rows), and
+ * the engine's unit tests. */
 #ifndef CFS_ENGINE_INT_H
 #define CFS_ENGINE_INT_H
 
