@@ -122,6 +122,9 @@ test: deps-test
 	@# installed) while there is network: tests run inside isolate.sh have none
 	-tests/guest/mkimage.sh --fetch $(BUILD)/guest-server
 	-tests/guest/mkimage.sh --fetch build-san/guest-server
+	@# nfs-common's rpc.statd, sm-notify, showmount, mount.nfs (not installed:
+	@# its scripts start services) for the lock and plain-mount tests
+	-tests/lib/debs.sh fetch build/debs nfs-common
 	tests/run-all.sh $(BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-all.sh build-san

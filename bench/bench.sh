@@ -499,7 +499,10 @@ run_one()
 			[ "${!tv}" = 1 ] || return 0
 			extra=("${ttl_flag[@]}")
 		fi
-		local cache=$B_TMP/cache-$cfs pv="CFS_PID_$cfs"
+		# one cache per profile: a warm-disk row without a cold one before
+		# it must not meet the cache another profile's upstream made (the
+		# daemon refuses it); its warm-up rounds fill this one
+		local cache=$B_TMP/cache-$profile-$cfs pv="CFS_PID_$cfs"
 		case $scen in
 		cold)
 			b_stop_cachefsd "$cfs"
@@ -710,6 +713,7 @@ for profile in ${profiles//,/ }; do
 		b_stop_cachefsd "$m"
 		[ $ab = 1 ] && b_stop_cachefsd "${m}_b"
 	done
+	rm -rf "$B_TMP/cache-$profile-"* # the next profile makes its own
 	[ -n "${PEER_PID:-}" ] && b_stop_peer
 	[ "$profile" = wan ] && b_stop_relay
 done
