@@ -8,8 +8,10 @@
  * so blocking for that long at those two moments costs no client anything,
  * and a hung rpcbind cannot hold up a start or a stop for more than that.
  *
- * The protocols: GETADDR (rpcbind v3) tells who holds a registration and
- * where (its universal address); SET and UNSET go through the portmapper
+ * The protocols: DUMP (rpcbind v3) tells who holds a registration and
+ * where (its universal address; GETADDR would answer another version of
+ * the program when the one asked is not registered); SET and UNSET go
+ * through the portmapper
  * (v2), which every rpcbind serves and which registers netid "tcp" for
  * prot 6. A v2 UNSET removes prog/vers for udp and tcp alike; cachefsd
  * only unsets what it found dead or registered itself, and serves no udp.
@@ -34,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nfsc/libnfs-raw-portmap.h>
-#include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-portmap.h>
 
 #define RPCBIND_HOST "127.0.0.1"
 #define RPCBIND_PORT 111
@@ -62,7 +64,8 @@ struct pm_call {
 	int done;
 	int ok;        /* RPC_STATUS_SUCCESS */
 	uint32_t val;  /* SET/UNSET: the boolean answer */
-	char addr[80]; /* GETADDR: the universal address, "" when unregistered */
+	uint32_t prog, vers; /* DUMP: the registration looked for ... */
+	char addr[80];       /* ... and its universal address, "" when none */
 	char err[160];
 };
 
@@ -101,14 +104,18 @@ static void cb_u32(struct rpc_context *rpc, int status, void *data, void *priv)
 		c->val = *(uint32_t *)data;
 }
 
-static void cb_addr(struct rpc_context *rpc, int status, void *data, void *priv)
+static void cb_dump(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	struct pm_call *c = priv;
 
 	(void)rpc;
 	call_result(c, status, data);
-	if (c->ok && data && ((struct pmap3_string_result *)data)->addr)
-		snprintf(c->addr, sizeof(c->addr), "%s", ((struct pmap3_string_result *)data)->addr);
+	if (!c->ok || data == NULL)
+		return;
+	for (const pmap3_mapping_list *l = ((pmap3_dump_result *)data)->list; l; l = l->next)
+		if (l->map.prog == c->prog && l->map.vers == c->vers && l->map.netid &&
+		    strcmp(l->map.netid, "tcp") == 0 && l->map.addr)
+			snprintf(c->addr, sizeof(c->addr), "%s", l->map.addr);
 }
 
 /* Drives rpc until c's callback ran or EXCHANGE_MS passed: 0 when it
@@ -144,6 +151,8 @@ static void call_init(struct pm_call *c)
 	c->magic = CALL_MAGIC;
 }
 
+static int port_alive(struct in_addr addr, int port);
+
 /* A context connected to the local rpcbind, or NULL with why in err. */
 static struct rpc_context *pm_open(char *err, size_t errlen)
 {
@@ -153,6 +162,12 @@ static struct rpc_context *pm_open(char *err, size_t errlen)
 
 	if (rpc == NULL) {
 		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!port_alive((struct in_addr){htonl(INADDR_LOOPBACK)}, RPCBIND_PORT)) {
+		/* said plainly: libnfs would report a refusal as "POLLHUP" */
+		snprintf(err, errlen, "nothing listens there");
+		rpc_destroy_context(rpc);
 		return NULL;
 	}
 	call_init(&c);
@@ -172,16 +187,17 @@ static struct rpc_context *pm_open(char *err, size_t errlen)
 
 /* The TCP port prog/vers is registered at (0: none) and the address the
  * registration names in addr (INADDR_ANY as 127.0.0.1). 0 or -errno. */
-static int pm_getaddr(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int *port,
+static int pm_lookup(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int *port,
                       struct in_addr *addr)
 {
-	struct pmap3_mapping m = {prog, vers, "tcp", "", ""};
 	struct pm_call c;
 	unsigned a[4], p1, p2;
 	int rc;
 
 	call_init(&c);
-	if (rpc_pmap3_getaddr_async(rpc, &m, cb_addr, &c) != 0)
+	c.prog = prog;
+	c.vers = vers;
+	if (rpc_pmap3_dump_async(rpc, cb_dump, &c) != 0)
 		return -EIO;
 	rc = pm_wait(rpc, &c);
 	if (rc != 0)
@@ -253,7 +269,7 @@ static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
 		struct in_addr a;
 		int port = 0, rc;
 
-		rc = pm_getaddr(rpc, e->prog, e->vers, &port, &a);
+		rc = pm_lookup(rpc, e->prog, e->vers, &port, &a);
 		if (rc == 0 && port != r->port) {
 			log_info("rpcbind: %s v%u is registered to port %d now, not ours: left alone",
 			         e->name, e->vers, port);
@@ -279,7 +295,7 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 	int port = 0, rc;
 
 	*skipped = 0;
-	rc = pm_getaddr(rpc, p->prog, p->vers, &port, &a);
+	rc = pm_lookup(rpc, p->prog, p->vers, &port, &a);
 	if (rc != 0) {
 		snprintf(err, errlen, "rpcbind: cannot look up %s v%u (%u): %s", p->name, p->vers,
 		         p->prog, strerror(-rc));
