@@ -54,7 +54,16 @@
 #   cfs.mountport= cfs.opts=), which /init parses. busybox mount has no NFS
 #   support of its own, so it hands the kernel the text options, with
 #   addr=/mountaddr= given explicitly (there is no mount.nfs): no rpcbind is
-#   asked, cachefsd only needs its one port.
+#   asked, cachefsd only needs its one port. --plain is the other way, a
+#   stock client host: the image (mkimage.sh --plain) adds nfs-common's
+#   mount.nfs, showmount, rpc.statd, sm-notify and the host's rpcbind and
+#   rpcinfo; init starts rpcbind and `rpc.statd --no-notify -F` and runs
+#   `mount.nfs ADDR:PATH /mnt -o vers=3` (what `mount -t nfs` runs), which
+#   asks the host's rpcbind (slirp's 10.0.2.2:111) for the ports. mount.nfs
+#   needs /etc/protocols ("tcp" by name) and the kernel's lockd registers
+#   through /var/run/rpcbind.sock: without those the mount fails with
+#   "Protocol not supported". A blocking lock waits ~30 s (the kernel polls:
+#   nothing can call back into the slirp guest).
 # - Two serial ports: ttyS0 is the console (kernel at loglevel=3 + /init's
 #   progress) -> --out LOG; ttyS1 (raw mode) carries only the script's output
 #   and the final "GUEST-EXIT: N" line -> file, streamed live to our stdout.
