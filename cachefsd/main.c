@@ -2,8 +2,8 @@
  *
  * Start-up order, so that nothing is half-started: configuration, cache
  * directory, upstream (mounted and answering), listener, registration
- * with a local rpcbind; only then does the daemon detach. Any failure before that exits non-zero with a message that
- * names what is wrong. */
+ * with a local rpcbind; only then does the daemon detach. Any failure
+ * before that exits non-zero with a message that names what is wrong. */
 #include "config.h"
 #include "control.h"
 #include "engine.h"

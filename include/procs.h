@@ -72,7 +72,7 @@ enum prog_flags {
 struct prog_row {
 	uint32_t prog, vers;
 	const char *name;
-	unsigned flags; /* enum prog_flags */
+	unsigned flags;               /* enum prog_flags */
 	const struct proc_row *procs; /* indexed by procedure number */
 	uint32_t nprocs;
 	/* reply_want for calls whose arguments are not walked (their replies

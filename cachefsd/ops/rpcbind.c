@@ -62,8 +62,8 @@ struct rpcbind_reg {
 struct pm_call {
 	uint32_t magic;
 	int done;
-	int ok;        /* RPC_STATUS_SUCCESS */
-	uint32_t val;  /* SET/UNSET: the boolean answer */
+	int ok;              /* RPC_STATUS_SUCCESS */
+	uint32_t val;        /* SET/UNSET: the boolean answer */
 	uint32_t prog, vers; /* DUMP: the registration looked for ... */
 	char addr[80];       /* ... and its universal address, "" when none */
 	char err[160];
@@ -188,7 +188,7 @@ static struct rpc_context *pm_open(char *err, size_t errlen)
 /* The TCP port prog/vers is registered at (0: none) and the address the
  * registration names in addr (INADDR_ANY as 127.0.0.1). 0 or -errno. */
 static int pm_lookup(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int *port,
-                      struct in_addr *addr)
+                     struct in_addr *addr)
 {
 	struct pm_call c;
 	unsigned a[4], p1, p2;
@@ -271,8 +271,9 @@ static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
 
 		rc = pm_lookup(rpc, e->prog, e->vers, &port, &a);
 		if (rc == 0 && port != r->port) {
-			log_info("rpcbind: %s v%u is registered to port %d now, not ours: left alone",
-			         e->name, e->vers, port);
+			log_info(
+			    "rpcbind: %s v%u is registered to port %d now, not ours: left alone",
+			    e->name, e->vers, port);
 			continue;
 		}
 		rc = pm_change(rpc, 0, e->prog, e->vers, r->port);
@@ -309,11 +310,12 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 	} else {
 		if (port != 0 && port_alive(a, port)) {
 			if (yes) {
-				snprintf(err, errlen,
-				         "rpcbind: %s v%u (program %u) is registered to port %d, where "
-				         "another server answers: stop that server, or set register = "
-				         "auto (skip it) or no",
-				         p->name, p->vers, p->prog, port);
+				snprintf(
+				    err, errlen,
+				    "rpcbind: %s v%u (program %u) is registered to port %d, where "
+				    "another server answers: stop that server, or set register = "
+				    "auto (skip it) or no",
+				    p->name, p->vers, p->prog, port);
 				return -EADDRINUSE;
 			}
 			log_warn("rpcbind: %s v%u (program %u) is registered to port %d, where "
@@ -331,8 +333,9 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 		}
 		rc = pm_change(rpc, 1, p->prog, p->vers, r->port);
 		if (rc != 0) {
-			snprintf(err, errlen, "rpcbind: cannot register %s v%u (%u) tcp port %d: %s",
-			         p->name, p->vers, p->prog, r->port,
+			snprintf(err, errlen,
+			         "rpcbind: cannot register %s v%u (%u) tcp port %d: %s", p->name,
+			         p->vers, p->prog, r->port,
 			         rc == -EPERM ? "rpcbind refused it (not root, or the old "
 			                        "registration could not be removed)"
 			                      : strerror(-rc));
@@ -363,10 +366,11 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 	rpc = pm_open(why, sizeof(why));
 	if (rpc == NULL) {
 		if (cfg->rpcbind_register == CFS_REGISTER_YES) {
-			snprintf(err, errlen,
-			         "register = yes: no rpcbind at %s:%d (%s): start rpcbind first, or "
-			         "set register = auto or no",
-			         RPCBIND_HOST, RPCBIND_PORT, why);
+			snprintf(
+			    err, errlen,
+			    "register = yes: no rpcbind at %s:%d (%s): start rpcbind first, or "
+			    "set register = auto or no",
+			    RPCBIND_HOST, RPCBIND_PORT, why);
 			return -ECONNREFUSED;
 		}
 		log_info("rpcbind: none at %s:%d (%s): nothing registered; clients need "
@@ -416,8 +420,8 @@ void rpcbind_unregister(struct rpcbind_reg *r)
 		return;
 	rpc = pm_open(why, sizeof(why));
 	if (rpc == NULL) {
-		log_warn("rpcbind: cannot unregister (%s): its registrations of port %d stay",
-		         why, r->port);
+		log_warn("rpcbind: cannot unregister (%s): its registrations of port %d stay", why,
+		         r->port);
 	} else {
 		unregister_all(rpc, r);
 		log_info("rpcbind: unregistered");

@@ -525,11 +525,15 @@ static void test_engine_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_complete),   cmocka_unit_test(test_versions),
+	    cmocka_unit_test(test_rows_complete),
+	    cmocka_unit_test(test_versions),
 	    cmocka_unit_test(test_flags),
-	    cmocka_unit_test(test_handles),         cmocka_unit_test(test_engine_observe),
-	    cmocka_unit_test(test_engine_meta),     cmocka_unit_test(test_engine_mutations),
-	    cmocka_unit_test(test_engine_dispatch), cmocka_unit_test(test_engine_answers),
+	    cmocka_unit_test(test_handles),
+	    cmocka_unit_test(test_engine_observe),
+	    cmocka_unit_test(test_engine_meta),
+	    cmocka_unit_test(test_engine_mutations),
+	    cmocka_unit_test(test_engine_dispatch),
+	    cmocka_unit_test(test_engine_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
