@@ -16,8 +16,9 @@
  * prot 6. A v2 UNSET removes prog/vers for udp and tcp alike; cachefsd
  * only unsets what it found dead or registered itself, and serves no udp.
  *
- * rpcbind accepts SET and UNSET only from a privileged port on the
- * loopback address; libnfs binds one when running as root. */
+ * rpcbind accepts SET and UNSET only from the loopback address (and the
+ * registration of a port below 1024 only from a privileged port, which
+ * libnfs binds when running as root). */
 #include "rpcbind.h"
 #include "control.h"
 #include "log.h"
@@ -300,7 +301,7 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 	if (rc != 0) {
 		snprintf(err, errlen, "rpcbind: cannot look up %s v%u (%u): %s", p->name, p->vers,
 		         p->prog, strerror(-rc));
-		return rc;
+		goto failed;
 	}
 	if (port == r->port) {
 		/* ours already: an earlier run on this port that did not
@@ -336,16 +337,27 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 			snprintf(err, errlen,
 			         "rpcbind: cannot register %s v%u (%u) tcp port %d: %s", p->name,
 			         p->vers, p->prog, r->port,
-			         rc == -EPERM ? "rpcbind refused it (not root, or the old "
-			                        "registration could not be removed)"
+			         rc == -EPERM ? "rpcbind refused it (a port below 1024 while not "
+			                        "root, or the old registration could not be "
+			                        "removed)"
 			                      : strerror(-rc));
-			return rc;
+			goto failed;
 		}
 		log_info("rpcbind: registered %s v%u (program %u) tcp port %d", p->name, p->vers,
 		         p->prog, r->port);
 	}
 	r->ent[r->n++] = (struct reg_ent){p->prog, p->vers, p->name};
 	control_counters.rpcbind_registered = r->n;
+	return 0;
+
+failed:
+	if (yes)
+		return rc;
+	/* auto: registration is a convenience, serving is not */
+	log_warn("%s: not registered (register = auto); clients need port=/mountport=%d", err,
+	         r->port);
+	err[0] = 0;
+	*skipped = 1;
 	return 0;
 }
 
