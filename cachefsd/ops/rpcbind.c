@@ -271,6 +271,8 @@ static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
 		int port = 0, rc;
 
 		rc = pm_lookup(rpc, e->prog, e->vers, &port, &a);
+		if (rc == 0 && port == 0)
+			continue; /* removed already (rpcinfo -d) */
 		if (rc == 0 && port != r->port) {
 			log_info(
 			    "rpcbind: %s v%u is registered to port %d now, not ours: left alone",
@@ -435,8 +437,10 @@ void rpcbind_unregister(struct rpcbind_reg *r)
 		log_warn("rpcbind: cannot unregister (%s): its registrations of port %d stay", why,
 		         r->port);
 	} else {
+		size_t n = r->n;
+
 		unregister_all(rpc, r);
-		log_info("rpcbind: unregistered");
+		log_info("rpcbind: unregistered (%zu program versions of port %d)", n, r->port);
 		rpc_destroy_context(rpc);
 	}
 	control_counters.rpcbind_registered = 0;
