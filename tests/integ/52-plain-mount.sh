@@ -32,7 +32,8 @@ command -v qemu-system-x86_64 >/dev/null ||
 
 h_start_ganesha up # starts this namespace's rpcbind (tracked, stopped at exit)
 for pv in "100003 3" "100003 4" "100005 1" "100005 3"; do
-	rpcinfo -d $pv 2>/dev/null || true
+	read -r p v <<<"$pv"
+	rpcinfo -d "$p" "$v" 2>/dev/null || true
 done
 ex=$H_EXPORT_up
 (set +o pipefail; h_mkdata "$ex/data.bin" 512 5)

@@ -81,7 +81,8 @@ GANESHA_MNT=$(port 100005 3)
 # the filer is a server of this host too: its registrations go, so that the
 # proxy's are the ones clients find (they come back below)
 for pv in "100003 3" "100003 4" "100005 1" "100005 3"; do
-	rpcinfo -d $pv 2>/dev/null
+	read -r p v <<<"$pv"
+	rpcinfo -d "$p" "$v" 2>/dev/null
 done
 [ -z "$(port 100005 3)" ] || h_fail "cannot remove ganesha's registrations"
 
@@ -150,8 +151,9 @@ h_pass "register = yes with MOUNT v3 owned by a live server: refuses to start, n
 h_start_cachefsd skip up
 wait_serving skip
 [ "$(port 100005 3)" = "$H_MNTPORT_up" ] || h_fail "auto took over a live server's MOUNT v3"
-[ "$(port 100003 3)" = "$H_PORT_skip" ] && [ "$(port 100005 1)" = "$H_PORT_skip" ] ||
+if [ "$(port 100003 3)" != "$H_PORT_skip" ] || [ "$(port 100005 1)" != "$H_PORT_skip" ]; then
 	h_fail "auto did not register the programs nobody else owns: $(rpcinfo -p 127.0.0.1)"
+fi
 grep -q "mount v3 (program 100005) is registered to port $H_MNTPORT_up, where another server answers: not registered (register = auto)" "$H_LOG_skip" ||
 	h_fail "auto: no log line about the skipped program"
 [ "$(h_stat skip rpcbind_registered)" = 2 ] || h_fail "rpcbind_registered is not 2"

@@ -47,6 +47,7 @@ if [ -z "$UPSTREAM" ]; then
 	# the demo filer registered its NFS and MOUNT with this host's rpcbind;
 	# cachefsd talks to it by port, and clients should find the proxy:
 	# remove those registrations (only the ones at the demo filer's ports)
+	# shellcheck disable=SC2154 # set by h_start_ganesha (printf -v)
 	for pv in "100003 3 $H_NFSPORT_demo" "100003 4 $H_NFSPORT_demo" \
 		"100005 1 $H_MNTPORT_demo" "100005 3 $H_MNTPORT_demo"; do
 		read -r pr ve po <<<"$pv"
