@@ -1,9 +1,9 @@
 /* cachefsd: a caching NFSv3 proxy.
  *
  * Start-up order, so that nothing is half-started: configuration, cache
- * directory, upstream (mounted and answering), listener; only then does the
- * daemon detach. Any failure before that exits non-zero with a message that
- * names what is wrong. */
+ * directory, upstream (mounted and answering), listener, registration
+ * with a local rpcbind; only then does the daemon detach. Any failure
+ * before that exits non-zero with a message that names what is wrong. */
 #include "config.h"
 #include "control.h"
 #include "engine.h"
@@ -11,6 +11,7 @@
 #include "log.h"
 #include "loop.h"
 #include "proto.h"
+#include "rpcbind.h"
 #include "upstream.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ struct daemon {
 	struct ops_env ops;
 	struct control *ctl;
 	struct metrics *metrics;
+	struct rpcbind_reg *reg; /* what is registered with rpcbind (rpcbind.h) */
 	int argc;
 	char **argv; /* for reloads: --config made absolute */
 };
@@ -483,6 +485,10 @@ int main(int argc, char **argv)
 	rc = control_start(&d.ops, &d.ctl, err, sizeof(err));
 	if (rc == 0)
 		rc = metrics_start(&d.ops, &d.metrics, err, sizeof(err));
+	/* last: registered means served, and a failure below would leave
+	 * registrations of a port nobody serves */
+	if (rc == 0)
+		rc = rpcbind_register(&d.cfg, proto_port(d.srv), &d.reg, err, sizeof(err));
 	if (rc)
 		goto fail;
 	log_info("serving %s on %s (port %d), cache %s", engine_export_path(d.engine),
@@ -500,6 +506,7 @@ int main(int argc, char **argv)
 	loop_run(d.loop);
 
 	log_info("shutting down");
+	rpcbind_unregister(d.reg); /* first: clients stop finding a port that closes */
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	proto_shutdown(d.srv);

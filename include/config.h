@@ -23,6 +23,13 @@ enum cfs_read_evidence {
 	CFS_EVIDENCE_ACCESS,   /* that, or any ACCESS grant */
 };
 
+/* Registration with a local rpcbind (cachefsd/ops/rpcbind.c). */
+enum cfs_register {
+	CFS_REGISTER_AUTO = 0, /* when an rpcbind answers; skip what another server owns */
+	CFS_REGISTER_YES,      /* required: refuse to start when it cannot be done */
+	CFS_REGISTER_NO,       /* never: clients give port= and mountport= */
+};
+
 struct cfs_config {
 	char *upstream;
 	char *listen;
@@ -66,6 +73,7 @@ struct cfs_config {
 	/* operator interfaces (docs/operations.md) */
 	char *control_socket; /* NULL: <cache_dir>/control */
 	char *metrics_listen; /* NULL or "off": no metrics listener */
+	int rpcbind_register; /* enum cfs_register (key "register") */
 	char *config_file; /* flag only */
 };
 

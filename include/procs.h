@@ -1,8 +1,9 @@
-/* The procedure table: one row per RPC procedure the proxy answers (NFSv3
- * and MOUNT v3 today), holding what the wire layer (proto/) and the
+/* The procedure table: one row per RPC procedure the proxy answers (NFSv3,
+ * MOUNT v3 and MOUNT v1 today), holding what the wire layer (proto/) and the
  * upstream pool (cachefsd/upstream/upstream.c) need to know about it. Adding a
- * procedure is adding a row in proto/procs.c; adding a program is adding
- * its rows and one program row there.
+ * procedure is adding a row in proto/procs.c; adding a program (or a
+ * version of one) is adding its rows and one program row there: a program
+ * row is one (program, version).
  *
  * The table is constant data shared by both layers, so it lives in its own
  * header: neither layer reaches into the other's private headers for it. */
@@ -61,9 +62,17 @@ struct proc_row {
 	size_t fh_off;
 };
 
+/* What the daemon does with a program row. */
+enum prog_flags {
+	/* registered with a local rpcbind at start (cachefsd/ops/rpcbind.c),
+	 * so that clients find it without port= options */
+	PROG_REGISTER = 1 << 0,
+};
+
 struct prog_row {
 	uint32_t prog, vers;
 	const char *name;
+	unsigned flags;               /* enum prog_flags */
 	const struct proc_row *procs; /* indexed by procedure number */
 	uint32_t nprocs;
 	/* reply_want for calls whose arguments are not walked (their replies
@@ -71,10 +80,21 @@ struct prog_row {
 	uint32_t reply_default;
 };
 
-/* The program row of prog, or NULL for a program the proxy does not serve. */
-const struct prog_row *proc_prog(uint32_t prog);
-/* The row of prog/proc, or NULL when there is none. Static storage. */
+/* The program row of prog version vers, or NULL when the proxy does not
+ * serve that version. Static storage. */
+const struct prog_row *proc_prog(uint32_t prog, uint32_t vers);
+/* The lowest and highest version of prog the table has (what a
+ * PROG_MISMATCH reply names): 0, or -ENOENT when prog is not served. */
+int proc_versions(uint32_t prog, uint32_t *low, uint32_t *high);
+/* Every program row, in table order; *n gets their number. */
+const struct prog_row *proc_progs(size_t *n);
+/* The row of prog/proc in prog's highest version, or NULL when there is
+ * none: names, counters and the engine's NFSv3 rows, which are the same in
+ * every version served. Static storage. */
 const struct proc_row *proc_row(uint32_t prog, uint32_t proc);
+/* The row of prog/proc in version vers (how the call is decoded and its
+ * reply encoded), or NULL. Static storage. */
+const struct proc_row *proc_row_vers(uint32_t prog, uint32_t vers, uint32_t proc);
 
 /* The handle row's call is about, in its decoded arguments (union
  * cfs_args *), or NULL when it has none. Points into args. */

@@ -51,12 +51,9 @@ int proto_client_count(const struct proto_server *srv);
  * has closed, the reply is dropped. Returns 0, or -errno when the reply
  * could not be queued (the connection is then closed). */
 int proto_reply(struct cfs_req *req, void *res);
-/* The program versions the proxy serves (NFS and MOUNT): what its own
- * PROG_MISMATCH replies name. */
-#define PROTO_VERS_LOW  3
-#define PROTO_VERS_HIGH 3
 /* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees
- * req. PROG_MISMATCH carries PROTO_VERS_LOW..PROTO_VERS_HIGH. These three
+ * req. PROG_MISMATCH carries the lowest..highest version the procedure
+ * table has for req's program (proc_versions()). These three
  * return as proto_reply() does. */
 int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat);
 /* Replies MSG_ACCEPTED PROG_MISMATCH with the range low..high, frees req. */
@@ -80,10 +77,10 @@ int proto_proc_mutates(uint32_t proc);
 
 /* --- pieces exposed for unit tests and the fuzz harness ----------------- */
 
-/* Walks the XDR arguments of prog/proc in buf[0..len). Returns 0 when they
- * are well formed and within the limits in req.h, -EBADMSG when not,
- * -ENOSYS for an unknown procedure. */
-int proto_check_args(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
+/* Walks the XDR arguments of prog version vers, procedure proc, in
+ * buf[0..len). Returns 0 when they are well formed and within the limits in
+ * req.h, -EBADMSG when not, -ENOSYS for an unknown procedure. */
+int proto_check_args(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *buf, size_t len);
 /* About how many bytes the reply to the call in rec[0..len) can take (a
  * READ's count, a READDIR's maxcount, ...; 512 for the small ones): what
  * the connection may hold for it while memory is short. */
@@ -106,10 +103,11 @@ struct proto_call_hdr {
 int proto_parse_call(const uint8_t *rec, size_t len, struct proto_call_hdr *h);
 /* Parses an AUTH_SYS credential body. Returns 0 or -EBADMSG. */
 int proto_parse_authsys(const uint8_t *body, uint32_t len, struct cfs_cred *out);
-/* Validates buf as arguments of prog/proc, copies it and decodes the copy
- * into a new request (conn NULL). Returns NULL on bad arguments (errno
- * EBADMSG) or no memory. Free with proto_req_free(). */
-struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len);
+/* Validates buf as arguments of prog version vers, procedure proc, copies
+ * it and decodes the copy into a new request (conn NULL). Returns NULL on
+ * bad arguments (errno EBADMSG) or no memory. Free with proto_req_free(). */
+struct cfs_req *proto_req_decode(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *buf,
+                                 size_t len);
 void proto_req_free(struct cfs_req *req);
 /* Runs data through a connection as if a client sent it (over a socket
  * pair, with its replies read and discarded), calling submit for each

@@ -6,6 +6,7 @@
 #include "procs.h"
 #include "xdrwalk.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -401,6 +402,22 @@ static const struct proc_row mount3_rows[MOUNT3_NPROCS] = {
 _Static_assert(MOUNT3_EXPORT == MOUNT3_NPROCS - 1,
                "MOUNT3_NPROCS is the number of MOUNT procedures");
 
+/* MOUNT v1 (RFC 1094 appendix A): the procedures of v3 with the same
+ * arguments and results, except MNT, whose result is a fixed 32-byte
+ * fhandle. showmount asks v1 for EXPORT and DUMP, so v1 is served; its MNT
+ * is answered with an error (cachefsd/engine/mount.c says which). */
+static const struct proc_row mount1_rows[MOUNT3_NPROCS] = {
+    [MOUNT1_NULL] = {ROW("MNT_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT1_MNT] = {ROW("MNT", args_dirpath, zdr_dirpath, zdr_mountres1, 0, NULL)},
+    [MOUNT1_DUMP] = {ROW("DUMP", args_void, zdr_void, zdr_mountlist, 0, NULL),
+                     SIZES(NULL, NULL, room_dump)},
+    [MOUNT1_UMNT] = {ROW("UMNT", args_dirpath, zdr_dirpath, zdr_void, 0, NULL)},
+    [MOUNT1_UMNTALL] = {ROW("UMNTALL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [MOUNT1_EXPORT] = {ROW("EXPORT", args_void, zdr_void, zdr_exports, 0, NULL),
+                       SIZES(NULL, NULL, room_export)},
+};
+_Static_assert(MOUNT1_EXPORT == MOUNT3_NPROCS - 1, "MOUNT v1 has the procedures of v3");
+
 #undef ROW
 #undef FH
 #undef SIZES
@@ -408,23 +425,67 @@ _Static_assert(MOUNT3_EXPORT == MOUNT3_NPROCS - 1,
 #undef M
 #undef D
 
-/* A MOUNT reply (an export list, a handle) is given 4 KiB whatever it asks. */
+/* A MOUNT reply (an export list, a handle) is given 4 KiB whatever it asks.
+ * R: registered with a local rpcbind (PROG_REGISTER). */
+#define R PROG_REGISTER
 static const struct prog_row progs[] = {
-    {NFS_PROGRAM, NFS_V3, "nfs", nfs3_rows, NFS3_NPROCS, 0},
-    {MOUNT_PROGRAM, MOUNT_V3, "mount", mount3_rows, MOUNT3_NPROCS, 4096 - 512},
+    {NFS_PROGRAM, NFS_V3, "nfs", R, nfs3_rows, NFS3_NPROCS, 0},
+    {MOUNT_PROGRAM, MOUNT_V3, "mount", R, mount3_rows, MOUNT3_NPROCS, 4096 - 512},
+    {MOUNT_PROGRAM, MOUNT_V1, "mount", R, mount1_rows, MOUNT3_NPROCS, 4096 - 512},
 };
+#undef R
 
-const struct prog_row *proc_prog(uint32_t prog)
+const struct prog_row *proc_progs(size_t *n)
+{
+	*n = sizeof(progs) / sizeof(progs[0]);
+	return progs;
+}
+
+const struct prog_row *proc_prog(uint32_t prog, uint32_t vers)
 {
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		if (progs[i].prog == prog)
+		if (progs[i].prog == prog && progs[i].vers == vers)
 			return &progs[i];
 	return NULL;
 }
 
+/* The row of prog's highest version, or NULL. */
+static const struct prog_row *prog_newest(uint32_t prog)
+{
+	const struct prog_row *best = NULL;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (progs[i].prog == prog && (best == NULL || progs[i].vers > best->vers))
+			best = &progs[i];
+	return best;
+}
+
+int proc_versions(uint32_t prog, uint32_t *low, uint32_t *high)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (progs[i].prog != prog)
+			continue;
+		if (!found || progs[i].vers < *low)
+			*low = progs[i].vers;
+		if (!found || progs[i].vers > *high)
+			*high = progs[i].vers;
+		found = 1;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 const struct proc_row *proc_row(uint32_t prog, uint32_t proc)
 {
-	const struct prog_row *p = proc_prog(prog);
+	const struct prog_row *p = prog_newest(prog);
+
+	return p && proc < p->nprocs ? &p->procs[proc] : NULL;
+}
+
+const struct proc_row *proc_row_vers(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	const struct prog_row *p = proc_prog(prog, vers);
 
 	return p && proc < p->nprocs ? &p->procs[proc] : NULL;
 }

@@ -1,4 +1,4 @@
-/* NFSv3 and MOUNT v3 dispatch: call header checks, argument decoding into
+/* NFSv3 and MOUNT (v3, v1) dispatch: call header checks, argument decoding into
  * requests, and reply encoding.
  *
  * What each procedure is (its name, argument walker, decoder, encoder,
@@ -31,12 +31,13 @@ int cfs_cred_equal(const struct cfs_cred *a, const struct cfs_cred *b)
 	return memcmp(a->gids, b->gids, a->ngids * sizeof(a->gids[0])) == 0;
 }
 
-struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len)
+struct cfs_req *proto_req_decode(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *buf,
+                                 size_t len)
 {
-	const struct proc_row *d = proc_row(prog, proc);
+	const struct proc_row *d = proc_row_vers(prog, vers, proc);
 	struct cfs_req *req;
 
-	if (d == NULL || proto_check_args(prog, proc, buf, len) != 0) {
+	if (d == NULL || proto_check_args(prog, vers, proc, buf, len) != 0) {
 		errno = EBADMSG;
 		return NULL;
 	}
@@ -45,6 +46,7 @@ struct cfs_req *proto_req_decode(uint32_t prog, uint32_t proc, const uint8_t *bu
 		return NULL;
 	req->magic = CFS_REQ_MAGIC;
 	req->prog = prog;
+	req->vers = vers;
 	req->proc = proc;
 	req->arglen = (uint32_t)len;
 	req->argbuf = malloc(len ? len : 1);
@@ -131,7 +133,7 @@ static uint32_t enc_raw(ZDR *z, void *arg, ...)
 
 int proto_reply(struct cfs_req *req, void *res)
 {
-	const struct proc_row *d = proc_row(req->prog, req->proc);
+	const struct proc_row *d = proc_row_vers(req->prog, req->vers, req->proc);
 	int rc = 0;
 
 	assert(req->magic == CFS_REQ_MAGIC);
@@ -191,8 +193,12 @@ static int send_err(struct cfs_req *req, struct err_reply *e)
 
 int proto_reply_accept_error(struct cfs_req *req, uint32_t accept_stat)
 {
-	if (accept_stat == PROG_MISMATCH)
-		return proto_reply_prog_mismatch(req, PROTO_VERS_LOW, PROTO_VERS_HIGH);
+	if (accept_stat == PROG_MISMATCH) {
+		uint32_t lo = 0, hi = 0;
+
+		proc_versions(req->prog, &lo, &hi);
+		return proto_reply_prog_mismatch(req, lo, hi);
+	}
 	struct err_reply e = {MSG_ACCEPTED, accept_stat, 0, 0, 0};
 
 	return send_err(req, &e);
@@ -232,7 +238,7 @@ static int reject(struct proto_conn *c, uint32_t xid, struct err_reply e)
 int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 {
 	struct proto_call_hdr h;
-	const struct prog_row *prog;
+	uint32_t vers_lo, vers_hi;
 	struct cfs_cred cred;
 	struct cfs_req *req;
 
@@ -250,14 +256,12 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	}
 	if (h.rpcvers != RPC_MSG_VERSION)
 		return reject(c, h.xid, (struct err_reply){MSG_DENIED, RPC_MISMATCH, 0, 2, 2});
-	prog = proc_prog(h.prog);
-	if (prog == NULL)
+	if (proc_versions(h.prog, &vers_lo, &vers_hi) != 0)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
-	if (h.vers != prog->vers)
+	if (proc_prog(h.prog, h.vers) == NULL) /* the versions the table has for it */
 		return reject(c, h.xid,
-		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, PROTO_VERS_LOW,
-		                                 PROTO_VERS_HIGH});
-	if (proc_row(h.prog, h.proc) == NULL)
+		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, vers_lo, vers_hi});
+	if (proc_row_vers(h.prog, h.vers, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));
 	switch (h.cred_flavor) {
@@ -292,7 +296,7 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 		cred.gid = (uint32_t)c_cfg(c)->anon_gid;
 		cred.ngids = 0;
 	}
-	req = proto_req_decode(h.prog, h.proc, rec + h.args_off, len - h.args_off);
+	req = proto_req_decode(h.prog, h.vers, h.proc, rec + h.args_off, len - h.args_off);
 	if (req == NULL) {
 		if (errno == ENOMEM)
 			return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, SYSTEM_ERR, 0, 0, 0});
@@ -319,7 +323,6 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 		}
 	}
 	req->xid = h.xid;
-	req->vers = h.vers;
 	req->cred = cred;
 	req->t_start_us = loop_clock_us();
 	proto_counters.calls++;

@@ -17,9 +17,9 @@
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
-int proto_check_args(uint32_t prog, uint32_t proc, const uint8_t *buf, size_t len)
+int proto_check_args(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *buf, size_t len)
 {
-	const struct proc_row *r = proc_row(prog, proc);
+	const struct proc_row *r = proc_row_vers(prog, vers, proc);
 	struct xcur c = {buf, len, 0, 0};
 
 	if (r == NULL)
@@ -105,10 +105,10 @@ size_t proto_reply_estimate(const uint8_t *rec, size_t len)
 
 	if (proto_parse_call(rec, len, &h) != 0)
 		return 512; /* an error reply */
-	p = proc_prog(h.prog);
+	p = proc_prog(h.prog, h.vers);
 	if (p == NULL)
 		return 512;
-	r = proc_row(h.prog, h.proc);
+	r = proc_row_vers(h.prog, h.vers, h.proc);
 	if (r == NULL || r->reply_want == NULL)
 		return (size_t)p->reply_default + 512;
 	c = (struct xcur){rec + h.args_off, len - h.args_off, 0, 0};

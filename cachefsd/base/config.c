@@ -126,6 +126,12 @@ static const struct cfg_key keys[] = {
 	 "what lets a credential read cached bytes: read = only a READ the server answered "
 	 "for it; mode = that, or an ACCESS grant the file's mode, owner and group also allow "
 	 "(AUTH_SYS); access = any ACCESS grant (servers whose ACCESS is exact)"},
+	{"register", CFG_CHOICE, OFF(rpcbind_register), "auto", 0, 0, "auto|yes|no",
+	 "register the programs served (NFS 3, MOUNT 3 and 1; TCP, the listen port) with "
+	 "the rpcbind at 127.0.0.1:111, so that clients mount without port= options and "
+	 "showmount works: "
+	 "auto = when an rpcbind answers, skipping a program another live server has "
+	 "registered; yes = refuse to start when that cannot be done; no = never"},
 	{"control_socket", CFG_STR, OFF(control_socket), NULL, 0, 0, "PATH",
 	 "Unix socket cachefsctl talks to, mode 0600 (default: <cache_dir>/control)"},
 	{"metrics_listen", CFG_STR, OFF(metrics_listen), NULL, 0, 0, "ADDR:PORT",

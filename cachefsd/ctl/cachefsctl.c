@@ -375,8 +375,9 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, UPSTREAM_STAT(reconnects)),
 	       (unsigned long long)kv_num(s, UPSTREAM_STAT(connect_attempts)),
 	       (unsigned long long)kv_num(s, "upstream_waiting"));
-	printf("clients      %llu connected\n\n",
-	       (unsigned long long)kv_num(s, "clients_connected"));
+	printf("clients      %llu connected; %llu program versions registered with rpcbind\n\n",
+	       (unsigned long long)kv_num(s, "clients_connected"),
+	       (unsigned long long)kv_num(s, CONTROL_STAT(rpcbind_registered)));
 
 	printf("%-12s %10s %10s %10s %10s %8s %8s %10s\n", "procedure", "calls", "hit", "miss",
 	       "pass", "failed", "errors", "avg");

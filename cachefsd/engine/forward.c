@@ -111,8 +111,8 @@ void engine_reply_failure(struct engine *e, struct cfs_req *req, int status)
 		return;
 	case UPSTREAM_E_PROG_MISMATCH:
 		/* the server's low/high are lost; what the client talks to is
-		 * the proxy, which serves version 3 only */
-		proto_reply_prog_mismatch(req, PROTO_VERS_LOW, PROTO_VERS_HIGH);
+		 * the proxy: the versions its table has for the program */
+		proto_reply_accept_error(req, PROG_MISMATCH);
 		return;
 	default:
 		/* the accept_stat the server answered; SYSTEM_ERR for a

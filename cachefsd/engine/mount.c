@@ -1,4 +1,4 @@
-/* MOUNT v3, answered by the proxy.
+/* MOUNT v3 (and v1), answered by the proxy.
  *
  * MNT of the export path returns the upstream's root handle (learned at
  * start-up); MNT of a path below it walks there with LOOKUPs upstream as the
@@ -478,6 +478,24 @@ static void do_mnt(struct engine *e, struct cfs_req *req)
 	mnt_schedule(e);
 }
 
+/* MOUNT v1's MNT answers a fixed 32-byte fhandle (RFC 1094), and the handles
+ * cachefsd hands out are the filer's own, up to 64 bytes, unchanged (no
+ * translation table: docs/design.md): a v1 handle cannot carry them, and a
+ * v1 handle is for NFSv2, which the proxy does not serve. So MNT v1 is
+ * refused with MNT1ERR_NOTSUPP ("operation not supported", the status the
+ * request really meets); a client that maps only the classic errno
+ * statuses shows it as EACCES. The other v1 procedures are v3's and are
+ * served (showmount asks v1 for EXPORT and DUMP). */
+static void do_mnt1(struct engine *e, struct cfs_req *req)
+{
+	mountres1 res;
+
+	memset(&res, 0, sizeof(res));
+	res.fhs_status = MNT1ERR_NOTSUPP;
+	e->ctr.mounts_refused++;
+	engine_reply(e, req, &res);
+}
+
 static void do_export(struct engine *e, struct cfs_req *req)
 {
 	exportnode node;
@@ -561,5 +579,8 @@ void mount_submit(struct engine *e, struct cfs_req *req)
 		return;
 	}
 	e->ctr.mount_calls[req->proc]++;
-	mount_procs[req->proc](e, req);
+	if (req->vers == MOUNT_V1 && req->proc == MOUNT1_MNT)
+		do_mnt1(e, req);
+	else
+		mount_procs[req->proc](e, req);
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/guest/mkimage.sh [--server|--fetch] OUTDIR
+# tests/guest/mkimage.sh [--server|--plain|--fetch] OUTDIR
 #
 # Builds the guest image that tests/guest/run.sh boots (design notes at the
 # top of run.sh), or with --server the kernel NFS server guest that
@@ -31,18 +31,27 @@
 # /var/cache/apt/archives, and downloaded only if none has it (there is no
 # network inside tests/lib/isolate.sh: `make test` fetches it first).
 # --fetch: only that, the .deb into OUTDIR/deb (needs no kernel).
+#
+# --plain: the client image plus the userland of a stock NFS client host,
+# for plain mounts and locks (run.sh --plain): mount.nfs, showmount,
+# rpc.statd and sm-notify from Debian's nfs-common .deb (tests/lib/debs.sh:
+# fetched by `make test` into build/debs, unpacked, never installed), the
+# host's rpcbind and rpcinfo, their libraries by ldd, /etc/netconfig,
+# /etc/services, /etc/protocols (mount.nfs looks up "tcp" by name), the users rpcbind and statd drop to, and /var/lib/nfs/sm,
+# sm.bak as statd wants them.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 role=client
 case ${1:-} in
 --server) role=server; shift ;;
+--plain) role=plain; shift ;;
 --fetch) role=fetch; shift ;;
 esac
-out=${1:?usage: mkimage.sh [--server|--fetch] OUTDIR}
+out=${1:?usage: mkimage.sh [--server|--plain|--fetch] OUTDIR}
 nic=${GUEST_NIC:-virtio}
 initsrc=$here/init
-[ $role = client ] || initsrc=$here/init-server
+[ $role = server ] && initsrc=$here/init-server
 
 die() { echo "mkimage: $*" >&2; exit 1; }
 
@@ -142,6 +151,17 @@ if [ $role = server ]; then
 		[ -r "$f" ] || die "$f missing"
 	done
 fi
+if [ $role = plain ]; then
+	nc=$("$here/../lib/debs.sh" root "$here/../../build/debs" nfs-common) ||
+		die "nfs-common's .deb is not fetched (tests/lib/debs.sh fetch build/debs nfs-common; make test does)"
+	rpcbind=$(command -v rpcbind 2>/dev/null || echo /usr/sbin/rpcbind)
+	rpcinfo=$(command -v rpcinfo 2>/dev/null || echo /usr/sbin/rpcinfo)
+	srvbins=("$nc/sbin/mount.nfs" "$nc/sbin/showmount" "$nc/sbin/rpc.statd"
+		"$nc/sbin/sm-notify" "$rpcbind" "$rpcinfo")
+	for f in "${srvbins[@]}" /etc/netconfig /etc/services /etc/protocols; do
+		[ -r "$f" ] || die "$f missing (apt-get install rpcbind netbase)"
+	done
+fi
 
 stamp="role=$role kver=$kver nic=$nic bzimage=${GUEST_BZIMAGE:-0}
 kernel=$(stat -c '%s %Y' "$kimg")
@@ -152,6 +172,12 @@ if [ $role = server ]; then
 	stamp+="
 deb=$(basename "$deb")
 rpcbind=$(stat -c '%s %Y' "$rpcbind")"
+fi
+if [ $role = plain ]; then
+	for f in "${srvbins[@]}"; do
+		stamp+="
+$(basename "$f")=$(stat -c '%s %Y' "$f")"
+	done
 fi
 
 # One builder at a time; others wait and then find the stamp up to date.
@@ -223,7 +249,7 @@ ln -s ../bin "$root/usr/sbin"
 install -m 0755 "$initsrc" "$root/init"
 echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
-if [ $role = server ]; then
+if [ $role != client ]; then
 	for f in "${srvbins[@]}"; do
 		install -m 0755 "$f" "$root/bin/$(basename "$f")"
 	done
@@ -236,6 +262,8 @@ if [ $role = server ]; then
 	done
 	[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || die "no dynamic loader found by ldd"
 	cp /etc/netconfig /etc/services "$root/etc/"
+	# mount.nfs looks its transports up by name (getprotobyname)
+	[ $role = server ] || cp /etc/protocols "$root/etc/"
 	# rpcbind drops to _rpc; the tests use uids 1000 and 2000
 	cat >"$root/etc/passwd" <<'PW'
 root:x:0:0:root:/:/bin/sh
@@ -255,8 +283,19 @@ GR
 group: files
 hosts: files' >"$root/etc/nsswitch.conf"
 	echo '127.0.0.1 localhost' >"$root/etc/hosts"
+	mkdir -p "$root/var/lib/nfs/sm" "$root/var/lib/nfs/sm.bak" "$root/run"
+	# (statd runs as the owner of sm/: root here, the archive is 0:0)
+	# mount.nfs records the mount in /etc/mtab
+	ln -s /proc/mounts "$root/etc/mtab"
+	# the kernel registers lockd through /var/run/rpcbind.sock (rpcbind
+	# makes /run/rpcbind.sock); without it, it falls back to TCP from an
+	# unprivileged port, which rpcbind refuses, and the mount fails with
+	# "Protocol not supported"
+	ln -s ../run "$root/var/run"
+fi
+if [ $role = server ]; then
 	echo 'knfsd-guest' >"$root/etc/hostname"
-	mkdir -p "$root/var/lib/nfs/sm" "$root/var/lib/nfs/sm.bak" "$root/run" "$root/export"
+	mkdir -p "$root/export"
 	: >"$root/var/lib/nfs/etab"
 	: >"$root/var/lib/nfs/rmtab"
 fi

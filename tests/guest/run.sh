@@ -5,6 +5,14 @@
 # usage: run.sh --port P [--mountport M] --export PATH --script FILE
 #               [--timeout SECONDS] [--out LOG] [--opts MOUNT_OPTS]
 #               [--env NAME=VALUE]...
+#        run.sh --plain --export PATH --script FILE [...]
+#   --plain         a stock client host: the guest runs rpcbind and
+#                   `rpc.statd --no-notify -F`, and mounts with nfs-common's
+#                   mount.nfs, `-o vers=3` and nothing else (plus --opts):
+#                   ports come from the rpcbind on the host's port 111, so
+#                   the server must be registered there (cachefsd's
+#                   register); locks work. Image: mkimage.sh --plain into
+#                   ${H_BUILD:-build}/guest-plain (GUEST_DIR overrides)
 #   --port P        NFS port on the host's loopback (cachefsd: its one port)
 #   --mountport M   MOUNT protocol port (default P; plain ganesha: its MNT_Port)
 #   --export PATH   what the guest mounts: 10.0.2.2:PATH on /mnt
@@ -46,7 +54,16 @@
 #   cfs.mountport= cfs.opts=), which /init parses. busybox mount has no NFS
 #   support of its own, so it hands the kernel the text options, with
 #   addr=/mountaddr= given explicitly (there is no mount.nfs): no rpcbind is
-#   asked, cachefsd only needs its one port.
+#   asked, cachefsd only needs its one port. --plain is the other way, a
+#   stock client host: the image (mkimage.sh --plain) adds nfs-common's
+#   mount.nfs, showmount, rpc.statd, sm-notify and the host's rpcbind and
+#   rpcinfo; init starts rpcbind and `rpc.statd --no-notify -F` and runs
+#   `mount.nfs ADDR:PATH /mnt -o vers=3` (what `mount -t nfs` runs), which
+#   asks the host's rpcbind (slirp's 10.0.2.2:111) for the ports. mount.nfs
+#   needs /etc/protocols ("tcp" by name) and the kernel's lockd registers
+#   through /var/run/rpcbind.sock: without those the mount fails with
+#   "Protocol not supported". A blocking lock waits ~30 s (the kernel polls:
+#   nothing can call back into the slirp guest).
 # - Two serial ports: ttyS0 is the console (kernel at loglevel=3 + /init's
 #   progress) -> --out LOG; ttyS1 (raw mode) carries only the script's output
 #   and the final "GUEST-EXIT: N" line -> file, streamed live to our stdout.
@@ -75,10 +92,11 @@ root=$(cd "$here/../.." && pwd)
 . "$here/common.sh"
 usage() { guest_usage; }
 
-port='' mountport='' export='' script='' timeout=120 log='' opts=''
+port='' mountport='' export='' script='' timeout=120 log='' opts='' plain=''
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
+	--plain) plain=1; shift ;;
 	--port) port=${2:?}; shift 2 ;;
 	--mountport) mountport=${2:?}; shift 2 ;;
 	--export) export=${2:?}; shift 2 ;;
@@ -91,6 +109,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
 	esac
 done
+[ -n "$plain" ] && [ -z "$port" ] && port=2049 # unused: rpcbind says
 [ -n "$port" ] && [ -n "$export" ] && [ -n "$script" ] || usage
 [ -n "$mountport" ] || mountport=$port
 [ -r "$script" ] || { echo "run.sh: cannot read $script" >&2; exit 2; }
@@ -98,8 +117,13 @@ case $port$mountport$timeout in *[!0-9]*) echo "run.sh: ports and timeout are nu
 case $export$opts in *[[:space:]]*) echo "run.sh: export path and options must not contain whitespace" >&2; exit 2 ;; esac
 
 build=${H_BUILD:-$root/build}
-imgdir=${GUEST_DIR:-$build/guest}
-"$here/mkimage.sh" "$imgdir"
+if [ -n "$plain" ]; then
+	imgdir=${GUEST_DIR:-$build/guest-plain}
+	"$here/mkimage.sh" --plain "$imgdir"
+else
+	imgdir=${GUEST_DIR:-$build/guest}
+	"$here/mkimage.sh" "$imgdir"
+fi
 kfile=$imgdir/$(cat "$imgdir/kernel")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/guest-run.XXXXXX")
@@ -150,6 +174,7 @@ guest_qemu_opts || exit 2
 cmdline="console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
 cmdline+=" cfs.export=$export cfs.port=$port cfs.mountport=$mountport"
 [ -z "$opts" ] || cmdline+=" cfs.opts=$opts"
+[ -z "$plain" ] || cmdline+=" cfs.plain=1"
 cmdline+=" ${GUEST_APPEND:-}"
 
 console=${log:-$tmp/console.log}

@@ -1,6 +1,6 @@
 #!/bin/bash
 # 30-bad-input: hostile and malformed RPC input (build/tests/badrpc) must get
-# the right RPC-level replies from cachefsd (PROG_UNAVAIL, PROG_MISMATCH 3..3,
+# the right RPC-level replies from cachefsd (PROG_UNAVAIL, PROG_MISMATCH 3..3 for NFS and 1..3 for MOUNT,
 # PROC_UNAVAIL, GARBAGE_ARGS, RPC_MISMATCH 2..2, AUTH_ERROR, closed
 # connections for oversized records), and afterwards the proxy must still be
 # alive and serve a normal client.

@@ -44,6 +44,16 @@ H_CACHE_px=$H_BUILD/demo-cache
 
 if [ -z "$UPSTREAM" ]; then
 	h_start_ganesha demo "$DEMO_EXPORT"
+	# the demo filer registered its NFS and MOUNT with this host's rpcbind;
+	# cachefsd talks to it by port, and clients should find the proxy:
+	# remove those registrations (only the ones at the demo filer's ports)
+	# shellcheck disable=SC2154 # set by h_start_ganesha (printf -v)
+	for pv in "100003 3 $H_NFSPORT_demo" "100003 4 $H_NFSPORT_demo" \
+		"100005 1 $H_MNTPORT_demo" "100005 3 $H_MNTPORT_demo"; do
+		read -r pr ve po <<<"$pv"
+		rpcinfo -p 127.0.0.1 2>/dev/null | awk -v p="$pr" -v v="$ve" -v n="$po" \
+			'$1==p && $2==v && $4==n {f=1} END {exit !f}' && rpcinfo -d "$pr" "$ve"
+	done
 	UPSTREAM=$H_URL_demo
 	export_path=$H_EXPORT_demo
 	probe=hello.txt
@@ -59,6 +69,11 @@ fi
 H_CACHE_px=$H_BUILD/demo-cache-$(printf '%s' "${UPSTREAM%%\?*}" | md5sum | cut -c1-8)
 [ -z "${H_URL_ext:-}" ] || up=ext
 h_start_cachefsd px "${up:-demo}" --allow "127.0.0.0/8,::1"
+# registration with rpcbind comes after the listener: wait for "serving"
+for ((i = 0; i < 50; i++)); do
+	grep -q "info: serving " "$H_LOG_px" && break
+	sleep 0.1
+done
 url="nfs://127.0.0.1$export_path?nfsport=$port&mountport=$port"
 
 echo
@@ -67,7 +82,15 @@ echo "  cache dir : $H_CACHE_px"
 echo "  log       : $H_LOG_px"
 echo "  stats     : $H_BUILD/cachefsctl --cache-dir $H_CACHE_px stats"
 echo "  URL       : $url"
-echo "  mount     : mount -t nfs -o vers=3,proto=tcp,port=$port,mountport=$port,mountproto=tcp,nolock 127.0.0.1:$export_path /mnt"
+if grep -q "rpcbind: registered nfs v3" "$H_LOG_px" && grep -q "rpcbind: registered mount v3" "$H_LOG_px"; then
+	# registered: the stock mount.nfs finds the ports through rpcbind
+	echo "  mount     : mount -t nfs -o vers=3 127.0.0.1:$export_path /mnt"
+	echo "  showmount : showmount -e 127.0.0.1"
+else
+	echo "  mount     : mount -t nfs -o vers=3,proto=tcp,port=$port,mountport=$port,mountproto=tcp,nolock 127.0.0.1:$export_path /mnt"
+	why=$(grep -m1 -o "rpcbind: .*" "$H_LOG_px")
+	echo "              (not registered with rpcbind, so clients need the ports: ${why:-no rpcbind line in the log})"
+fi
 echo "              (other machines: restart with --allow <their network> and use this host's address)"
 echo
 

@@ -5,6 +5,7 @@
  * engine's rows (cachefsd/engine/engine_procs.c) say what the engine's switches
  * said: which attributes of which handle each reply carries, the evidence
  * it proves, what the metadata cache keeps and drops, how a call is taken. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,9 +45,45 @@ static void test_rows_complete(void **state)
 	}
 	assert_null(proc_row(NFS_PROGRAM, NFS3_NPROCS));
 	assert_null(proc_row(MOUNT_PROGRAM, MOUNT3_NPROCS));
-	assert_null(proc_prog(100021)); /* NLM: not served (yet) */
-	assert_int_equal(proc_prog(NFS_PROGRAM)->vers, 3);
-	assert_int_equal(proc_prog(MOUNT_PROGRAM)->vers, 3);
+	assert_null(proc_prog(100021, 4)); /* NLM: not served (yet) */
+	assert_non_null(proc_prog(NFS_PROGRAM, NFS_V3));
+	assert_null(proc_prog(NFS_PROGRAM, 2));
+	assert_non_null(proc_prog(MOUNT_PROGRAM, MOUNT_V3));
+	assert_non_null(proc_prog(MOUNT_PROGRAM, MOUNT_V1)); /* showmount asks v1 */
+	assert_null(proc_prog(MOUNT_PROGRAM, 2));
+}
+
+/* Versions: PROG_MISMATCH names the table's range; a version's rows are
+ * its own (v1 MNT's result is the 32-byte fhstatus, v3's the mountres3);
+ * names and counters come from the newest. */
+static void test_versions(void **state)
+{
+	uint32_t lo = 0, hi = 0;
+	size_t n = 0, reg = 0;
+	const struct prog_row *p = proc_progs(&n);
+
+	(void)state;
+	assert_int_equal(proc_versions(MOUNT_PROGRAM, &lo, &hi), 0);
+	assert_int_equal(lo, 1);
+	assert_int_equal(hi, 3);
+	assert_int_equal(proc_versions(NFS_PROGRAM, &lo, &hi), 0);
+	assert_int_equal(lo, 3);
+	assert_int_equal(hi, 3);
+	assert_int_equal(proc_versions(100021, &lo, &hi), -ENOENT);
+	assert_ptr_equal(proc_row_vers(MOUNT_PROGRAM, MOUNT_V1, MOUNT1_MNT)->enc,
+	                 (zdrproc_t)zdr_mountres1);
+	assert_ptr_equal(proc_row_vers(MOUNT_PROGRAM, MOUNT_V3, MOUNT3_MNT)->enc,
+	                 (zdrproc_t)zdr_mountres3);
+	assert_ptr_equal(proc_row(MOUNT_PROGRAM, MOUNT3_MNT),
+	                 proc_row_vers(MOUNT_PROGRAM, MOUNT_V3, MOUNT3_MNT));
+	assert_ptr_equal(proc_row_vers(MOUNT_PROGRAM, MOUNT_V1, MOUNT1_EXPORT)->enc,
+	                 (zdrproc_t)zdr_exports);
+	assert_null(proc_row_vers(MOUNT_PROGRAM, 2, MOUNT3_NULL));
+	/* every program row served is registered with rpcbind */
+	for (size_t i = 0; i < n; i++)
+		reg += !!(p[i].flags & PROG_REGISTER);
+	assert_int_equal(n, 3);
+	assert_int_equal(reg, 3);
 }
 
 static void test_flags(void **state)
@@ -488,10 +525,15 @@ static void test_engine_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_complete),   cmocka_unit_test(test_flags),
-	    cmocka_unit_test(test_handles),         cmocka_unit_test(test_engine_observe),
-	    cmocka_unit_test(test_engine_meta),     cmocka_unit_test(test_engine_mutations),
-	    cmocka_unit_test(test_engine_dispatch), cmocka_unit_test(test_engine_answers),
+	    cmocka_unit_test(test_rows_complete),
+	    cmocka_unit_test(test_versions),
+	    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_handles),
+	    cmocka_unit_test(test_engine_observe),
+	    cmocka_unit_test(test_engine_meta),
+	    cmocka_unit_test(test_engine_mutations),
+	    cmocka_unit_test(test_engine_dispatch),
+	    cmocka_unit_test(test_engine_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

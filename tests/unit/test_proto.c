@@ -48,8 +48,8 @@ static void test_lookup_copied(void **state)
 	a.what.dir.data.data_val = fh;
 	a.what.name = "hello.txt";
 	n = encode((zdrproc_t)zdr_LOOKUP3args, &a, buf, sizeof(buf));
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_LOOKUP, (uint8_t *)buf, n), 0);
-	req = proto_req_decode(NFS_PROGRAM, NFS3_LOOKUP, (uint8_t *)buf, n);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_LOOKUP, (uint8_t *)buf, n), 0);
+	req = proto_req_decode(NFS_PROGRAM, NFS_V3, NFS3_LOOKUP, (uint8_t *)buf, n);
 	assert_non_null(req);
 	memset(buf, 0, sizeof(buf)); /* the record is gone */
 	assert_int_equal(req->args.lookup.what.dir.data.data_len, 20);
@@ -76,7 +76,7 @@ static void test_name_len_multiple_of_4(void **state)
 	a.how.createhow3_u.obj_attributes.mode.set_it = 1;
 	a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0640;
 	n = encode((zdrproc_t)zdr_CREATE3args, &a, buf, sizeof(buf));
-	req = proto_req_decode(NFS_PROGRAM, NFS3_CREATE, (uint8_t *)buf, n);
+	req = proto_req_decode(NFS_PROGRAM, NFS_V3, NFS3_CREATE, (uint8_t *)buf, n);
 	assert_non_null(req);
 	memset(buf, 'x', sizeof(buf));
 	assert_string_equal(req->args.create.where.name, "abcd");
@@ -107,7 +107,7 @@ static void test_write_data_copied(void **state)
 	a.data.data_len = sizeof(data);
 	a.data.data_val = data;
 	n = encode((zdrproc_t)zdr_WRITE3args, &a, buf, sizeof(buf));
-	req = proto_req_decode(NFS_PROGRAM, NFS3_WRITE, (uint8_t *)buf, n);
+	req = proto_req_decode(NFS_PROGRAM, NFS_V3, NFS3_WRITE, (uint8_t *)buf, n);
 	assert_non_null(req);
 	memset(buf, 0, sizeof(buf));
 	assert_int_equal(req->args.write.offset, 1ULL << 33);
@@ -134,12 +134,12 @@ static void test_truncations_refused(void **state)
 	a.to.dir.data.data_val = fh;
 	a.to.name = "new";
 	n = encode((zdrproc_t)zdr_RENAME3args, &a, buf, sizeof(buf));
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_RENAME, (uint8_t *)buf, n), 0);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_RENAME, (uint8_t *)buf, n), 0);
 	for (size_t cut = 0; cut < n; cut++) {
-		assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_RENAME, (uint8_t *)buf, cut),
+		assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_RENAME, (uint8_t *)buf, cut),
 				 -EBADMSG);
 		errno = 0;
-		assert_null(proto_req_decode(NFS_PROGRAM, NFS3_RENAME, (uint8_t *)buf, cut));
+		assert_null(proto_req_decode(NFS_PROGRAM, NFS_V3, NFS3_RENAME, (uint8_t *)buf, cut));
 		assert_int_equal(errno, EBADMSG);
 	}
 }
@@ -152,24 +152,24 @@ static void test_hostile_lengths(void **state)
 	/* GETATTR: handle length above NFS3_FHSIZE, and with the top bit set */
 	memset(b, 0, sizeof(b));
 	put32(b, 65);
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_GETATTR, b, sizeof(b)), -EBADMSG);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_GETATTR, b, sizeof(b)), -EBADMSG);
 	put32(b, 0x80000000u);
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_GETATTR, b, sizeof(b)), -EBADMSG);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_GETATTR, b, sizeof(b)), -EBADMSG);
 	/* LOOKUP: good handle, name length 0xFFFFFFFF */
 	put32(b, 4);
 	put32(b + 8, 0xffffffffu);
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_LOOKUP, b, sizeof(b)), -EBADMSG);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_LOOKUP, b, sizeof(b)), -EBADMSG);
 	/* bool that is neither 0 nor 1 in sattr3 */
 	memset(b, 0, sizeof(b));
 	put32(b, 4);
 	put32(b + 8, 7);
-	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS3_SETATTR, b, sizeof(b)), -EBADMSG);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, NFS3_SETATTR, b, sizeof(b)), -EBADMSG);
 	/* MNT path longer than MNTPATHLEN */
 	put32(b, 1025);
-	assert_int_equal(proto_check_args(MOUNT_PROGRAM, MOUNT3_MNT, b, sizeof(b)), -EBADMSG);
+	assert_int_equal(proto_check_args(MOUNT_PROGRAM, MOUNT_V3, MOUNT3_MNT, b, sizeof(b)), -EBADMSG);
 	/* unknown procedures */
-	assert_int_equal(proto_check_args(NFS_PROGRAM, 22, b, sizeof(b)), -ENOSYS);
-	assert_int_equal(proto_check_args(MOUNT_PROGRAM, 6, b, sizeof(b)), -ENOSYS);
+	assert_int_equal(proto_check_args(NFS_PROGRAM, NFS_V3, 22, b, sizeof(b)), -ENOSYS);
+	assert_int_equal(proto_check_args(MOUNT_PROGRAM, MOUNT_V3, 6, b, sizeof(b)), -ENOSYS);
 }
 
 static size_t authsys(uint8_t *b, const char *machine, uint32_t uid, uint32_t gid,
@@ -299,7 +299,8 @@ static void too_weak(struct cfs_req *req, void *arg)
 }
 
 /* Error replies as a client reads them: PROG_MISMATCH carries the range
- * it was given, or the proxy's own (3..3), never 0..0; AUTH_ERROR its
+ * it was given, or the versions the table has for the program (NFS:
+ * 3..3), never 0..0; AUTH_ERROR its
  * auth_stat. Nothing follows (no result body). */
 static void test_error_replies(void **state)
 {
@@ -315,8 +316,8 @@ static void test_error_replies(void **state)
 	assert_int_equal(w[7], 4);
 	assert_int_equal(wire_getattr_reply(mismatch_default, w, 16), 8);
 	assert_int_equal(w[5], PROG_MISMATCH);
-	assert_int_equal(w[6], PROTO_VERS_LOW);
-	assert_int_equal(w[7], PROTO_VERS_HIGH);
+	assert_int_equal(w[6], 3); /* NFS: version 3 only */
+	assert_int_equal(w[7], 3);
 	assert_int_equal(wire_getattr_reply(too_weak, w, 16), 5);
 	assert_int_equal(w[2], MSG_DENIED);
 	assert_int_equal(w[3], AUTH_ERROR);
