@@ -85,7 +85,13 @@ $(BUILD)/tests/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS)
 
-tools: $(TOOL_BINS)
+# The lock tool the qemu guest runs (tests/guest/locker.c): static, since the
+# guest has no libc of its own, and without sanitizers (they need one).
+$(BUILD)/tests/guest-locker: tests/guest/locker.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -static -o $@ $<
+
+tools: $(TOOL_BINS) $(BUILD)/tests/guest-locker
 
 # --- dependencies: install what is missing (Debian 12, as root) -------------
 define apt_install

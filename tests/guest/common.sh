@@ -36,3 +36,30 @@ guest_stop_qemu()
 	kill -KILL "$1" 2>/dev/null || true
 	wait "$1" 2>/dev/null || true
 }
+
+# guest_mac IP: the guest NIC's MAC address, from its IPv4 address, so that
+# guests on one bridge differ (52:54:00 is qemu's prefix)
+guest_mac()
+{
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	printf '52:54:00:%02x:%02x:%02x\n' "$b" "$c" "$d"
+}
+
+# guest_bridge BRIDGE TAP...: in the caller's network namespace, a bridge
+# with 10.0.2.2/24 (what the guests' init routes through) and a tap device
+# on it per guest, for run.sh --net tap:TAP. The caller removes them
+# (`ip link del`), or its namespace goes with them.
+guest_bridge()
+{
+	local br=$1 t
+	shift
+	ip link add "$br" type bridge || return 1
+	ip addr add 10.0.2.2/24 dev "$br" || return 1
+	ip link set "$br" up || return 1
+	for t in "$@"; do
+		ip tuntap add dev "$t" mode tap || return 1
+		ip link set "$t" master "$br" || return 1
+		ip link set "$t" up || return 1
+	done
+}

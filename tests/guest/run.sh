@@ -21,6 +21,18 @@
 #   --timeout S     whole-run limit, boot to poweroff (default 120)
 #   --out LOG       keep the guest console (kernel + init messages) in LOG
 #   --opts O        extra NFS mount options appended (e.g. actimeo=0,rsize=65536)
+#   --net user|tap:IF   the guest's network (default user: slirp, see below).
+#                   tap:IF: the tap device IF, which the caller made in its
+#                   network namespace (guest_bridge in common.sh), with
+#                   10.0.2.2/24 on the host side: the guest is a real host
+#                   there, which servers can call back (NLM GRANTED, NSM
+#                   SM_NOTIFY), and its kernel client connects from the
+#                   privileged ports it chose (no NAT)
+#   --ip A          the guest's address (default 10.0.2.15; several guests
+#                   on one bridge need one each)
+#   --add SRC:DEST  copy the file SRC into the guest as /guest/DEST (e.g.
+#                   build/tests/guest-locker:bin/locker; /guest/bin is on
+#                   the script's PATH)
 # stdout: exactly what the script printed (stdout and stderr), then a last line
 # "GUEST-EXIT: N". Exit status: the script's N; 120-122 the guest init failed
 # before the script (no script / network / NFS mount, see tests/guest/init);
@@ -69,8 +81,13 @@
 #   and the final "GUEST-EXIT: N" line -> file, streamed live to our stdout.
 #   /init opens ttyS1 per command; the last close of a tty drains it, so no
 #   output is lost at `poweroff -f`. -no-reboot makes a guest panic end qemu.
-# - Network: qemu user networking (slirp); the guest is 10.0.2.15/24 and
-#   10.0.2.2 reaches the host's 127.0.0.1. No other network target.
+# - Network: qemu user networking (slirp) by default; the guest is
+#   10.0.2.15/24 and 10.0.2.2 reaches the host's 127.0.0.1. No other network
+#   target. Nothing can connect into a slirp guest, so servers cannot call
+#   it back (a blocked NLM lock is then found by the client's 30 s poll).
+#   --net tap:IF puts it on a tap device of a bridge the test made in its
+#   own network namespace (guest_bridge): the same addresses, but a real
+#   host that the proxy can call back and that connects from its own ports.
 # - Writing guest scripts: busybox ash + applets, running as root (ganesha
 #   exports No_Root_Squash). Print results as "KEY: value" lines and parse
 #   them on the host. To read back from the server rather than the page
@@ -93,7 +110,8 @@ root=$(cd "$here/../.." && pwd)
 usage() { guest_usage; }
 
 port='' mountport='' export='' script='' timeout=120 log='' opts='' plain=''
-envs=()
+net=user gip=10.0.2.15
+envs=() adds=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--plain) plain=1; shift ;;
@@ -105,6 +123,9 @@ while [ $# -gt 0 ]; do
 	--out) log=${2:?}; shift 2 ;;
 	--opts) opts=${2:?}; shift 2 ;;
 	--env) envs+=("${2:?}"); shift 2 ;;
+	--net) net=${2:?}; shift 2 ;;
+	--ip) gip=${2:?}; shift 2 ;;
+	--add) adds+=("${2:?}"); shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
 	esac
@@ -115,6 +136,14 @@ done
 [ -r "$script" ] || { echo "run.sh: cannot read $script" >&2; exit 2; }
 case $port$mountport$timeout in *[!0-9]*) echo "run.sh: ports and timeout are numbers" >&2; exit 2 ;; esac
 case $export$opts in *[[:space:]]*) echo "run.sh: export path and options must not contain whitespace" >&2; exit 2 ;; esac
+case $net in
+user) netdev=user,id=n0 ;;
+tap:?*)
+	[ -e "/sys/class/net/${net#tap:}" ] || { echo "run.sh: no network device ${net#tap:} here (make it first: guest_bridge)" >&2; exit 2; }
+	netdev=tap,id=n0,ifname=${net#tap:},script=no,downscript=no ;;
+*) echo "run.sh: --net user or tap:IFNAME" >&2; exit 2 ;;
+esac
+case $gip in *[!0-9.]* | '') echo "run.sh: --ip takes an IPv4 address" >&2; exit 2 ;; esac
 
 build=${H_BUILD:-$root/build}
 if [ -n "$plain" ]; then
@@ -159,6 +188,13 @@ for kv in "${envs[@]+"${envs[@]}"}"; do
 	# single-quote for ash: ' -> '\''
 	printf "export %s='%s'\n" "$name" "${val//\'/\'\\\'\'}" >>"$tmp/extra/guest/env"
 done
+for a in "${adds[@]+"${adds[@]}"}"; do
+	src=${a%%:*} dest=${a#*:}
+	case $dest in '' | /* | *..* | "$a") echo "run.sh: --add SRC:DEST, DEST relative under /guest" >&2; exit 2 ;; esac
+	[ -r "$src" ] || { echo "run.sh: cannot read $src" >&2; exit 2; }
+	mkdir -p "$(dirname "$tmp/extra/guest/$dest")"
+	cp "$src" "$tmp/extra/guest/$dest"
+done
 (cd "$tmp/extra" && find guest | cpio --quiet -o -H newc -R 0:0) >"$tmp/extra.cpio"
 # The kernel looks for a following cpio ("070701") only at a 4-byte aligned
 # offset after a compressed archive (and skips zero bytes): pad with zeros.
@@ -172,7 +208,7 @@ base=$(stat -c %s "$imgdir/initramfs.cpio.gz")
 # --- boot ------------------------------------------------------------------
 guest_qemu_opts || exit 2
 cmdline="console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
-cmdline+=" cfs.export=$export cfs.port=$port cfs.mountport=$mountport"
+cmdline+=" cfs.export=$export cfs.port=$port cfs.mountport=$mountport cfs.ip=$gip"
 [ -z "$opts" ] || cmdline+=" cfs.opts=$opts"
 [ -z "$plain" ] || cmdline+=" cfs.plain=1"
 cmdline+=" ${GUEST_APPEND:-}"
@@ -185,7 +221,7 @@ qemu-system-x86_64 "${guest_accel[@]}" -M pc -smp 1 -m "${GUEST_MEM:-512}" \
 	-nodefaults -no-user-config -display none -monitor none -no-reboot \
 	-kernel "$kfile" -initrd "$tmp/initrd" -append "$cmdline" \
 	-serial "file:$console" -serial "file:$tmp/out" \
-	-netdev user,id=n0 -device "$guest_nicdev,netdev=n0" \
+	-netdev "$netdev" -device "$guest_nicdev,netdev=n0,mac=$(guest_mac "$gip")" \
 	</dev/null >>"$console" 2>&1 &
 qpid=$!
 tail -s 0.1 -n +1 -f --pid="$qpid" "$tmp/out" &
