@@ -66,6 +66,7 @@ struct cfs_config {
 	/* operator interfaces (docs/operations.md) */
 	char *control_socket; /* NULL: <cache_dir>/control */
 	char *metrics_listen; /* NULL or "off": no metrics listener */
+	char *nsm_name;	      /* NULL: the host name (cachefsd/locks/nsm.c) */
 	char *config_file; /* flag only */
 };
 

@@ -1,5 +1,5 @@
-/* The procedure table: one row per RPC procedure the proxy answers (NFSv3
- * and MOUNT v3 today), holding what the wire layer (proto/) and the
+/* The procedure table: one row per RPC procedure the proxy answers (NFSv3,
+ * MOUNT v3, NSM v1), holding what the wire layer (proto/) and the
  * upstream pool (cachefsd/upstream/upstream.c) need to know about it. Adding a
  * procedure is adding a row in proto/procs.c; adding a program is adding
  * its rows and one program row there.
@@ -20,6 +20,7 @@
  * indexed by procedure number are sized with these. */
 #define NFS3_NPROCS   22 /* NULL .. COMMIT */
 #define MOUNT3_NPROCS 6  /* NULL .. EXPORT */
+#define NSM1_NPROCS   7  /* NULL .. NOTIFY (status monitor, RFC 1813 appendix) */
 
 /* The cursor of the argument walkers (private to proto/). */
 struct xcur;
@@ -69,10 +70,15 @@ struct prog_row {
 	/* reply_want for calls whose arguments are not walked (their replies
 	 * are small or bounded) */
 	uint32_t reply_default;
+	/* also served over UDP, on the TCP port (one datagram, one call):
+	 * NSM, whose SM_NOTIFY sm-notify sends by UDP only */
+	int udp;
 };
 
 /* The program row of prog, or NULL for a program the proxy does not serve. */
 const struct prog_row *proc_prog(uint32_t prog);
+/* 1 when some program is served over UDP too. */
+int proc_any_udp(void);
 /* The row of prog/proc, or NULL when there is none. Static storage. */
 const struct proc_row *proc_row(uint32_t prog, uint32_t proc);
 

@@ -253,10 +253,13 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	prog = proc_prog(h.prog);
 	if (prog == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
+	/* a program not served over UDP is not there for a datagram */
+	if (proto_conn_udp(c) && !prog->udp)
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
 	if (h.vers != prog->vers)
 		return reject(c, h.xid,
-		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, PROTO_VERS_LOW,
-		                                 PROTO_VERS_HIGH});
+		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, prog->vers,
+		                                 prog->vers});
 	if (proc_row(h.prog, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));
