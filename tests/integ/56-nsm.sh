@@ -1,0 +1,211 @@
+#!/bin/bash
+# NSM with the real nfs-common programs (rpc.statd, sm-notify), each "host"
+# in its own network namespace with its own rpcbind:
+#  (a) a client host reboots: its sm-notify reaches cachefsd over UDP (after
+#      a GETPORT at the proxy host's rpcbind); cachefsd logs and counts it
+#      and forgets the host;
+#  (b) the filer reboots: its sm-notify (from the upstream's address, on
+#      this host where the upstream ganesha runs) is relayed to a remembered client host, whose rpc.statd logs it under
+#      the proxy's name (nsm_name);
+#  (c) cachefsd restarts: it tells the remembered client hosts, with a new
+#      (odd) state number;
+#  and bad NSM input over UDP: GARBAGE_ARGS, PROC_UNAVAIL, and NFS is not
+#  served over UDP (PROG_UNAVAIL).
+# Remembered hosts are seeded as <cache_dir>/nsm/sm/NAME ("ADDR\n"), the
+# format include/nsm.h documents (granting locks is the NLM room's part).
+# shellcheck source=tests/lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init
+command -v ip >/dev/null || h_fail "ip (iproute2) missing"
+command -v python3 >/dev/null || h_fail "python3 missing (raw RPC datagrams)"
+NC=$("$H_ROOT/tests/lib/debs.sh" root "$H_ROOT/build/debs" nfs-common) ||
+	h_fail "nfs-common is not fetched: run tests/lib/debs.sh fetch build/debs nfs-common (make test does)"
+STATD=$NC/sbin/rpc.statd
+SMNOTIFY=$NC/sbin/sm-notify
+[ -x "$STATD" ] && [ -x "$SMNOTIFY" ] || h_fail "no rpc.statd / sm-notify in $NC"
+
+h_start_ganesha up
+h_netns cl # a client host: rpcbind + rpc.statd
+
+# rpc.py: raw RPC over UDP. "set PORT" registers NSM/UDP at PORT with the
+# local rpcbind (cachefsd does not register NSM itself); "call HOST PORT
+# PROG VERS PROC HEXARGS" prints the reply's accept_stat (or "denied").
+cat >"$H_TMP/rpc.py" <<'EOF'
+import socket, struct, sys, os
+def call(host, port, prog, vers, proc, args, src=0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if src:
+        s.bind(("127.0.0.1", src))
+    s.settimeout(3)
+    xid = int.from_bytes(os.urandom(4), "big")
+    msg = struct.pack(">10I", xid, 0, 2, prog, vers, proc, 0, 0, 0, 0) + args
+    for _ in range(3):
+        s.sendto(msg, (host, port))
+        try:
+            r = s.recv(65536)
+        except socket.timeout:
+            continue
+        x, mtype, stat = struct.unpack(">3I", r[:12])
+        if x != xid:
+            continue
+        if stat != 0:
+            return "denied", r
+        vlen = struct.unpack(">I", r[16:20])[0]
+        off = 20 + ((vlen + 3) & ~3)
+        return str(struct.unpack(">I", r[off:off + 4])[0]), r[off + 4:]
+    return "timeout", b""
+if sys.argv[1] == "set":
+    port = int(sys.argv[2])
+    a = struct.pack(">4I", 100024, 1, 17, port)
+    for src in range(600, 700):
+        try:
+            st, body = call("127.0.0.1", 111, 100000, 2, 1, a, src)
+            break
+        except OSError:
+            continue
+    print(st, struct.unpack(">I", body[:4])[0] if len(body) >= 4 else "-")
+else:
+    h, p, prog, vers, proc = sys.argv[2], int(sys.argv[3]), *map(int, sys.argv[4:7])
+    st, body = call(h, p, prog, vers, proc, bytes.fromhex(sys.argv[7]) if len(sys.argv) > 7 else b"")
+    print(st, body.hex())
+EOF
+rpc() { python3 "$H_TMP/rpc.py" "$@"; }
+
+# nshost NS CMD...: CMD in NS ("-": this one) with a private /run (its
+# rpcbind's socket) and, when $H_TMP/hosts.NS exists, that as /etc/hosts
+# (sm-notify binds to the address of its -v name)
+nshost() {
+	local ns=$1 hosts=/etc/hosts
+	shift
+	[ -e "$H_TMP/hosts.$ns" ] && hosts=$H_TMP/hosts.$ns
+	local run=(unshare --mount --propagation private sh -c \
+		'mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind && mount --bind "$0" /etc/hosts && exec "$@"' \
+		"$hosts" "$@")
+	if [ "$ns" = - ]; then "${run[@]}"; else ip netns exec "$ns" "${run[@]}"; fi
+}
+printf '127.0.0.1 localhost\n%s buildhost1\n' "$H_NSADDR_cl" >"$H_TMP/hosts.$H_NS_cl"
+
+# the client host: rpcbind, then rpc.statd (foreground, verbose, own state dir)
+mkdir -p "$H_TMP/cl-statd/sm" "$H_TMP/cl-statd/sm.bak"
+nshost "$H_NS_cl" sh -c 'rpcbind -f -w & echo $! >"$0/cl-rpcbind.pid"
+	for i in $(seq 50); do ss -Hlun "sport = :111" | grep -q . && break; sleep 0.1; done
+	exec "$1" -F -d --no-notify -P "$0/cl-statd"' "$H_TMP" "$STATD" >"$H_TMP/cl-statd.log" 2>&1 &
+h_track cl-statd $!
+for ((i = 0; i < 100; i++)); do
+	[ -s "$H_TMP/cl-rpcbind.pid" ] && break
+	sleep 0.1
+done
+h_track cl-rpcbind "$(cat "$H_TMP/cl-rpcbind.pid")"
+for ((i = 0; i < 100; i++)); do
+	ip netns exec "$H_NS_cl" rpcinfo -p 127.0.0.1 2>/dev/null | grep -q "100024.*udp" && break
+	sleep 0.1
+done
+ip netns exec "$H_NS_cl" rpcinfo -p 127.0.0.1 | grep -q "100024.*udp" ||
+	h_fail "the client host's rpc.statd did not register: $(tail -n 5 "$H_TMP/cl-statd.log")"
+
+H_PORT_px=$(h_free_port)
+P=$H_PORT_px
+PXNAME=proxy-under-test
+CACHE=$H_TMP/px-cache
+ALLOW="127.0.0.0/8,${H_NSADDR_cl%.*}.0/24"
+start_px() {
+	h_start_cachefsd px up --listen "0.0.0.0:$P" --allow "$ALLOW" --nsm-name "$PXNAME"
+	for ((i = 0; i < 50; i++)); do
+		ss -Hlun "sport = :$P" | grep -q . && break
+		sleep 0.1
+	done
+	ss -Hlun "sport = :$P" | grep -q . || h_fail "cachefsd does not serve UDP on $P"
+}
+mkdir -p "$CACHE"
+start_px
+st=$(cat "$CACHE/nsm/state")
+[ $((st % 2)) = 1 ] || h_fail "the state number is not odd while up: $st"
+# what sm-notify asks the proxy host's rpcbind for
+got=$(rpc set "$P")
+case $got in "0 1") ;; *) h_fail "cannot register NSM/UDP $P with rpcbind: $got" ;; esac
+h_atexit "python3 $H_TMP/rpc.py call 127.0.0.1 111 100000 2 2 000186c8000000010000001100000000 >/dev/null 2>&1"
+
+# --- bad input over UDP --------------------------------------------------------
+# SM_STAT with a string longer than SM_MAXSTRLEN: GARBAGE_ARGS (4)
+[ "$(rpc call 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
+	h_fail "garbage NSM arguments over UDP were not answered GARBAGE_ARGS"
+# procedure 7: PROC_UNAVAIL (3)
+[ "$(rpc call 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
+	h_fail "an unknown NSM procedure over UDP was not answered PROC_UNAVAIL"
+# NFS over UDP: PROG_UNAVAIL (1), NFS is TCP only
+[ "$(rpc call 127.0.0.1 "$P" 100003 3 0 | cut -d' ' -f1)" = 1 ] ||
+	h_fail "NFS over UDP was not answered PROG_UNAVAIL"
+# SM_STAT from a remote caller: STAT_FAIL with the proxy's state
+got=$(rpc call 127.0.0.1 "$P" 100024 1 1 0000000161000000)
+[ "$got" = "0 $(printf '00000001%08x' "$st")" ] || h_fail "SM_STAT answered '$got'"
+h_log "ok: bad NSM input over UDP"
+
+# --- (a) a client host reboots -----------------------------------------------
+mkdir -p "$CACHE/nsm/sm"
+# what the NLM room writes when a lock is granted: the host is remembered
+echo "$H_NSADDR_cl" >"$CACHE/nsm/sm/buildhost1"
+h_stop_cachefsd px
+start_px
+rpc set "$P" >/dev/null
+[ "$(h_stat px nsm_hosts)" = 1 ] || h_fail "the remembered host was not loaded: nsm_hosts $(h_stat px nsm_hosts)"
+# the client host's sm-notify after its reboot: its sm dir names the proxy
+# host (as statd wrote it when the client's lockd locked through the proxy)
+SMN=$H_TMP/cl-smn
+mkdir -p "$SMN/sm" "$SMN/sm.bak"
+printf '%08x %08x %08x %08x %s %s %s\n' 0 100021 4 16 00000000000000000000000000000000 \
+	"$H_HOSTADDR_cl" buildhost1 >"$SMN/sm/$H_HOSTADDR_cl"
+nshost "$H_NS_cl" "$SMNOTIFY" -d -f -m 1 -v buildhost1 -P "$SMN" >"$H_TMP/cl-smn.log" 2>&1 ||
+	h_fail "sm-notify failed: $(tail -n 5 "$H_TMP/cl-smn.log")"
+for ((i = 0; i < 100; i++)); do
+	grep -q "NSM: client host buildhost1 restarted" "$H_LOG_px" && break
+	sleep 0.1
+done
+grep -q "NSM: client host buildhost1 restarted" "$H_LOG_px" ||
+	h_fail "the client host's SM_NOTIFY was not logged: $(tail -n 5 "$H_TMP/cl-smn.log")"
+[ "$(h_stat px nsm_notify_clients)" = 1 ] || h_fail "nsm_notify_clients is not 1"
+[ ! -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "the rebooted client host was not forgotten"
+[ "$(h_stat px nsm_hosts)" = 0 ] || h_fail "nsm_hosts is not 0 after the reboot"
+h_log "ok: a client host's reboot reached cachefsd (sm-notify over UDP)"
+
+# --- (b) the filer reboots -----------------------------------------------------
+echo "$H_NSADDR_cl" >"$CACHE/nsm/sm/buildhost1"
+h_stop_cachefsd px
+start_px # (c) at start it tells buildhost1
+rpc set "$P" >/dev/null
+st2=$(cat "$CACHE/nsm/state")
+[ "$st2" -gt "$st" ] && [ $((st2 % 2)) = 1 ] || h_fail "the state did not rise to an odd number: $st -> $st2"
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c "Received SM_NOTIFY from $PXNAME, state: $st2" "$H_TMP/cl-statd.log")" -ge 1 ] && break
+	sleep 0.1
+done
+grep -q "Received SM_NOTIFY from $PXNAME, state: $st2" "$H_TMP/cl-statd.log" ||
+	h_fail "(c) the client host's statd did not hear of the restart: $(tail -n 5 "$H_TMP/cl-statd.log")"
+for ((i = 0; i < 50; i++)); do
+	[ "$(h_stat px nsm_relayed)" = 1 ] && break
+	sleep 0.1
+done
+[ "$(h_stat px nsm_relayed)" = 1 ] || h_fail "(c) nsm_relayed is not 1"
+grep -q "NSM: told client host buildhost1 ($H_NSADDR_cl) to reclaim its locks (cachefsd restarted)" \
+	"$H_LOG_px" || h_fail "(c) the restart notification was not logged"
+h_log "ok: (c) a cachefsd restart told the remembered client host (state $st2)"
+
+# the filer's sm-notify at its boot: its sm dir names the proxy (the
+# filer's lockd monitored the proxy); it comes from the upstream's address.
+# The filer (ganesha at 127.0.0.1) runs on this host, so its sm-notify does.
+FSMN=$H_TMP/fl-smn
+mkdir -p "$FSMN/sm" "$FSMN/sm.bak"
+printf '%08x %08x %08x %08x %s %s %s\n' 0 100021 4 16 00000000000000000000000000000000 \
+	127.0.0.1 127.0.0.1 >"$FSMN/sm/127.0.0.1"
+n1=$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")
+nshost - "$SMNOTIFY" -d -f -m 1 -v 127.0.0.1 -P "$FSMN" >"$H_TMP/fl-smn.log" 2>&1 ||
+	h_fail "the filer's sm-notify failed: $(tail -n 5 "$H_TMP/fl-smn.log")"
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")" -gt "$n1" ] && break
+	sleep 0.1
+done
+[ "$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")" -gt "$n1" ] ||
+	h_fail "(b) the filer's reboot was not relayed to the client host: $(tail -n 3 "$H_LOG_px")"
+[ "$(h_stat px nsm_notify_filer)" = 1 ] || h_fail "(b) nsm_notify_filer is not 1"
+grep -q "NSM: the filer 127.0.0.1 restarted" "$H_LOG_px" || h_fail "(b) the filer's reboot was not logged"
+[ -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "(b) the client host was forgotten on the filer's reboot"
+h_pass "NSM: client reboot counted and forgotten, filer reboot relayed, restart notified (real sm-notify and rpc.statd)"
