@@ -42,6 +42,18 @@ static void test_rows_complete(void **state)
 		assert_non_null(r->check);
 		assert_null(r->send); /* MOUNT is answered by the proxy */
 	}
+	for (uint32_t p = 0; p < NSM1_NPROCS; p++) {
+		const struct proc_row *r = proc_row(NSM_PROGRAM, p);
+		assert_non_null(r);
+		assert_non_null(r->check);
+		assert_null(r->send); /* NSM is answered by the proxy (locks/nsm.c) */
+	}
+	assert_null(proc_row(NSM_PROGRAM, NSM1_NPROCS));
+	assert_int_equal(proc_prog(NSM_PROGRAM)->vers, 1);
+	/* UDP: NSM (sm-notify sends SM_NOTIFY by UDP only); NFS and MOUNT: TCP */
+	assert_true(proc_prog(NSM_PROGRAM)->udp);
+	assert_false(proc_prog(NFS_PROGRAM)->udp);
+	assert_false(proc_prog(MOUNT_PROGRAM)->udp);
 	assert_null(proc_row(NFS_PROGRAM, NFS3_NPROCS));
 	assert_null(proc_row(MOUNT_PROGRAM, MOUNT3_NPROCS));
 	assert_null(proc_prog(100021)); /* NLM: not served (yet) */
