@@ -38,7 +38,7 @@ static const struct cfg_key keys[] = {
 	{"upstream", CFG_STR, OFF(upstream), NULL, 0, 0, "URL",
 	 "upstream export, nfs://HOST/EXPORT[?nfsport=N&mountport=M] (required)"},
 	{"listen", CFG_STR, OFF(listen), "0.0.0.0:2049", 0, 0, "ADDR:PORT",
-	 "address and TCP port serving NFSv3 and MOUNT v3"},
+	 "address and port: NFSv3 and MOUNT v3 over TCP, NSM over TCP and UDP"},
 	{"cache_dir", CFG_STR, OFF(cache_dir), NULL, 0, 0, "DIR",
 	 "local cache directory (required; created if missing)"},
 	{"foreground", CFG_BOOL, OFF(foreground), "false", 0, 1, "BOOL",
