@@ -92,6 +92,10 @@
 /* What a queued reply holds besides its data: libnfs 4.0 allocates its
  * encode buffer as ZDR_ENCODEBUF_MINSIZE (4 KiB) + hint, plus the PDU. */
 #define REPLY_OVERHEAD (4096 + 256)
+/* Datagrams whose calls are still in flight; beyond, a datagram is
+ * dropped (its sender retransmits): what UDP callers can make us hold is
+ * bounded without a connection to count it against. */
+#define UDP_INFLIGHT_MAX 256
 
 struct proto_conn {
 	uint32_t magic;
@@ -156,6 +160,7 @@ struct proto_server {
 	struct loop_timer *resume;
 	int ufd;		      /* UDP socket, or -1 */
 	struct proto_conn *udp_conns; /* datagrams with requests in flight */
+	int nudp;		      /* their number, at most UDP_INFLIGHT_MAX */
 };
 
 struct proto_counters proto_counters;
@@ -307,6 +312,7 @@ static void conn_free(struct proto_conn *c)
 {
 	assert(c->magic == CONN_MAGIC && c->refs == 0 && (c->closed || c->udp));
 	if (c->udp && !c->closed) { /* still on its server's list */
+		c->srv->nudp--;
 		if (c->udp_prev)
 			c->udp_prev->udp_next = c->udp_next;
 		else
@@ -1173,8 +1179,16 @@ static void conn_tick(struct loop *l, void *arg)
 static void udp_datagram(struct proto_server *srv, const uint8_t *buf, size_t len,
                          const struct sockaddr_storage *ss)
 {
-	struct proto_conn *c = calloc(1, sizeof(*c));
+	struct proto_conn *c;
 
+	if (srv->nudp >= UDP_INFLIGHT_MAX) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN,
+		            "UDP: %d calls in flight already; a datagram dropped (its sender retransmits)",
+		            srv->nudp);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return; /* the sender retransmits */
 	c->magic = CONN_MAGIC;
@@ -1196,6 +1210,7 @@ static void udp_datagram(struct proto_server *srv, const uint8_t *buf, size_t le
 	if (c->udp_next)
 		c->udp_next->udp_prev = c;
 	srv->udp_conns = c;
+	srv->nudp++;
 	proto_counters.bytes_in += len;
 	/* not a call, or too short to answer: nothing to send back */
 	(void)proto_handle_record(c, buf, len);

@@ -126,6 +126,28 @@ static void sock_io(struct loop *l, int fd, int revents, void *arg)
 	}
 }
 
+/* A privileged source port when we may bind one (root), as sm-notify's:
+ * a peer that trusts only those still answers; otherwise any port. */
+static void bind_reserved(int s, int family)
+{
+	struct sockaddr_storage ss;
+
+	for (int port = 1023; port >= 600; port--) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_family = (sa_family_t)family;
+		if (family == AF_INET6)
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+		else
+			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+		if (bind(s, (struct sockaddr *)&ss,
+		         family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                            : sizeof(struct sockaddr_in)) == 0)
+			return;
+		if (errno != EADDRINUSE)
+			return; /* EACCES: not root; the kernel picks a port at sendto */
+	}
+}
+
 static int sock_of(struct ucall_client *u, int family)
 {
 	int *fd = family == AF_INET6 ? &u->fd6 : &u->fd4;
@@ -135,6 +157,7 @@ static int sock_of(struct ucall_client *u, int family)
 
 		if (s < 0)
 			return -errno;
+		bind_reserved(s, family);
 		if (loop_add(u->loop, s, POLLIN, sock_io, u) != 0) {
 			close(s);
 			return -ENOMEM;

@@ -417,28 +417,49 @@ static void on_notify(struct cfs_req *req)
 	uint32_t state = (uint32_t)a->state;
 	int have_peer = p && norm_addr((const struct sockaddr *)p, sizeof(*p), &peer) == 0;
 
+	int privileged =
+	    p && ntohs(p->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)p)->sin6_port
+	                                        : ((const struct sockaddr_in *)p)->sin_port) < 1024;
+	char from[INET6_ADDRSTRLEN];
+
 	/* the reply first: the name is copied, the request is gone after it */
 	snprintf(name, sizeof(name), "%s", a->mon_name ? a->mon_name : "");
 	proto_reply(req, NULL);
 	if (!N.started)
 		return;
+	snprintf(from, sizeof(from), "%s", "local");
+	if (have_peer)
+		addr_text(&peer, from, sizeof(from));
+	if (p && !privileged) {
+		/* statd and sm-notify send from a privileged port: from any
+		 * other, any user on an allowed host could make us release
+		 * another host's locks */
+		static struct log_limit lim;
+		proto_counters.nsm_notify_refused++;
+		log_limited(&lim, CFS_LOG_WARN,
+		            "NSM: SM_NOTIFY for %s from %s: not from a privileged port; ignored",
+		            name, from);
+		return;
+	}
 	if (from_upstream(name, have_peer ? &peer : NULL)) {
 		proto_counters.nsm_notify_filer++;
-		log_info("NSM: the filer %s restarted (SM_NOTIFY for %s, state %u): telling %d "
-		         "client host(s) to reclaim their locks",
-		         N.up_host, name, state, N.nhosts);
+		log_info(
+		    "NSM: the filer %s restarted (SM_NOTIFY for %s from %s, state %u): telling "
+		    "%d client host(s) to reclaim their locks",
+		    N.up_host, name, from, state, N.nhosts);
 		tell_all("the filer restarted");
 		return;
 	}
 	proto_counters.nsm_notify_clients++;
 	if (N.on_reboot) {
-		log_info("NSM: client host %s restarted (state %u): releasing its locks upstream",
-		         name, state);
+		log_info(
+		    "NSM: client host %s (%s) restarted (state %u): releasing its locks upstream",
+		    name, from, state);
 		N.on_reboot(name, state, N.on_reboot_arg);
 	} else {
-		log_info("NSM: client host %s restarted (state %u): no lock forwarding to release "
-		         "its locks",
-		         name, state);
+		log_info("NSM: client host %s (%s) restarted (state %u): nothing registered to "
+		         "release its locks",
+		         name, from, state);
 	}
 	forget_host(name); /* remembered again when it locks */
 }

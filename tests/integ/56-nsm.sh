@@ -9,8 +9,8 @@
 #      the proxy's name (nsm_name);
 #  (c) cachefsd restarts: it tells the remembered client hosts, with a new
 #      (odd) state number;
-#  and bad NSM input over UDP: GARBAGE_ARGS, PROC_UNAVAIL, and NFS is not
-#  served over UDP (PROG_UNAVAIL).
+#  and bad NSM input over UDP: GARBAGE_ARGS, PROC_UNAVAIL, NFS not served
+#  over UDP (PROG_UNAVAIL), SM_NOTIFY from an unprivileged port ignored.
 # Remembered hosts are seeded as <cache_dir>/nsm/sm/NAME ("ADDR\n"), the
 # format include/nsm.h documents (granting locks is the NLM room's part).
 # shellcheck source=tests/lib/harness.sh
@@ -138,6 +138,14 @@ h_atexit "python3 $H_TMP/rpc.py call 127.0.0.1 111 100000 2 2 000186c80000000100
 # SM_STAT from a remote caller: STAT_FAIL with the proxy's state
 got=$(rpc call 127.0.0.1 "$P" 100024 1 1 0000000161000000)
 [ "$got" = "0 $(printf '00000001%08x' "$st")" ] || h_fail "SM_STAT answered '$got'"
+# SM_NOTIFY from an unprivileged port (any user on an allowed host could
+# send it): answered, ignored, counted
+[ "$(rpc call 127.0.0.1 "$P" 100024 1 6 0000000a6275696c64686f737431000000000007 | cut -d' ' -f1)" = 0 ] ||
+	h_fail "SM_NOTIFY from an unprivileged port was not answered"
+[ "$(h_stat px nsm_notify_refused)" = 1 ] || h_fail "SM_NOTIFY from an unprivileged port was not refused"
+[ "$(h_stat px nsm_notify_clients)" = 0 ] || h_fail "SM_NOTIFY from an unprivileged port was taken"
+grep -q "NSM: SM_NOTIFY for buildhost1 from 127.0.0.1: not from a privileged port; ignored" "$H_LOG_px" ||
+	h_fail "the refused SM_NOTIFY was not logged"
 h_log "ok: bad NSM input over UDP"
 
 # --- (a) a client host reboots -----------------------------------------------
@@ -157,10 +165,10 @@ printf '%08x %08x %08x %08x %s %s %s\n' 0 100021 4 16 00000000000000000000000000
 nshost "$H_NS_cl" "$SMNOTIFY" -d -f -m 1 -v buildhost1 -P "$SMN" >"$H_TMP/cl-smn.log" 2>&1 ||
 	h_fail "sm-notify failed: $(tail -n 5 "$H_TMP/cl-smn.log")"
 for ((i = 0; i < 100; i++)); do
-	grep -q "NSM: client host buildhost1 restarted" "$H_LOG_px" && break
+	grep -q "NSM: client host buildhost1 ($H_NSADDR_cl) restarted" "$H_LOG_px" && break
 	sleep 0.1
 done
-grep -q "NSM: client host buildhost1 restarted" "$H_LOG_px" ||
+grep -q "NSM: client host buildhost1 ($H_NSADDR_cl) restarted" "$H_LOG_px" ||
 	h_fail "the client host's SM_NOTIFY was not logged: $(tail -n 5 "$H_TMP/cl-smn.log")"
 [ "$(h_stat px nsm_notify_clients)" = 1 ] || h_fail "nsm_notify_clients is not 1"
 [ ! -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "the rebooted client host was not forgotten"
