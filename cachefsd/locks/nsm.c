@@ -152,8 +152,10 @@ static int make_dir(const char *dir, char *err, size_t errlen)
 	struct stat st;
 
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(e));
+		return -e;
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "%s: not a directory (a symbolic link is refused)", dir);
@@ -197,8 +199,10 @@ static int raise_state(char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/state", N.dir);
 	f = cfs_fopen_nofollow(path, "r");
 	if (f == NULL && errno != ENOENT) {
-		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
+		return -e;
 	}
 	if (f) {
 		char *end;
