@@ -4,9 +4,10 @@
 #  (a) a client host reboots: its sm-notify reaches cachefsd over UDP (after
 #      a GETPORT at the proxy host's rpcbind); cachefsd logs and counts it
 #      and forgets the host;
-#  (b) the filer reboots: its sm-notify (from the upstream's address, on
-#      this host where the upstream ganesha runs) is relayed to a remembered client host, whose rpc.statd logs it under
-#      the proxy's name (nsm_name);
+#  (b) the filer (nfs-ganesha on its own host) reboots: its sm-notify,
+#      from the upstream's address under a name that is not the upstream
+#      URL's, is relayed to a remembered client host, whose rpc.statd logs
+#      it under the proxy's name (nsm_name);
 #  (c) cachefsd restarts: it tells the remembered client hosts, with a new
 #      (odd) state number;
 #  and bad NSM input over UDP: GARBAGE_ARGS, PROC_UNAVAIL, NFS not served
@@ -22,10 +23,11 @@ NC=$("$H_ROOT/tests/lib/debs.sh" root "$H_ROOT/build/debs" nfs-common) ||
 	h_fail "nfs-common is not fetched: run tests/lib/debs.sh fetch build/debs nfs-common (make test does)"
 STATD=$NC/sbin/rpc.statd
 SMNOTIFY=$NC/sbin/sm-notify
-[ -x "$STATD" ] && [ -x "$SMNOTIFY" ] || h_fail "no rpc.statd / sm-notify in $NC"
+{ [ -x "$STATD" ] && [ -x "$SMNOTIFY" ]; } || h_fail "no rpc.statd / sm-notify in $NC"
 
-h_start_ganesha up
-h_netns cl # a client host: rpcbind + rpc.statd
+h_start_rpcbind # the proxy host's: sm-notify asks it for NSM's port
+h_netns cl     # a client host: rpcbind + rpc.statd
+h_netns fl     # the filer's host: rpcbind + nfs-ganesha
 
 # rpc.py: raw RPC over UDP. "set PORT" registers NSM/UDP at PORT with the
 # local rpcbind (cachefsd does not register NSM itself); "call HOST PORT
@@ -84,6 +86,55 @@ nshost() {
 	if [ "$ns" = - ]; then "${run[@]}"; else ip netns exec "$ns" "${run[@]}"; fi
 }
 printf '127.0.0.1 localhost\n%s buildhost1\n' "$H_NSADDR_cl" >"$H_TMP/hosts.$H_NS_cl"
+printf '127.0.0.1 localhost\n%s filer1\n' "$H_NSADDR_fl" >"$H_TMP/hosts.$H_NS_fl"
+
+# the filer: nfs-ganesha on its own host, with its own rpcbind (the
+# upstream variables as h_start_ganesha sets them)
+FLX=$H_TMP/fl-export
+mkdir -p "$FLX" "$H_TMP/fl-recov"
+FLNFS=$(h_free_port)
+FLMNT=$(h_free_port)
+cat >"$H_TMP/fl-ganesha.conf" <<CONF
+NFS_CORE_PARAM {
+	NFS_Port = $FLNFS;
+	MNT_Port = $FLMNT;
+	Bind_addr = $H_NSADDR_fl;
+	Enable_NLM = false;
+	Enable_RQUOTA = false;
+	Protocols = 3, 4;
+}
+NFSV4 { Graceless = true; RecoveryRoot = "$H_TMP/fl-recov"; }
+EXPORT {
+	Export_Id = 1;
+	Path = $FLX;
+	Pseudo = /fl;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3, 4;
+	Transports = TCP;
+	SecType = sys;
+	FSAL { Name = VFS; }
+}
+CONF
+nshost "$H_NS_fl" sh -c 'rpcbind -f -w & echo $! >"$0/fl-rpcbind.pid"
+	for i in $(seq 50); do ss -Hltn "sport = :111" | grep -q . && break; sleep 0.1; done
+	exec ganesha.nfsd -F -f "$0/fl-ganesha.conf" -L "$0/fl-ganesha.log" -p "$0/fl-ganesha.pid"' \
+	"$H_TMP" >>"$H_TMP/fl-ganesha.log" 2>&1 &
+h_track ganesha-fl $!
+for ((i = 0; i < 100; i++)); do
+	[ -s "$H_TMP/fl-rpcbind.pid" ] && break
+	sleep 0.1
+done
+h_track fl-rpcbind "$(cat "$H_TMP/fl-rpcbind.pid")"
+H_EXPORT_fl=$FLX
+H_URL_fl="nfs://$H_NSADDR_fl$FLX?nfsport=$FLNFS&mountport=$FLMNT"
+echo hello >"$FLX/hello"
+for ((i = 0; i < 150; i++)); do
+	nfs-ls "$H_URL_fl" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+nfs-ls "$H_URL_fl" >/dev/null 2>&1 ||
+	h_fail "the filer's nfs-ganesha does not serve: $(tail -n 5 "$H_TMP/fl-ganesha.log")"
 
 # the client host: rpcbind, then rpc.statd (foreground, verbose, own state dir)
 mkdir -p "$H_TMP/cl-statd/sm" "$H_TMP/cl-statd/sm.bak"
@@ -107,9 +158,9 @@ H_PORT_px=$(h_free_port)
 P=$H_PORT_px
 PXNAME=proxy-under-test
 CACHE=$H_TMP/px-cache
-ALLOW="127.0.0.0/8,${H_NSADDR_cl%.*}.0/24"
+ALLOW="127.0.0.0/8,${H_NSADDR_cl%.*}.0/24,${H_NSADDR_fl%.*}.0/24"
 start_px() {
-	h_start_cachefsd px up --listen "0.0.0.0:$P" --allow "$ALLOW" --nsm-name "$PXNAME"
+	h_start_cachefsd px fl --listen "0.0.0.0:$P" --allow "$ALLOW" --nsm-name "$PXNAME"
 	for ((i = 0; i < 50; i++)); do
 		ss -Hlun "sport = :$P" | grep -q . && break
 		sleep 0.1
@@ -197,15 +248,15 @@ grep -q "NSM: told client host buildhost1 ($H_NSADDR_cl) to reclaim its locks (c
 	"$H_LOG_px" || h_fail "(c) the restart notification was not logged"
 h_log "ok: (c) a cachefsd restart told the remembered client host (state $st2)"
 
-# the filer's sm-notify at its boot: its sm dir names the proxy (the
-# filer's lockd monitored the proxy); it comes from the upstream's address.
-# The filer (ganesha at 127.0.0.1) runs on this host, so its sm-notify does.
+# the filer's sm-notify at its boot, on its host: its sm dir names the
+# proxy (the filer's lockd monitored the proxy's address); its name filer1
+# is not the upstream URL's host, its address is
 FSMN=$H_TMP/fl-smn
 mkdir -p "$FSMN/sm" "$FSMN/sm.bak"
 printf '%08x %08x %08x %08x %s %s %s\n' 0 100021 4 16 00000000000000000000000000000000 \
-	127.0.0.1 127.0.0.1 >"$FSMN/sm/127.0.0.1"
+	"$H_HOSTADDR_fl" filer1 >"$FSMN/sm/$H_HOSTADDR_fl"
 n1=$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")
-nshost - "$SMNOTIFY" -d -f -m 1 -v 127.0.0.1 -P "$FSMN" >"$H_TMP/fl-smn.log" 2>&1 ||
+nshost "$H_NS_fl" "$SMNOTIFY" -d -f -m 1 -v filer1 -P "$FSMN" >"$H_TMP/fl-smn.log" 2>&1 ||
 	h_fail "the filer's sm-notify failed: $(tail -n 5 "$H_TMP/fl-smn.log")"
 for ((i = 0; i < 100; i++)); do
 	[ "$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")" -gt "$n1" ] && break
@@ -214,6 +265,10 @@ done
 [ "$(grep -c "Received SM_NOTIFY from $PXNAME" "$H_TMP/cl-statd.log")" -gt "$n1" ] ||
 	h_fail "(b) the filer's reboot was not relayed to the client host: $(tail -n 3 "$H_LOG_px")"
 [ "$(h_stat px nsm_notify_filer)" = 1 ] || h_fail "(b) nsm_notify_filer is not 1"
-grep -q "NSM: the filer 127.0.0.1 restarted" "$H_LOG_px" || h_fail "(b) the filer's reboot was not logged"
+grep -q "NSM: the filer $H_NSADDR_fl restarted (SM_NOTIFY for filer1 from $H_NSADDR_fl" "$H_LOG_px" ||
+	h_fail "(b) the filer's reboot was not logged"
+# and the proxy serves the filer's files all along
+[ "$(nfs-cat "nfs://127.0.0.1$FLX/hello?nfsport=$P&mountport=$P")" = hello ] ||
+	h_fail "the proxy does not serve the filer's export"
 [ -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "(b) the client host was forgotten on the filer's reboot"
 h_pass "NSM: client reboot counted and forgotten, filer reboot relayed, restart notified (real sm-notify and rpc.statd)"
