@@ -228,6 +228,8 @@ h_log "ok: a client host's reboot reached cachefsd (sm-notify over UDP)"
 
 # --- (b) the filer reboots -----------------------------------------------------
 echo "$H_NSADDR_cl" >"$CACHE/nsm/sm/buildhost1"
+# a host with a portmapper and no statd: told nothing, given up at once
+echo "$H_NSADDR_fl" >"$CACHE/nsm/sm/nostatd"
 h_stop_cachefsd px
 start_px # (c) at start it tells buildhost1
 rpc set "$P" >/dev/null
@@ -244,6 +246,10 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 [ "$(h_stat px nsm_relayed)" = 1 ] || h_fail "(c) nsm_relayed is not 1"
+[ "$(h_stat px nsm_relay_failures)" = 1 ] || h_fail "(c) nsm_relay_failures is not 1"
+grep -q "NSM: cannot tell client host nostatd ($H_NSADDR_fl) to reclaim its locks (cachefsd restarted): no statd registered with its portmapper" \
+	"$H_LOG_px" || h_fail "(c) the host without statd was not logged"
+[ "$(h_stat px nsm_hosts)" = 2 ] || h_fail "(c) nsm_hosts is not 2"
 grep -q "NSM: told client host buildhost1 ($H_NSADDR_cl) to reclaim its locks (cachefsd restarted)" \
 	"$H_LOG_px" || h_fail "(c) the restart notification was not logged"
 h_log "ok: (c) a cachefsd restart told the remembered client host (state $st2)"
@@ -271,4 +277,5 @@ grep -q "NSM: the filer $H_NSADDR_fl restarted (SM_NOTIFY for filer1 from $H_NSA
 [ "$(nfs-cat "nfs://127.0.0.1$FLX/hello?nfsport=$P&mountport=$P")" = hello ] ||
 	h_fail "the proxy does not serve the filer's export"
 [ -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "(b) the client host was forgotten on the filer's reboot"
+[ "$(h_stat px nsm_relay_failures)" = 2 ] || h_fail "(b) nsm_relay_failures is not 2"
 h_pass "NSM: client reboot counted and forgotten, filer reboot relayed, restart notified (real sm-notify and rpc.statd)"
