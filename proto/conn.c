@@ -1486,3 +1486,51 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
 	free(srv.byfd);
 	return 0;
 }
+
+int proto_test_datagram(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+                        void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
+                        size_t *outlen)
+{
+	struct proto_server srv;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	socklen_t sl = sizeof(*in);
+	int peer = -1, rc = 0;
+	ssize_t n;
+
+	if (outlen)
+		*outlen = 0;
+	memset(&srv, 0, sizeof(srv));
+	srv.ufd = -1;
+	srv.loop = l;
+	srv.cfg = cfg;
+	srv.submit = submit;
+	srv.arg = arg;
+	srv.fd = -1;
+	srv.max_clients = INT_MAX;
+	/* the server's socket and the sender's, on loopback */
+	memset(&ss, 0, sizeof(ss));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	srv.ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	peer = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv.ufd < 0 || peer < 0 || bind(peer, (struct sockaddr *)&ss, sl) != 0 ||
+	    getsockname(peer, (struct sockaddr *)&ss, &sl) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	udp_datagram(&srv, data, len, &ss);
+	/* loopback delivers at sendto: the reply, if any, is there now */
+	n = recv(peer, out ? out : (uint8_t *)&ss, out ? outcap : sizeof(ss), MSG_DONTWAIT);
+	if (n > 0 && outlen && out)
+		*outlen = (size_t)n;
+	/* calls still in flight: their replies are dropped */
+	for (struct proto_conn *c = srv.udp_conns; c; c = c->udp_next)
+		c->closed = 1;
+out:
+	if (srv.ufd >= 0)
+		close(srv.ufd);
+	if (peer >= 0)
+		close(peer);
+	return rc;
+}
