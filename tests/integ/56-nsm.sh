@@ -29,9 +29,10 @@ h_start_rpcbind # the proxy host's: sm-notify asks it for NSM's port
 h_netns cl     # a client host: rpcbind + rpc.statd
 h_netns fl     # the filer's host: rpcbind + nfs-ganesha
 
-# rpc.py: raw RPC over UDP. "set PORT" registers NSM/UDP at PORT with the
-# local rpcbind (cachefsd does not register NSM itself); "call HOST PORT
-# PROG VERS PROC HEXARGS" prints the reply's accept_stat (or "denied").
+# rpc.py: raw RPC. "set PORT" registers NSM/UDP at PORT with the local
+# rpcbind (cachefsd does not register NSM itself); "call HOST PORT PROG VERS
+# PROC HEXARGS" (UDP) and "tcall ..." (TCP) print the reply's accept_stat
+# (or "denied") and the result's bytes.
 cat >"$H_TMP/rpc.py" <<'EOF'
 import socket, struct, sys, os
 def call(host, port, prog, vers, proc, args, src=0):
@@ -56,7 +57,27 @@ def call(host, port, prog, vers, proc, args, src=0):
         off = 20 + ((vlen + 3) & ~3)
         return str(struct.unpack(">I", r[off:off + 4])[0]), r[off + 4:]
     return "timeout", b""
-if sys.argv[1] == "set":
+def tcall(host, port, prog, vers, proc, args):
+    s = socket.create_connection((host, port), timeout=5)
+    msg = struct.pack(">10I", 7, 0, 2, prog, vers, proc, 0, 0, 0, 0) + args
+    s.sendall(struct.pack(">I", 0x80000000 | len(msg)) + msg)
+    r = b""
+    while len(r) < 4 or len(r) < 4 + (struct.unpack(">I", r[:4])[0] & 0x7fffffff):
+        d = s.recv(65536)
+        if not d:
+            return "closed", b""
+        r += d
+    r = r[4:]
+    if struct.unpack(">I", r[8:12])[0] != 0:
+        return "denied", r
+    vlen = struct.unpack(">I", r[16:20])[0]
+    off = 20 + ((vlen + 3) & ~3)
+    return str(struct.unpack(">I", r[off:off + 4])[0]), r[off + 4:]
+if sys.argv[1] == "tcall":
+    st, body = tcall(sys.argv[2], int(sys.argv[3]), *map(int, sys.argv[4:7]),
+                     bytes.fromhex(sys.argv[7]) if len(sys.argv) > 7 else b"")
+    print(st, body.hex())
+elif sys.argv[1] == "set":
     port = int(sys.argv[2])
     a = struct.pack(">4I", 100024, 1, 17, port)
     for src in range(600, 700):
@@ -186,6 +207,11 @@ h_atexit "python3 $H_TMP/rpc.py call 127.0.0.1 111 100000 2 2 000186c80000000100
 # NFS over UDP: PROG_UNAVAIL (1), NFS is TCP only
 [ "$(rpc call 127.0.0.1 "$P" 100003 3 0 | cut -d' ' -f1)" = 1 ] ||
 	h_fail "NFS over UDP was not answered PROG_UNAVAIL"
+# the same over TCP
+[ "$(rpc tcall 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
+	h_fail "garbage NSM arguments over TCP were not answered GARBAGE_ARGS"
+[ "$(rpc tcall 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
+	h_fail "an unknown NSM procedure over TCP was not answered PROC_UNAVAIL"
 # SM_STAT from a remote caller: STAT_FAIL with the proxy's state
 got=$(rpc call 127.0.0.1 "$P" 100024 1 1 0000000161000000)
 [ "$got" = "0 $(printf '00000001%08x' "$st")" ] || h_fail "SM_STAT answered '$got'"
@@ -197,7 +223,7 @@ got=$(rpc call 127.0.0.1 "$P" 100024 1 1 0000000161000000)
 [ "$(h_stat px nsm_notify_clients)" = 0 ] || h_fail "SM_NOTIFY from an unprivileged port was taken"
 grep -q "NSM: SM_NOTIFY for buildhost1 from 127.0.0.1: not from a privileged port; ignored" "$H_LOG_px" ||
 	h_fail "the refused SM_NOTIFY was not logged"
-h_log "ok: bad NSM input over UDP"
+h_log "ok: bad NSM input over UDP and TCP"
 
 # --- (a) a client host reboots -----------------------------------------------
 mkdir -p "$CACHE/nsm/sm"
