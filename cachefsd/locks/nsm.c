@@ -404,7 +404,7 @@ static void tell_all(const char *why)
 
 static int from_upstream(const char *mon_name, const struct sockaddr_storage *peer)
 {
-	if (mon_name && strcasecmp(mon_name, N.up_host) == 0)
+	if (mon_name && N.up_host[0] && strcasecmp(mon_name, N.up_host) == 0)
 		return 1;
 	for (int i = 0; peer && i < N.nup; i++)
 		if (same_addr(&N.up_addr[i], peer))
