@@ -1413,6 +1413,20 @@ void proto_shutdown(struct proto_server *srv)
 
 /* --- the fuzz and test entry point ------------------------------------------ */
 
+/* A server for one test exchange, on the caller's stack: no listener. */
+static void test_server(struct proto_server *srv, struct loop *l, const struct cfs_config *cfg,
+                        proto_submit_fn submit, void *arg)
+{
+	memset(srv, 0, sizeof(*srv));
+	srv->loop = l;
+	srv->cfg = cfg;
+	srv->submit = submit;
+	srv->arg = arg;
+	srv->fd = -1;
+	srv->ufd = -1;
+	srv->max_clients = INT_MAX;
+}
+
 int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
 		    void *arg, const uint8_t *data, size_t len)
 {
@@ -1433,15 +1447,7 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
 
 	if (outlen)
 		*outlen = 0;
-
-	memset(&srv, 0, sizeof(srv));
-	srv.loop = l;
-	srv.cfg = cfg;
-	srv.submit = submit;
-	srv.arg = arg;
-	srv.fd = -1;
-	srv.ufd = -1;
-	srv.max_clients = INT_MAX;
+	test_server(&srv, l, cfg, submit, arg);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0)
 		return -errno;
 	memset(&ss, 0, sizeof(ss));
@@ -1500,14 +1506,7 @@ int proto_test_datagram(struct loop *l, const struct cfs_config *cfg, proto_subm
 
 	if (outlen)
 		*outlen = 0;
-	memset(&srv, 0, sizeof(srv));
-	srv.ufd = -1;
-	srv.loop = l;
-	srv.cfg = cfg;
-	srv.submit = submit;
-	srv.arg = arg;
-	srv.fd = -1;
-	srv.max_clients = INT_MAX;
+	test_server(&srv, l, cfg, submit, arg);
 	/* the server's socket and the sender's, on loopback */
 	memset(&ss, 0, sizeof(ss));
 	in->sin_family = AF_INET;

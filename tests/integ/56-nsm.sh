@@ -106,6 +106,21 @@ nshost() {
 		"$hosts" "$@")
 	if [ "$ns" = - ]; then "${run[@]}"; else ip netns exec "$ns" "${run[@]}"; fi
 }
+# nsdaemon NS NAME LOG CMD...: on host NS, its rpcbind, then CMD in the
+# foreground (output to LOG); both tracked (NAME, NAME-rpcbind)
+nsdaemon() {
+	local ns=$1 name=$2 log=$3 i
+	shift 3
+	nshost "$ns" sh -c 'rpcbind -f -w & echo $! >"$0"
+		for i in $(seq 50); do ss -Hlun "sport = :111" | grep -q . && break; sleep 0.1; done
+		exec "$@"' "$H_TMP/$name-rpcbind.pid" "$@" >>"$log" 2>&1 &
+	h_track "$name" $!
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$H_TMP/$name-rpcbind.pid" ] && break
+		sleep 0.1
+	done
+	h_track "$name-rpcbind" "$(cat "$H_TMP/$name-rpcbind.pid")"
+}
 printf '127.0.0.1 localhost\n%s buildhost1\n' "$H_NSADDR_cl" >"$H_TMP/hosts.$H_NS_cl"
 printf '127.0.0.1 localhost\n%s filer1\n' "$H_NSADDR_fl" >"$H_TMP/hosts.$H_NS_fl"
 
@@ -137,16 +152,8 @@ EXPORT {
 	FSAL { Name = VFS; }
 }
 CONF
-nshost "$H_NS_fl" sh -c 'rpcbind -f -w & echo $! >"$0/fl-rpcbind.pid"
-	for i in $(seq 50); do ss -Hltn "sport = :111" | grep -q . && break; sleep 0.1; done
-	exec ganesha.nfsd -F -f "$0/fl-ganesha.conf" -L "$0/fl-ganesha.log" -p "$0/fl-ganesha.pid"' \
-	"$H_TMP" >>"$H_TMP/fl-ganesha.log" 2>&1 &
-h_track ganesha-fl $!
-for ((i = 0; i < 100; i++)); do
-	[ -s "$H_TMP/fl-rpcbind.pid" ] && break
-	sleep 0.1
-done
-h_track fl-rpcbind "$(cat "$H_TMP/fl-rpcbind.pid")"
+nsdaemon "$H_NS_fl" ganesha-fl "$H_TMP/fl-ganesha.log" ganesha.nfsd -F -f "$H_TMP/fl-ganesha.conf" \
+	-L "$H_TMP/fl-ganesha.log" -p "$H_TMP/fl-ganesha.pid"
 H_EXPORT_fl=$FLX
 H_URL_fl="nfs://$H_NSADDR_fl$FLX?nfsport=$FLNFS&mountport=$FLMNT"
 echo hello >"$FLX/hello"
@@ -159,15 +166,7 @@ nfs-ls "$H_URL_fl" >/dev/null 2>&1 ||
 
 # the client host: rpcbind, then rpc.statd (foreground, verbose, own state dir)
 mkdir -p "$H_TMP/cl-statd/sm" "$H_TMP/cl-statd/sm.bak"
-nshost "$H_NS_cl" sh -c 'rpcbind -f -w & echo $! >"$0/cl-rpcbind.pid"
-	for i in $(seq 50); do ss -Hlun "sport = :111" | grep -q . && break; sleep 0.1; done
-	exec "$1" -F -d --no-notify -P "$0/cl-statd"' "$H_TMP" "$STATD" >"$H_TMP/cl-statd.log" 2>&1 &
-h_track cl-statd $!
-for ((i = 0; i < 100; i++)); do
-	[ -s "$H_TMP/cl-rpcbind.pid" ] && break
-	sleep 0.1
-done
-h_track cl-rpcbind "$(cat "$H_TMP/cl-rpcbind.pid")"
+nsdaemon "$H_NS_cl" cl-statd "$H_TMP/cl-statd.log" "$STATD" -F -d --no-notify -P "$H_TMP/cl-statd"
 for ((i = 0; i < 100; i++)); do
 	ip netns exec "$H_NS_cl" rpcinfo -p 127.0.0.1 2>/dev/null | grep -q "100024.*udp" && break
 	sleep 0.1
