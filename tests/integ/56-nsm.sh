@@ -18,7 +18,7 @@
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
 command -v ip >/dev/null || h_fail "ip (iproute2) missing"
-command -v python3 >/dev/null || h_fail "python3 missing (raw RPC datagrams)"
+[ -x "$H_BUILD/tests/rpcraw" ] || h_fail "$H_BUILD/tests/rpcraw not built (make tools)"
 NC=$("$H_ROOT/tests/lib/debs.sh" root "$H_ROOT/build/debs" nfs-common) ||
 	h_fail "nfs-common is not fetched: run tests/lib/debs.sh fetch build/debs nfs-common (make test does)"
 STATD=$NC/sbin/rpc.statd
@@ -29,70 +29,10 @@ h_start_rpcbind # the proxy host's: sm-notify asks it for NSM's port
 h_netns cl     # a client host: rpcbind + rpc.statd
 h_netns fl     # the filer's host: rpcbind + nfs-ganesha
 
-# rpc.py: raw RPC. "set PORT" registers NSM/UDP at PORT with the local
-# rpcbind (cachefsd does not register NSM itself); "call HOST PORT PROG VERS
-# PROC HEXARGS" (UDP) and "tcall ..." (TCP) print the reply's accept_stat
-# (or "denied") and the result's bytes.
-cat >"$H_TMP/rpc.py" <<'EOF'
-import socket, struct, sys, os
-def call(host, port, prog, vers, proc, args, src=0):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    if src:
-        s.bind(("127.0.0.1", src))
-    s.settimeout(3)
-    xid = int.from_bytes(os.urandom(4), "big")
-    msg = struct.pack(">10I", xid, 0, 2, prog, vers, proc, 0, 0, 0, 0) + args
-    for _ in range(3):
-        s.sendto(msg, (host, port))
-        try:
-            r = s.recv(65536)
-        except socket.timeout:
-            continue
-        x, mtype, stat = struct.unpack(">3I", r[:12])
-        if x != xid:
-            continue
-        if stat != 0:
-            return "denied", r
-        vlen = struct.unpack(">I", r[16:20])[0]
-        off = 20 + ((vlen + 3) & ~3)
-        return str(struct.unpack(">I", r[off:off + 4])[0]), r[off + 4:]
-    return "timeout", b""
-def tcall(host, port, prog, vers, proc, args):
-    s = socket.create_connection((host, port), timeout=5)
-    msg = struct.pack(">10I", 7, 0, 2, prog, vers, proc, 0, 0, 0, 0) + args
-    s.sendall(struct.pack(">I", 0x80000000 | len(msg)) + msg)
-    r = b""
-    while len(r) < 4 or len(r) < 4 + (struct.unpack(">I", r[:4])[0] & 0x7fffffff):
-        d = s.recv(65536)
-        if not d:
-            return "closed", b""
-        r += d
-    r = r[4:]
-    if struct.unpack(">I", r[8:12])[0] != 0:
-        return "denied", r
-    vlen = struct.unpack(">I", r[16:20])[0]
-    off = 20 + ((vlen + 3) & ~3)
-    return str(struct.unpack(">I", r[off:off + 4])[0]), r[off + 4:]
-if sys.argv[1] == "tcall":
-    st, body = tcall(sys.argv[2], int(sys.argv[3]), *map(int, sys.argv[4:7]),
-                     bytes.fromhex(sys.argv[7]) if len(sys.argv) > 7 else b"")
-    print(st, body.hex())
-elif sys.argv[1] == "set":
-    port = int(sys.argv[2])
-    a = struct.pack(">4I", 100024, 1, 17, port)
-    for src in range(600, 700):
-        try:
-            st, body = call("127.0.0.1", 111, 100000, 2, 1, a, src)
-            break
-        except OSError:
-            continue
-    print(st, struct.unpack(">I", body[:4])[0] if len(body) >= 4 else "-")
-else:
-    h, p, prog, vers, proc = sys.argv[2], int(sys.argv[3]), *map(int, sys.argv[4:7])
-    st, body = call(h, p, prog, vers, proc, bytes.fromhex(sys.argv[7]) if len(sys.argv) > 7 else b"")
-    print(st, body.hex())
-EOF
-rpc() { python3 "$H_TMP/rpc.py" "$@"; }
+# rpcraw (tests/tools/rpcraw.c): one raw call over UDP or TCP, printing
+# its accept_stat and result bytes; "pmapset PORT" registers NSM/UDP at
+# PORT with the local rpcbind (cachefsd does not register NSM itself)
+rpc() { "$H_BUILD/tests/rpcraw" "$@"; }
 
 # nshost NS CMD...: CMD in NS ("-": this one) with a private /run (its
 # rpcbind's socket) and, when $H_TMP/hosts.NS exists, that as /etc/hosts
@@ -192,31 +132,31 @@ start_px
 st=$(cat "$CACHE/nsm/state")
 [ $((st % 2)) = 1 ] || h_fail "the state number is not odd while up: $st"
 # what sm-notify asks the proxy host's rpcbind for
-got=$(rpc set "$P")
-case $got in "0 1") ;; *) h_fail "cannot register NSM/UDP $P with rpcbind: $got" ;; esac
-h_atexit "python3 $H_TMP/rpc.py call 127.0.0.1 111 100000 2 2 000186c8000000010000001100000000 >/dev/null 2>&1"
+got=$(rpc pmapset "$P")
+[ "$got" = "0 00000001" ] || h_fail "cannot register NSM/UDP $P with rpcbind: $got"
+h_atexit "$H_BUILD/tests/rpcraw pmapunset $P"
 
 # --- bad input over UDP --------------------------------------------------------
 # SM_STAT with a string longer than SM_MAXSTRLEN: GARBAGE_ARGS (4)
-[ "$(rpc call 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
+[ "$(rpc udp 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
 	h_fail "garbage NSM arguments over UDP were not answered GARBAGE_ARGS"
 # procedure 7: PROC_UNAVAIL (3)
-[ "$(rpc call 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
+[ "$(rpc udp 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
 	h_fail "an unknown NSM procedure over UDP was not answered PROC_UNAVAIL"
 # NFS over UDP: PROG_UNAVAIL (1), NFS is TCP only
-[ "$(rpc call 127.0.0.1 "$P" 100003 3 0 | cut -d' ' -f1)" = 1 ] ||
+[ "$(rpc udp 127.0.0.1 "$P" 100003 3 0 | cut -d' ' -f1)" = 1 ] ||
 	h_fail "NFS over UDP was not answered PROG_UNAVAIL"
 # the same over TCP
-[ "$(rpc tcall 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
+[ "$(rpc tcp 127.0.0.1 "$P" 100024 1 1 00000fff | cut -d' ' -f1)" = 4 ] ||
 	h_fail "garbage NSM arguments over TCP were not answered GARBAGE_ARGS"
-[ "$(rpc tcall 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
+[ "$(rpc tcp 127.0.0.1 "$P" 100024 1 7 | cut -d' ' -f1)" = 3 ] ||
 	h_fail "an unknown NSM procedure over TCP was not answered PROC_UNAVAIL"
 # SM_STAT from a remote caller: STAT_FAIL with the proxy's state
-got=$(rpc call 127.0.0.1 "$P" 100024 1 1 0000000161000000)
+got=$(rpc udp 127.0.0.1 "$P" 100024 1 1 0000000161000000)
 [ "$got" = "0 $(printf '00000001%08x' "$st")" ] || h_fail "SM_STAT answered '$got'"
 # SM_NOTIFY from an unprivileged port (any user on an allowed host could
 # send it): answered, ignored, counted
-[ "$(rpc call 127.0.0.1 "$P" 100024 1 6 0000000a6275696c64686f737431000000000007 | cut -d' ' -f1)" = 0 ] ||
+[ "$(CFS_TOOL_PORT=high rpc udp 127.0.0.1 "$P" 100024 1 6 0000000a6275696c64686f737431000000000007 | cut -d' ' -f1)" = 0 ] ||
 	h_fail "SM_NOTIFY from an unprivileged port was not answered"
 [ "$(h_stat px nsm_notify_refused)" = 1 ] || h_fail "SM_NOTIFY from an unprivileged port was not refused"
 [ "$(h_stat px nsm_notify_clients)" = 0 ] || h_fail "SM_NOTIFY from an unprivileged port was taken"
@@ -230,7 +170,7 @@ mkdir -p "$CACHE/nsm/sm"
 echo "$H_NSADDR_cl" >"$CACHE/nsm/sm/buildhost1"
 h_stop_cachefsd px
 start_px
-rpc set "$P" >/dev/null
+rpc pmapset "$P" >/dev/null
 [ "$(h_stat px nsm_hosts)" = 1 ] || h_fail "the remembered host was not loaded: nsm_hosts $(h_stat px nsm_hosts)"
 # the client host's sm-notify after its reboot: its sm dir names the proxy
 # host (as statd wrote it when the client's lockd locked through the proxy)
@@ -257,7 +197,7 @@ echo "$H_NSADDR_cl" >"$CACHE/nsm/sm/buildhost1"
 echo "$H_NSADDR_fl" >"$CACHE/nsm/sm/nostatd"
 h_stop_cachefsd px
 start_px # (c) at start it tells buildhost1
-rpc set "$P" >/dev/null
+rpc pmapset "$P" >/dev/null
 st2=$(cat "$CACHE/nsm/state")
 [ "$st2" -gt "$st" ] && [ $((st2 % 2)) = 1 ] || h_fail "the state did not rise to an odd number: $st -> $st2"
 for ((i = 0; i < 100; i++)); do
