@@ -16,6 +16,7 @@
  * CFS_TOOL_PORT=high.
  */
 #include "resvport.h"
+#include "xdrbuf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,19 +27,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static int usage(void)
 {
@@ -78,14 +66,18 @@ static int call(int tcp, const char *host, int port, const uint8_t *msg, size_t 
 	if (fd < 0 || inet_pton(AF_INET, host, &to.sin_addr) != 1 || resv_bind(fd, AF_INET) != 0)
 		return -1;
 	if (tcp) {
-		uint8_t mark[4];
+		struct xbuf mark = {0};
+		uint8_t rm[4];
 		uint32_t n;
+		int ok;
 
-		put32(mark, 0x80000000u | (uint32_t)len);
-		if (connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0 ||
-		    write(fd, mark, 4) != 4 || write(fd, msg, len) != (ssize_t)len ||
-		    read_full(fd, mark, 4) != 0 || (n = get32(mark) & 0x7fffffffu) > cap ||
-		    read_full(fd, rep, n) != 0) {
+		xb_u32(&mark, 0x80000000u | (uint32_t)len);
+		ok = connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
+		     write(fd, mark.d, 4) == 4 && write(fd, msg, len) == (ssize_t)len &&
+		     read_full(fd, rm, 4) == 0 && (n = get_u32(rm) & 0x7fffffffu) <= cap &&
+		     read_full(fd, rep, n) == 0;
+		xb_free(&mark);
+		if (!ok) {
 			close(fd);
 			return -1;
 		}
@@ -101,7 +93,7 @@ static int call(int tcp, const char *host, int port, const uint8_t *msg, size_t 
 			break;
 		while (poll(&pfd, 1, 1000) > 0) {
 			r = recv(fd, rep, cap, 0);
-			if (r >= 8 && get32(rep) == get32(msg)) {
+			if (r >= 8 && get_u32(rep) == get_u32(msg)) {
 				*replen = (size_t)r;
 				close(fd);
 				return 0;
@@ -114,11 +106,12 @@ static int call(int tcp, const char *host, int port, const uint8_t *msg, size_t 
 
 int main(int argc, char **argv)
 {
-	static uint8_t msg[65536], rep[65536];
-	const char *host, *hex = NULL;
+	static uint8_t rep[65536];
+	struct xbuf args = {0}, msg = {0};
+	const char *host;
 	int tcp, port;
 	uint32_t prog, vers, proc;
-	size_t len = 40, rl = 0, off;
+	size_t rl = 0, off;
 
 	if (argc >= 3 && (strcmp(argv[1], "pmapset") == 0 || strcmp(argv[1], "pmapunset") == 0)) {
 		host = "127.0.0.1";
@@ -127,58 +120,59 @@ int main(int argc, char **argv)
 		prog = 100000;
 		vers = 2;
 		proc = strcmp(argv[1], "pmapset") == 0 ? 1 : 2;
-		put32(msg + 40, 100024);
-		put32(msg + 44, 1);
-		put32(msg + 48, 17); /* UDP */
-		put32(msg + 52, (uint32_t)atoi(argv[2]));
-		len += 16;
+		xb_u32(&args, 100024);
+		xb_u32(&args, 1);
+		xb_u32(&args, 17); /* UDP */
+		xb_u32(&args, (uint32_t)atoi(argv[2]));
 	} else if (argc >= 7 && (strcmp(argv[1], "udp") == 0 || strcmp(argv[1], "tcp") == 0)) {
+		const char *hex = argc > 7 ? argv[7] : "";
+
 		tcp = strcmp(argv[1], "tcp") == 0;
 		host = argv[2];
 		port = atoi(argv[3]);
 		prog = (uint32_t)strtoul(argv[4], NULL, 0);
 		vers = (uint32_t)strtoul(argv[5], NULL, 0);
 		proc = (uint32_t)strtoul(argv[6], NULL, 0);
-		hex = argc > 7 ? argv[7] : "";
-		if (strlen(hex) % 2 || strlen(hex) / 2 > sizeof(msg) - 40)
+		if (strlen(hex) % 2 || strlen(hex) / 2 > 65000)
 			return usage();
 		for (size_t i = 0; hex[2 * i]; i++) {
 			unsigned b;
+			uint8_t c;
 
 			if (sscanf(hex + 2 * i, "%2x", &b) != 1)
 				return usage();
-			msg[len++] = (uint8_t)b;
+			c = (uint8_t)b;
+			xb_raw(&args, &c, 1);
 		}
 	} else {
 		return usage();
 	}
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
-	put32(msg, (uint32_t)rand()); /* xid */
-	put32(msg + 4, 0);            /* CALL */
-	put32(msg + 8, 2);
-	put32(msg + 12, prog);
-	put32(msg + 16, vers);
-	put32(msg + 20, proc); /* AUTH_NONE credential and verifier: 16 zero bytes */
-	memset(msg + 24, 0, 16);
-	if (call(tcp, host, port, msg, len, rep, sizeof(rep), &rl) != 0) {
+	xb_call_hdr(&msg, (uint32_t)rand(), 2, prog, vers, proc);
+	xb_auth_none(&msg); /* credential */
+	xb_auth_none(&msg); /* verifier */
+	xb_raw(&msg, args.d, args.len);
+	if (call(tcp, host, port, msg.d, msg.len, rep, sizeof(rep), &rl) != 0) {
 		printf("timeout\n");
 		return 1;
 	}
-	if (rl < 12 || get32(rep + 4) != 1) {
+	if (rl < 12 || get_u32(rep + 4) != 1) {
 		printf("not-a-reply\n");
 		return 1;
 	}
-	if (get32(rep + 8) != 0) {
+	if (get_u32(rep + 8) != 0) {
 		printf("denied\n");
 		return 0;
 	}
-	if (rl < 20 || (off = 20 + ((get32(rep + 16) + 3) & ~3u)) + 4 > rl) {
+	if (rl < 20 || (off = 20 + ((get_u32(rep + 16) + 3) & ~3u)) + 4 > rl) {
 		printf("short\n");
 		return 1;
 	}
-	printf("%u ", get32(rep + off));
+	printf("%u ", get_u32(rep + off));
 	for (size_t i = off + 4; i < rl; i++)
 		printf("%02x", rep[i]);
 	printf("\n");
+	xb_free(&args);
+	xb_free(&msg);
 	return 0;
 }
