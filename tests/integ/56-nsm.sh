@@ -187,6 +187,7 @@ done
 grep -q "NSM: client host buildhost1 ($H_NSADDR_cl) restarted" "$H_LOG_px" ||
 	h_fail "the client host's SM_NOTIFY was not logged: $(tail -n 5 "$H_TMP/cl-smn.log")"
 [ "$(h_stat px nsm_notify_clients)" = 1 ] || h_fail "nsm_notify_clients is not 1"
+[ "$(h_stat px nsm_calls_SM_NOTIFY)" = 1 ] || h_fail "nsm_calls_SM_NOTIFY is $(h_stat px nsm_calls_SM_NOTIFY), not 1"
 [ ! -e "$CACHE/nsm/sm/buildhost1" ] || h_fail "the rebooted client host was not forgotten"
 [ "$(h_stat px nsm_hosts)" = 0 ] || h_fail "nsm_hosts is not 0 after the reboot"
 h_log "ok: a client host's reboot reached cachefsd (sm-notify over UDP)"
