@@ -10,6 +10,7 @@
 #include "files.h"
 #include "log.h"
 #include "loop.h"
+#include "nsm.h"
 #include "proto.h"
 #include "rpcbind.h"
 #include "upstream.h"
@@ -473,6 +474,11 @@ int main(int argc, char **argv)
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
+	/* after the listener: the client hosts it tells of the restart
+	 * reclaim their locks through it at once */
+	rc = nsm_start(d.loop, &d.cfg, err, sizeof(err));
+	if (rc)
+		goto fail;
 	d.ops.loop = d.loop;
 	d.ops.cfg = &d.cfg;
 	d.ops.engine = d.engine;
@@ -509,6 +515,7 @@ int main(int argc, char **argv)
 	rpcbind_unregister(d.reg); /* first: clients stop finding a port that closes */
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
+	nsm_stop();
 	proto_shutdown(d.srv);
 	engine_stop(d.engine);
 	upstream_stop(d.up);
@@ -524,6 +531,7 @@ fail:
 	daemon_failed(err);
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
+	nsm_stop();
 	if (d.srv)
 		proto_shutdown(d.srv);
 	engine_stop(d.engine);

@@ -74,6 +74,7 @@ struct cfs_config {
 	char *control_socket; /* NULL: <cache_dir>/control */
 	char *metrics_listen; /* NULL or "off": no metrics listener */
 	int rpcbind_register; /* enum cfs_register (key "register") */
+	char *nsm_name;	      /* NULL: the host name (cachefsd/locks/nsm.c) */
 	char *config_file; /* flag only */
 };
 

@@ -51,11 +51,12 @@ enum engine_counter_sec {
 };
 
 struct engine_counters {
-	/* by procedure (NFSv3, MOUNT) */
+	/* by procedure (NFSv3, MOUNT, NSM) */
 	uint64_t nfs_calls[ENGINE_NPROCS];
 	uint64_t nfs_errors[ENGINE_NPROCS]; /* replies with a status other than NFS3_OK */
 	uint64_t nfs_latency_us[ENGINE_NPROCS];
 	uint64_t mount_calls[MOUNT3_NPROCS];
+	uint64_t nsm_calls[NSM1_NPROCS];
 	/* the scalars: one row each in engine_counters.def, which says what they mean */
 #define ENGINE_COUNTER(field, sec, type, metric, label, help) uint64_t field;
 #include "engine_counters.def"

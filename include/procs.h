@@ -1,5 +1,5 @@
 /* The procedure table: one row per RPC procedure the proxy answers (NFSv3,
- * MOUNT v3 and MOUNT v1 today), holding what the wire layer (proto/) and the
+ * MOUNT v3 and v1, NSM v1 today), holding what the wire layer (proto/) and the
  * upstream pool (cachefsd/upstream/upstream.c) need to know about it. Adding a
  * procedure is adding a row in proto/procs.c; adding a program (or a
  * version of one) is adding its rows and one program row there: a program
@@ -21,6 +21,7 @@
  * indexed by procedure number are sized with these. */
 #define NFS3_NPROCS   22 /* NULL .. COMMIT */
 #define MOUNT3_NPROCS 6  /* NULL .. EXPORT */
+#define NSM1_NPROCS   7  /* NULL .. NOTIFY (status monitor, RFC 1813 appendix) */
 
 /* The cursor of the argument walkers (private to proto/). */
 struct xcur;
@@ -67,6 +68,9 @@ enum prog_flags {
 	/* registered with a local rpcbind at start (cachefsd/ops/rpcbind.c),
 	 * so that clients find it without port= options */
 	PROG_REGISTER = 1 << 0,
+	/* also served over UDP, on the TCP port (one datagram, one call):
+	 * NSM, whose SM_NOTIFY sm-notify sends by UDP only */
+	PROG_UDP = 1 << 1,
 };
 
 struct prog_row {
@@ -86,6 +90,10 @@ const struct prog_row *proc_prog(uint32_t prog, uint32_t vers);
 /* The lowest and highest version of prog the table has (what a
  * PROG_MISMATCH reply names): 0, or -ENOENT when prog is not served. */
 int proc_versions(uint32_t prog, uint32_t *low, uint32_t *high);
+/* 1 when some program is served over UDP too; proc_udp: when a version
+ * of prog is. */
+int proc_any_udp(void);
+int proc_udp(uint32_t prog);
 /* Every program row, in table order; *n gets their number. */
 const struct prog_row *proc_progs(size_t *n);
 /* The row of prog/proc in prog's highest version, or NULL when there is

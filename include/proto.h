@@ -123,4 +123,12 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
                         void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
                         size_t *outlen);
 
+/* One datagram data[0..len) sent to the UDP server from a loopback
+ * socket, as a client's call over UDP; the first reply datagram it sends
+ * back is kept in out (at most outcap bytes, *outlen). For the fuzz
+ * harness and tests. 0, or -errno when the sockets cannot be made. */
+int proto_test_datagram(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+                        void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
+                        size_t *outlen);
+
 #endif

@@ -12,6 +12,7 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nsm.h>
 
 #define CFS_MAX_GIDS	   16
 #define CFS_MAX_MACHINE	   255
@@ -58,6 +59,12 @@ union cfs_args {
 	PATHCONF3args pathconf;
 	COMMIT3args commit;
 	dirpath mntpath; /* MOUNT MNT and UMNT */
+	/* NSM (cachefsd/locks/nsm.c) */
+	NSM1_STATargs nsm_stat;
+	NSM1_MONargs nsm_mon;
+	NSM1_UNMONargs nsm_unmon;
+	NSM1_UNMONALLargs nsm_unmonall;
+	NSM1_NOTIFYargs nsm_notify;
 };
 
 struct proto_conn;

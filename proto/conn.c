@@ -25,9 +25,17 @@
  * made no progress for CONN_STALL_MS is closed. Out of descriptors (or at
  * the client limit derived from RLIMIT_NOFILE), the connection idle the
  * longest is closed to make room, as knfsd does; when none is, the
- * listener is not watched for 100 ms doubling to 1 s. */
+ * listener is not watched for 100 ms doubling to 1 s.
+ *
+ * UDP (for the programs whose row says so, NSM today): a socket bound to
+ * the listener's address and port; each datagram is one record, handled by
+ * proto_handle_record() through a pseudo-connection of its own (the
+ * sender's address, no stream) that lives while its requests do; replies
+ * are encoded here and sent to the sender. The allow-list, the call checks
+ * and the argument walkers are the TCP ones. */
 #include "log.h"
 #include "loop.h"
+#include "procs.h"
 #include "proto.h"
 #include "proto_int.h"
 
@@ -84,6 +92,10 @@
 /* What a queued reply holds besides its data: libnfs 4.0 allocates its
  * encode buffer as ZDR_ENCODEBUF_MINSIZE (4 KiB) + hint, plus the PDU. */
 #define REPLY_OVERHEAD (4096 + 256)
+/* Datagrams whose calls are still in flight; beyond, a datagram is
+ * dropped (its sender retransmits): what UDP callers can make us hold is
+ * bounded without a connection to count it against. */
+#define UDP_INFLIGHT_MAX 256
 
 struct proto_conn {
 	uint32_t magic;
@@ -111,6 +123,10 @@ struct proto_conn {
 	uint64_t last_rx_ms;   /* bytes last received (accept time before) */
 	uint64_t partial_ms;   /* a partial record since then (0: none) */
 	uint64_t out_move_ms;  /* queued replies last moved (one written, or the first queued) */
+	/* a UDP datagram's pseudo-connection: on the server's udp list
+	 * until freed or until the server shuts down (closed then) */
+	int udp;
+	struct proto_conn *udp_prev, *udp_next;
 	/* memory held, counted in srv->held: buffers, arguments of calls in
 	 * flight, and queued replies (their sizes in queue order, a ring) */
 	size_t held_in, held_req, held_out;
@@ -142,6 +158,9 @@ struct proto_server {
 	unsigned backoff_ms;
 	uint64_t episode_start_ms, episode_fails, episode_evicted;
 	struct loop_timer *resume;
+	int ufd;		      /* UDP socket, or -1 */
+	struct proto_conn *udp_conns; /* datagrams with requests in flight */
+	int nudp;		      /* their number, at most UDP_INFLIGHT_MAX */
 };
 
 struct proto_counters proto_counters;
@@ -291,7 +310,16 @@ static int conn_quiet(const struct proto_conn *c)
 
 static void conn_free(struct proto_conn *c)
 {
-	assert(c->magic == CONN_MAGIC && c->refs == 0 && c->closed);
+	assert(c->magic == CONN_MAGIC && c->refs == 0 && (c->closed || c->udp));
+	if (c->udp && !c->closed) { /* still on its server's list */
+		c->srv->nudp--;
+		if (c->udp_prev)
+			c->udp_prev->udp_next = c->udp_next;
+		else
+			c->srv->udp_conns = c->udp_next;
+		if (c->udp_next)
+			c->udp_next->udp_prev = c->udp_prev;
+	}
 	c->magic = 0;
 	free(c->inbuf);
 	free(c->frag);
@@ -310,7 +338,7 @@ void proto_conn_hold(struct proto_conn *c, size_t bytes)
 	assert(c->magic == CONN_MAGIC);
 	c->refs++;
 	c->inflight++;
-	if (!c->closed)
+	if (!c->closed && !c->udp)
 		held_add(c, &c->held_req, bytes);
 }
 
@@ -318,7 +346,7 @@ void proto_conn_release(struct proto_conn *c, size_t bytes)
 {
 	assert(c->magic == CONN_MAGIC);
 	c->inflight--;
-	if (!c->closed) {
+	if (!c->closed && !c->udp) {
 		held_sub(c, &c->held_req, bytes);
 		if (!c->busy)
 			conn_update(c);
@@ -702,6 +730,50 @@ static void conn_io(struct loop *l, int fd, int revents, void *arg)
 	conn_unref(c);
 }
 
+static socklen_t peer_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* A reply datagram, laid out as libnfs lays out a TCP reply (a record
+ * mark's 4 bytes first, not sent) so that the error encoders of rpc.c,
+ * which step back over libnfs's accepted-reply header, work here too. */
+static int udp_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
+{
+	uint32_t head[7] = {0, xid, 1 /* REPLY */, MSG_ACCEPTED, AUTH_NONE, 0, SUCCESS};
+	size_t cap = (size_t)(hint > 0 ? hint : 0) + 4096;
+	char *buf = malloc(cap);
+	uint32_t len;
+	int ok = 1;
+	ZDR z;
+
+	if (buf == NULL)
+		return 0; /* the client retransmits */
+	zdrmem_create(&z, buf, (uint32_t)cap, ZDR_ENCODE);
+	for (int i = 0; i < 7 && ok; i++)
+		ok = zdr_u_int(&z, &head[i]);
+	ok = ok && enc(&z, res);
+	len = zdr_getpos(&z);
+	zdr_destroy(&z);
+	if (!ok || len - 4 > 65507) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode a UDP reply", c->peer_text);
+		free(buf);
+		return -EIO;
+	}
+	if (sendto(c->srv->ufd, buf + 4, len - 4, 0, (const struct sockaddr *)&c->peer,
+	           peer_len(&c->peer)) < 0) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN, "client %s: UDP reply: %s", c->peer_text,
+		            strerror(errno));
+	} else {
+		proto_counters.replies++;
+		proto_counters.bytes_out += len - 4;
+	}
+	free(buf);
+	return 0;
+}
+
 int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
 {
 	struct rpc_msg stub;
@@ -709,6 +781,8 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	assert(c->magic == CONN_MAGIC);
 	if (c->closed)
 		return 0;
+	if (c->udp)
+		return udp_send(c, xid, res, enc, hint);
 	memset(&stub, 0, sizeof(stub));
 	stub.xid = xid; /* on TCP rpc_send_reply uses nothing else of the call */
 	if (rpc_send_reply(c->rpc, &stub, res, enc, hint) != 0) {
@@ -747,6 +821,11 @@ int proto_conn_privileged(const struct proto_conn *c)
 				 : ((const struct sockaddr_in *)&c->peer)->sin_port;
 
 	return ntohs(port) < 1024;
+}
+
+int proto_conn_udp(const struct proto_conn *c)
+{
+	return c->udp;
 }
 
 const struct cfs_config *c_cfg(const struct proto_conn *c)
@@ -1095,6 +1174,92 @@ static void conn_tick(struct loop *l, void *arg)
 		close_stalled(srv, now);
 }
 
+/* --- UDP ------------------------------------------------------------------- */
+
+static void udp_datagram(struct proto_server *srv, const uint8_t *buf, size_t len,
+                         const struct sockaddr_storage *ss)
+{
+	struct proto_conn *c;
+
+	if (srv->nudp >= UDP_INFLIGHT_MAX) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN,
+		            "UDP: %d calls in flight already; a datagram dropped (its sender retransmits)",
+		            srv->nudp);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return; /* the sender retransmits */
+	c->magic = CONN_MAGIC;
+	c->refs = 1;
+	c->udp = 1;
+	c->fd = -1;
+	c->srv = srv;
+	c->peer = *ss;
+	peer_to_text(ss, c->peer_text, sizeof(c->peer_text));
+	if (!config_allowed(srv->cfg, ss)) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN, "client %s: UDP datagram refused (not in allow)",
+		            c->peer_text);
+		proto_counters.conns_refused++;
+		free(c);
+		return;
+	}
+	c->udp_next = srv->udp_conns;
+	if (c->udp_next)
+		c->udp_next->udp_prev = c;
+	srv->udp_conns = c;
+	srv->nudp++;
+	proto_counters.bytes_in += len;
+	/* not a call, or too short to answer: nothing to send back */
+	(void)proto_handle_record(c, buf, len);
+	conn_unref(c); /* its requests in flight hold it */
+}
+
+static void udp_io(struct loop *l, int fd, int revents, void *arg)
+{
+	struct proto_server *srv = arg;
+	static uint8_t buf[65536]; /* one loop thread; the record is copied by decode */
+
+	(void)l;
+	(void)revents;
+	for (int i = 0; i < RECORDS_PER_WAKEUP; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&ss, &sl);
+
+		if (n < 0)
+			return; /* EAGAIN, or an ICMP error of an earlier reply */
+		udp_datagram(srv, buf, (size_t)n, &ss);
+	}
+}
+
+/* The UDP socket on the listener's address and port. 0 or -errno. */
+static int udp_open(struct proto_server *srv, const struct addrinfo *ai, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	int fd;
+
+	memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+	if (ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)srv->port);
+	else
+		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)srv->port);
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, ai->ai_addrlen) != 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot listen on UDP %s (port %d): %s", srv->cfg->listen,
+		         srv->port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	srv->ufd = fd;
+	return 0;
+}
+
 /* "ADDR:PORT", "[V6]:PORT", ":PORT" */
 static int parse_listen(const char *s, char *host, size_t hl, char *port, size_t pl)
 {
@@ -1156,12 +1321,13 @@ int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn s
 		freeaddrinfo(ai);
 		return rc;
 	}
-	freeaddrinfo(ai);
 	srv = calloc(1, sizeof(*srv));
 	if (srv == NULL) {
 		close(fd);
+		freeaddrinfo(ai);
 		return -ENOMEM;
 	}
+	srv->ufd = -1;
 	srv->loop = l;
 	srv->cfg = cfg;
 	srv->submit = submit;
@@ -1171,7 +1337,16 @@ int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn s
 	srv->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						   : ((struct sockaddr_in *)&ss)->sin_port);
 	srv->max_clients = max_clients_of_limit();
+	rc = proc_any_udp() ? udp_open(srv, ai, err, errlen) : 0;
+	freeaddrinfo(ai);
+	if (rc) {
+		close(fd);
+		free(srv);
+		return rc;
+	}
 	rc = loop_add(l, fd, POLLIN, listen_io, srv);
+	if (rc == 0 && srv->ufd >= 0)
+		rc = loop_add(l, srv->ufd, POLLIN, udp_io, srv);
 	if (rc == 0)
 		rc = loop_before_sleep(l, kick_hook, srv);
 	if (rc == 0 && (srv->tick = loop_timer_add(l, 1000, 1000, conn_tick, srv)) == NULL)
@@ -1179,6 +1354,10 @@ int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn s
 	if (rc) {
 		snprintf(err, errlen, "cannot watch the listener: %s", strerror(-rc));
 		loop_del(l, fd);
+		if (srv->ufd >= 0) {
+			loop_del(l, srv->ufd);
+			close(srv->ufd);
+		}
 		loop_before_sleep_del(l, kick_hook, srv);
 		close(fd);
 		free(srv);
@@ -1211,6 +1390,13 @@ void proto_shutdown(struct proto_server *srv)
 	loop_timer_cancel(srv->loop, srv->tick);
 	loop_timer_cancel(srv->loop, srv->resume);
 	close(srv->fd);
+	if (srv->ufd >= 0) {
+		loop_del(srv->loop, srv->ufd);
+		close(srv->ufd);
+	}
+	/* datagrams still in flight: their replies are dropped */
+	for (struct proto_conn *c = srv->udp_conns; c; c = c->udp_next)
+		c->closed = 1;
 	for (int fd = 0; fd < srv->nbyfd; fd++)
 		if (srv->byfd[fd])
 			conn_close(srv->byfd[fd], "shutdown");
@@ -1226,6 +1412,20 @@ void proto_shutdown(struct proto_server *srv)
 }
 
 /* --- the fuzz and test entry point ------------------------------------------ */
+
+/* A server for one test exchange, on the caller's stack: no listener. */
+static void test_server(struct proto_server *srv, struct loop *l, const struct cfs_config *cfg,
+                        proto_submit_fn submit, void *arg)
+{
+	memset(srv, 0, sizeof(*srv));
+	srv->loop = l;
+	srv->cfg = cfg;
+	srv->submit = submit;
+	srv->arg = arg;
+	srv->fd = -1;
+	srv->ufd = -1;
+	srv->max_clients = INT_MAX;
+}
 
 int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
 		    void *arg, const uint8_t *data, size_t len)
@@ -1247,14 +1447,7 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
 
 	if (outlen)
 		*outlen = 0;
-
-	memset(&srv, 0, sizeof(srv));
-	srv.loop = l;
-	srv.cfg = cfg;
-	srv.submit = submit;
-	srv.arg = arg;
-	srv.fd = -1;
-	srv.max_clients = INT_MAX;
+	test_server(&srv, l, cfg, submit, arg);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0)
 		return -errno;
 	memset(&ss, 0, sizeof(ss));
@@ -1298,4 +1491,45 @@ int proto_test_exchange(struct loop *l, const struct cfs_config *cfg, proto_subm
 	close(sp[1]);
 	free(srv.byfd);
 	return 0;
+}
+
+int proto_test_datagram(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+                        void *arg, const uint8_t *data, size_t len, uint8_t *out, size_t outcap,
+                        size_t *outlen)
+{
+	struct proto_server srv;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	socklen_t sl = sizeof(*in);
+	int peer = -1, rc = 0;
+	ssize_t n;
+
+	if (outlen)
+		*outlen = 0;
+	test_server(&srv, l, cfg, submit, arg);
+	/* the server's socket and the sender's, on loopback */
+	memset(&ss, 0, sizeof(ss));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	srv.ufd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	peer = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv.ufd < 0 || peer < 0 || bind(peer, (struct sockaddr *)&ss, sl) != 0 ||
+	    getsockname(peer, (struct sockaddr *)&ss, &sl) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	udp_datagram(&srv, data, len, &ss);
+	/* loopback delivers at sendto: the reply, if any, is there now */
+	n = recv(peer, out ? out : (uint8_t *)&ss, out ? outcap : sizeof(ss), MSG_DONTWAIT);
+	if (n > 0 && outlen && out)
+		*outlen = (size_t)n;
+	/* calls still in flight: their replies are dropped */
+	for (struct proto_conn *c = srv.udp_conns; c; c = c->udp_next)
+		c->closed = 1;
+out:
+	if (srv.ufd >= 0)
+		close(srv.ufd);
+	if (peer >= 0)
+		close(peer);
+	return rc;
 }

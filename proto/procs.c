@@ -12,6 +12,7 @@
 
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nsm.h>
 
 /* --- argument shapes ------------------------------------------------------ */
 
@@ -166,6 +167,36 @@ static void args_readdirplus(struct xcur *c)
 static void args_dirpath(struct xcur *c)
 {
 	x_opaque(c, MNTPATHLEN);
+}
+
+/* NSM: host names are strings of at most SM_MAXSTRLEN (1024) bytes */
+static void x_my_id(struct xcur *c)
+{
+	x_opaque(c, NSM_MAXSTRLEN); /* my_name */
+	x_skip(c, 12);              /* my_prog, my_vers, my_proc */
+}
+
+static void x_mon_id(struct xcur *c)
+{
+	x_opaque(c, NSM_MAXSTRLEN); /* mon_name */
+	x_my_id(c);
+}
+
+static void args_nsm_stat(struct xcur *c)
+{
+	x_opaque(c, NSM_MAXSTRLEN);
+}
+
+static void args_nsm_mon(struct xcur *c)
+{
+	x_mon_id(c);
+	x_skip(c, 16); /* priv */
+}
+
+static void args_nsm_notify(struct xcur *c)
+{
+	x_opaque(c, NSM_MAXSTRLEN);
+	x_skip(c, 4); /* state */
 }
 
 /* --- how large the reply can be ------------------------------------------ */
@@ -418,6 +449,21 @@ static const struct proc_row mount1_rows[MOUNT3_NPROCS] = {
 };
 _Static_assert(MOUNT1_EXPORT == MOUNT3_NPROCS - 1, "MOUNT v1 has the procedures of v3");
 
+/* NSM is answered by the proxy (cachefsd/locks/nsm.c): SM_NOTIFY from
+ * rebooted client hosts and from the filer; the procedures a local lockd
+ * uses are answered as statd answers a caller that is not local. */
+static const struct proc_row nsm1_rows[NSM1_NPROCS] = {
+    [NSM1_NULL] = {ROW("SM_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [NSM1_STAT] = {ROW("SM_STAT", args_nsm_stat, zdr_NSM1_STATargs, zdr_NSM1_STATres, 0, NULL)},
+    [NSM1_MON] = {ROW("SM_MON", args_nsm_mon, zdr_NSM1_MONargs, zdr_NSM1_MONres, 0, NULL)},
+    [NSM1_UNMON] = {ROW("SM_UNMON", x_mon_id, zdr_NSM1_UNMONargs, zdr_NSM1_UNMONres, 0, NULL)},
+    [NSM1_UNMON_ALL] = {ROW("SM_UNMON_ALL", x_my_id, zdr_NSM1_UNMONALLargs, zdr_NSM1_UNMONALLres,
+                            0, NULL)},
+    [NSM1_SIMU_CRASH] = {ROW("SM_SIMU_CRASH", args_void, zdr_void, zdr_void, 0, NULL)},
+    [NSM1_NOTIFY] = {ROW("SM_NOTIFY", args_nsm_notify, zdr_NSM1_NOTIFYargs, zdr_void, 0, NULL)},
+};
+_Static_assert(NSM1_NOTIFY == NSM1_NPROCS - 1, "NSM1_NPROCS is the number of NSM procedures");
+
 #undef ROW
 #undef FH
 #undef SIZES
@@ -432,6 +478,7 @@ static const struct prog_row progs[] = {
     {NFS_PROGRAM, NFS_V3, "nfs", R, nfs3_rows, NFS3_NPROCS, 0},
     {MOUNT_PROGRAM, MOUNT_V3, "mount", R, mount3_rows, MOUNT3_NPROCS, 4096 - 512},
     {MOUNT_PROGRAM, MOUNT_V1, "mount", R, mount1_rows, MOUNT3_NPROCS, 4096 - 512},
+    {NSM_PROGRAM, NSM_V1, "status", R | PROG_UDP, nsm1_rows, NSM1_NPROCS, 0},
 };
 #undef R
 
@@ -474,6 +521,22 @@ int proc_versions(uint32_t prog, uint32_t *low, uint32_t *high)
 		found = 1;
 	}
 	return found ? 0 : -ENOENT;
+}
+
+int proc_any_udp(void)
+{
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (progs[i].flags & PROG_UDP)
+			return 1;
+	return 0;
+}
+
+int proc_udp(uint32_t prog)
+{
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (progs[i].prog == prog && (progs[i].flags & PROG_UDP))
+			return 1;
+	return 0;
 }
 
 const struct proc_row *proc_row(uint32_t prog, uint32_t proc)

@@ -22,6 +22,9 @@ size_t proto_req_size(const struct cfs_req *req);
 const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *conn);
 int proto_conn_privileged(const struct proto_conn *conn);
 const struct cfs_config *c_cfg(const struct proto_conn *conn);
+/* 1 for the pseudo-connection of one UDP datagram (its replies go to the
+ * sender; it has no stream, no record marks). */
+int proto_conn_udp(const struct proto_conn *conn);
 /* Hands a decoded request to the submit function of conn's server. */
 void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
 

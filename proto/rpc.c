@@ -258,6 +258,9 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 		return reject(c, h.xid, (struct err_reply){MSG_DENIED, RPC_MISMATCH, 0, 2, 2});
 	if (proc_versions(h.prog, &vers_lo, &vers_hi) != 0)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
+	/* a program not served over UDP is not there for a datagram */
+	if (proto_conn_udp(c) && !proc_udp(h.prog))
+		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
 	if (proc_prog(h.prog, h.vers) == NULL) /* the versions the table has for it */
 		return reject(c, h.xid,
 		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, vers_lo, vers_hi});

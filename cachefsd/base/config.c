@@ -38,7 +38,7 @@ static const struct cfg_key keys[] = {
 	{"upstream", CFG_STR, OFF(upstream), NULL, 0, 0, "URL",
 	 "upstream export, nfs://HOST/EXPORT[?nfsport=N&mountport=M] (required)"},
 	{"listen", CFG_STR, OFF(listen), "0.0.0.0:2049", 0, 0, "ADDR:PORT",
-	 "address and TCP port serving NFSv3 and MOUNT v3"},
+	 "address and port: NFSv3 and MOUNT v3 over TCP, NSM over TCP and UDP"},
 	{"cache_dir", CFG_STR, OFF(cache_dir), NULL, 0, 0, "DIR",
 	 "local cache directory (required; created if missing)"},
 	{"foreground", CFG_BOOL, OFF(foreground), "false", 0, 1, "BOOL",
@@ -137,6 +137,9 @@ static const struct cfg_key keys[] = {
 	{"metrics_listen", CFG_STR, OFF(metrics_listen), NULL, 0, 0, "ADDR:PORT",
 	 "serve Prometheus metrics on http://ADDR:PORT/metrics (e.g. 127.0.0.1:9469; "
 	 "default: off)"},
+	{"nsm_name", CFG_STR, OFF(nsm_name), NULL, 0, 0, "NAME",
+	 "the proxy's name in the SM_NOTIFY it sends its clients' statd: the name they mount "
+	 "it by (default: the host name)"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -378,6 +381,17 @@ static int listen_ok(const char *v)
 	return port >= 1 && port <= 65535;
 }
 
+/* What statd matches against the name a client mounted: a host name or
+ * an address. */
+static int nsm_name_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > 255)
+		return 0;
+	return strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_:") == n;
+}
+
 /* Rules on one key's value alone, checked as it is set so that a mistake
  * in a file names its line (rules across keys: config_validate()). */
 static int check_value(const char *key, const char *v, uint64_t n, char *err, size_t errlen)
@@ -394,6 +408,8 @@ static int check_value(const char *key, const char *v, uint64_t n, char *err, si
 		errf(err, errlen, "'%s' is longer than 107 bytes", v);
 	else if (strcmp(key, "metrics_listen") == 0 && strcmp(v, "off") != 0 && !addr_port_ok(v))
 		errf(err, errlen, "'%s' is not ADDR:PORT (or off)", v);
+	else if (strcmp(key, "nsm_name") == 0 && !nsm_name_ok(v))
+		errf(err, errlen, "'%s' is not a host name (1..255 of A-Z a-z 0-9 . - _ :)", v);
 	else if (strcmp(key, "chunk_size") == 0 && (n & (n - 1)) != 0)
 		errf(err, errlen, "%llu is not a power of two", (unsigned long long)n);
 	else

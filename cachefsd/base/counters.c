@@ -80,6 +80,7 @@ const size_t store_counter_ndescs = sizeof(store_counter_descs) / sizeof(store_c
 #define AT_OUTCOME(o) CFS_PSRC_OUTCOMES, (o) * sizeof(uint64_t), ENGINE_NOUTCOMES * sizeof(uint64_t)
 #define NFS_NPROCS    NFS3_NPROCS
 #define MOUNT_NPROCS  MOUNT3_NPROCS
+#define NSM_NPROCS    NSM1_NPROCS
 
 const struct cfs_proc_counter_desc cfs_proc_counter_descs[CFS_PROC_NCOUNTERS] = {
 #define PROC_COUNTER(id, at, prog, first, prefix, sec, type, metric, label, help)                  \

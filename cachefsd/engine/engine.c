@@ -12,6 +12,7 @@
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "log.h"
+#include "nsm.h"
 #include "procs.h"
 #include "proto.h"
 
@@ -91,6 +92,13 @@ static void nfs_submit(struct engine *e, struct cfs_req *req)
 	}
 }
 
+/* NSM is the lock room's (cachefsd/locks/nsm.c), answered at once. */
+static void nsm_take(struct engine *e, struct cfs_req *req)
+{
+	e->ctr.nsm_calls[req->proc]++;
+	nsm_submit(req);
+}
+
 /* The programs the engine takes: a program is a row here and its submit
  * function (the wire's rows, proto/procs.c, say which calls reach it). */
 static const struct {
@@ -99,6 +107,7 @@ static const struct {
 } programs[] = {
     {NFS_PROGRAM, nfs_submit},
     {MOUNT_PROGRAM, mount_submit},
+    {NSM_PROGRAM, nsm_take},
 };
 
 void engine_submit(struct cfs_req *req, void *arg)

@@ -1,6 +1,8 @@
 /* Registration with a local rpcbind (include/rpcbind.h): the program rows
- * with PROG_REGISTER are registered for TCP at the listen port, so that a
- * client's mount.nfs, showmount and rpcinfo find them through port 111.
+ * with PROG_REGISTER are registered for TCP at the listen port (and for UDP
+ * too when the row has PROG_UDP: NSM, which sm-notify reaches by UDP), so
+ * that a client's mount.nfs, showmount, rpcinfo, lockd and sm-notify find
+ * them through port 111.
  *
  * Each exchange with rpcbind runs on a private libnfs context driven by
  * poll() here, with a deadline of about a second: registration happens
@@ -14,7 +16,9 @@
  * through the portmapper
  * (v2), which every rpcbind serves and which registers netid "tcp" for
  * prot 6. A v2 UNSET removes prog/vers for udp and tcp alike; cachefsd
- * only unsets what it found dead or registered itself, and serves no udp.
+ * only unsets what it found dead or registered itself; who holds a
+ * registration is judged by its tcp one (every program served over UDP is
+ * served over TCP too).
  *
  * rpcbind accepts SET and UNSET only from the loopback address (and the
  * registration of a port below 1024 only from a privileged port, which
@@ -214,16 +218,17 @@ static int pm_lookup(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int 
 	return 0;
 }
 
-/* SET (set != 0) or UNSET through the portmapper: 0, -EPERM when rpcbind
- * said no, or -errno. */
-static int pm_change(struct rpc_context *rpc, int set, uint32_t prog, uint32_t vers, int port)
+/* SET (set != 0) or UNSET through the portmapper for prot (IPPROTO_TCP or
+ * IPPROTO_UDP): 0, -EPERM when rpcbind said no, or -errno. */
+static int pm_change(struct rpc_context *rpc, int set, uint32_t prog, uint32_t vers, int port,
+                     int prot)
 {
 	struct pm_call c;
 	int rc;
 
 	call_init(&c);
-	rc = set ? rpc_pmap2_set_async(rpc, (int)prog, (int)vers, IPPROTO_TCP, port, cb_u32, &c)
-	         : rpc_pmap2_unset_async(rpc, (int)prog, (int)vers, IPPROTO_TCP, port, cb_u32, &c);
+	rc = set ? rpc_pmap2_set_async(rpc, (int)prog, (int)vers, prot, port, cb_u32, &c)
+	         : rpc_pmap2_unset_async(rpc, (int)prog, (int)vers, prot, port, cb_u32, &c);
 	if (rc != 0)
 		return -EIO;
 	rc = pm_wait(rpc, &c);
@@ -279,7 +284,7 @@ static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
 			    e->name, e->vers, port);
 			continue;
 		}
-		rc = pm_change(rpc, 0, e->prog, e->vers, r->port);
+		rc = pm_change(rpc, 0, e->prog, e->vers, r->port, IPPROTO_TCP);
 		if (rc != 0)
 			log_warn("rpcbind: cannot unregister %s v%u (%u) tcp port %d: %s", e->name,
 			         e->vers, e->prog, r->port, strerror(-rc));
@@ -332,9 +337,10 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 			log_info("rpcbind: %s v%u tcp port %d is stale (nothing answers there): "
 			         "replaced",
 			         p->name, p->vers, port);
-			pm_change(rpc, 0, p->prog, p->vers, port); /* SET fails if it stayed */
+			pm_change(rpc, 0, p->prog, p->vers, port,
+			          IPPROTO_TCP); /* SET fails if it stayed */
 		}
-		rc = pm_change(rpc, 1, p->prog, p->vers, r->port);
+		rc = pm_change(rpc, 1, p->prog, p->vers, r->port, IPPROTO_TCP);
 		if (rc != 0) {
 			snprintf(err, errlen,
 			         "rpcbind: cannot register %s v%u (%u) tcp port %d: %s", p->name,
@@ -347,6 +353,16 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 		}
 		log_info("rpcbind: registered %s v%u (program %u) tcp port %d", p->name, p->vers,
 		         p->prog, r->port);
+		/* v2 UNSET removed a udp one with the tcp one; a udp one left
+		 * without a tcp one belongs to no live server of ours */
+		if ((p->flags & PROG_UDP) &&
+		    pm_change(rpc, 1, p->prog, p->vers, r->port, IPPROTO_UDP) != 0)
+			log_warn("rpcbind: %s v%u udp port %d not registered (a udp registration "
+			         "of another port is in the way: rpcinfo -p)",
+			         p->name, p->vers, r->port);
+		else if (p->flags & PROG_UDP)
+			log_info("rpcbind: registered %s v%u (program %u) udp port %d", p->name,
+			         p->vers, p->prog, r->port);
 	}
 	r->ent[r->n++] = (struct reg_ent){p->prog, p->vers, p->name};
 	control_counters.rpcbind_registered = r->n;

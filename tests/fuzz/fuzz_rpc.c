@@ -1,7 +1,8 @@
 /* libFuzzer target: bytes a client could send → RPC record splitting and
  * reassembly → call header, credential and argument checks → libnfs
  * decoding into a request → duplicate-request cache → reply encoding
- * through the libnfs writer. The engine is replaced by a stand-in that
+ * through the libnfs writer; and the same bytes (past the first record
+ * mark) as a UDP datagram, whose replies proto/ encodes itself. The engine is replaced by a stand-in that
  * answers every call at once (or drops it), so every reply encoder runs.
  *
  *   make fuzz                 build and run (FUZZ_SECONDS, default 3600)
@@ -92,5 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > (2u << 20))
 		return 0;
 	proto_test_feed(loop, &cfg, answer, NULL, data, size);
+	/* the same bytes past the first record mark as one UDP datagram: the
+	 * seeds' first call, as NSM's callers send it */
+	if (size > 4 && size - 4 <= 65507)
+		proto_test_datagram(loop, &cfg, answer, NULL, data + 4, size - 4, NULL, 0, NULL);
 	return 0;
 }

@@ -1,5 +1,5 @@
-/* Writes the seed corpus for fuzz_rpc: real calls (every NFSv3 procedure
- * and MOUNT procedure, AUTH_SYS and AUTH_NONE, pipelined, fragmented),
+/* Writes the seed corpus for fuzz_rpc: real calls (every NFSv3 procedure,
+ * MOUNT and NSM procedure, AUTH_SYS and AUTH_NONE, pipelined, fragmented),
  * encoded with libnfs's own encoders.
  *
  *   gen_corpus DIR */
@@ -11,6 +11,7 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nsm.h>
 
 static unsigned char buf[1 << 21];
 static size_t len;
@@ -34,7 +35,7 @@ static void call(uint32_t xid, uint32_t prog, uint32_t proc, zdrproc_t enc, void
 	u32(0);
 	u32(2);
 	u32(prog);
-	u32(3);
+	u32(prog == NSM_PROGRAM ? NSM_V1 : 3);
 	u32(proc);
 	if (sys) {
 		u32(1);
@@ -184,6 +185,33 @@ int main(int argc, char **argv)
 		call(14, MOUNT_PROGRAM, MOUNT3_UMNT, (zdrproc_t)zdr_dirpath, &path, 1);
 		call(15, NFS_PROGRAM, NFS3_NULL, NULL, NULL, 0);
 		save(argv[1], "mount-pipelined");
+	}
+	{
+		/* NSM: every procedure, pipelined; SM_NOTIFY alone (what sm-notify
+		 * sends, over UDP in life) */
+		NSM1_STATargs st = {"client1"};
+		NSM1_MONargs mon;
+		NSM1_UNMONargs un;
+		NSM1_UNMONALLargs ua;
+		NSM1_NOTIFYargs no = {"client1", 3};
+		memset(&mon, 0, sizeof(mon));
+		mon.mon_id.mon_name = "filer";
+		mon.mon_id.my_id.my_name = "client1";
+		mon.mon_id.my_id.my_prog = 100021;
+		mon.mon_id.my_id.my_vers = 4;
+		mon.mon_id.my_id.my_proc = 16;
+		un.mon_id = mon.mon_id;
+		ua.my_id = mon.mon_id.my_id;
+		call(17, NSM_PROGRAM, NSM1_NULL, NULL, NULL, 0);
+		call(18, NSM_PROGRAM, NSM1_STAT, (zdrproc_t)zdr_NSM1_STATargs, &st, 1);
+		call(19, NSM_PROGRAM, NSM1_MON, (zdrproc_t)zdr_NSM1_MONargs, &mon, 1);
+		call(20, NSM_PROGRAM, NSM1_UNMON, (zdrproc_t)zdr_NSM1_UNMONargs, &un, 1);
+		call(21, NSM_PROGRAM, NSM1_UNMON_ALL, (zdrproc_t)zdr_NSM1_UNMONALLargs, &ua, 0);
+		call(22, NSM_PROGRAM, NSM1_SIMU_CRASH, NULL, NULL, 0);
+		call(24, NSM_PROGRAM, NSM1_NOTIFY, (zdrproc_t)zdr_NSM1_NOTIFYargs, &no, 0);
+		save(argv[1], "nsm-pipelined");
+		call(25, NSM_PROGRAM, NSM1_NOTIFY, (zdrproc_t)zdr_NSM1_NOTIFYargs, &no, 1);
+		save(argv[1], "nsm-notify");
 	}
 	{
 		/* a NULL call split into fragments */

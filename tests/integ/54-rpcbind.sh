@@ -3,11 +3,12 @@
 # cachefsd/ops/rpcbind.c), so clients find it without port options. The test
 # is its own "host" (tests/lib/isolate.sh: a network namespace and /run of
 # its own) with its own rpcbind, and uses the stock tools:
-#  - register = yes: `rpcinfo -p` lists 100003 v3, 100005 v1 and v3 on tcp at
+#  - register = yes: `rpcinfo -p` lists 100003 v3, 100005 v1 and v3 on tcp,
+#    100024 v1 (NSM) on tcp and udp, at
 #    cachefsd's port; `showmount -e` (nfs-common's, MOUNT v1) lists the
 #    export; `rpcinfo -t` reaches MOUNT v1; nfs-ls with no ports in its URL
 #    (libnfs asks the portmapper) lists the export through the proxy; the
-#    stats say 3 programs registered;
+#    stats say 4 program versions registered;
 #  - a stale registration made beforehand (MOUNT v3 at a port nothing listens
 #    on, made with tests/tools/pmapset) is replaced, with a log line;
 #  - after SIGTERM the registrations are gone;
@@ -48,7 +49,7 @@ start_rpcbind()
 }
 stop_rpcbind() { h_stop_pid "$RB" 10; }
 # port PROG VERS: the tcp port rpcinfo -p lists for it ("" when none)
-port() { rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" '$1==p && $2==v && $3=="tcp" {print $4}'; }
+port() { rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" -v t="${3:-tcp}" '$1==p && $2==v && $3==t {print $4}'; }
 # wait_serving NAME: registration comes after the listener: wait for the
 # line the daemon logs when it serves
 wait_serving()
@@ -94,12 +95,12 @@ h_start_cachefsd px up --register yes
 wait_serving px
 P=$H_PORT_px
 rpcinfo -p 127.0.0.1 >"$H_TMP/rpcinfo.txt"
-for pv in "100003 3" "100005 3" "100005 1"; do
-	# shellcheck disable=SC2086 # two words
+for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp"; do
+	# shellcheck disable=SC2086 # two or three words
 	got=$(port $pv)
-	[ "$got" = "$P" ] || h_fail "rpcinfo -p lists $pv tcp at '$got', not cachefsd's $P: $(cat "$H_TMP/rpcinfo.txt")"
+	[ "$got" = "$P" ] || h_fail "rpcinfo -p lists $pv at '$got', not cachefsd's $P: $(cat "$H_TMP/rpcinfo.txt")"
 done
-h_pass "rpcinfo -p lists nfs 3, mount 3 and mount 1 on tcp at cachefsd's port $P"
+h_pass "rpcinfo -p lists nfs 3, mount 3 and mount 1 on tcp, status 1 on tcp and udp, at cachefsd's port $P"
 grep -q "mount v3 tcp port $dead is stale" "$H_LOG_px" || h_fail "no log line about the stale registration"
 h_pass "the stale MOUNT v3 registration (port $dead, nothing listening) was replaced"
 rpcinfo -t 127.0.0.1 100005 1 >/dev/null || h_fail "rpcinfo -t cannot reach MOUNT v1"
@@ -113,11 +114,11 @@ got=$(timeout 30 nfs-cat "nfs://127.0.0.1$H_EXPORT_up/hello" 2>&1) || h_fail "nf
 calls1=$(h_stat px rpc_calls)
 [ "$calls1" -gt "$calls0" ] || h_fail "nfs-cat without ports did not go through the proxy (calls $calls0 -> $calls1)"
 h_pass "a client given no ports finds the proxy through rpcbind and reads through it"
-[ "$(h_stat px rpcbind_registered)" = 3 ] || h_fail "rpcbind_registered is $(h_stat px rpcbind_registered), not 3"
-"$H_BUILD/cachefsctl" --cache-dir "$H_CACHE_px" stats | grep -q "3 program versions registered with rpcbind" ||
+[ "$(h_stat px rpcbind_registered)" = 4 ] || h_fail "rpcbind_registered is $(h_stat px rpcbind_registered), not 4"
+"$H_BUILD/cachefsctl" --cache-dir "$H_CACHE_px" stats | grep -q "4 program versions registered with rpcbind" ||
 	h_fail "cachefsctl stats does not show the registrations"
 h_stop_cachefsd px
-for pv in "100003 3" "100005 3" "100005 1"; do
+for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp"; do
 	# shellcheck disable=SC2086
 	[ -z "$(port $pv)" ] || h_fail "$pv is still registered after SIGTERM: $(rpcinfo -p 127.0.0.1)"
 done

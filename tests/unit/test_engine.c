@@ -490,7 +490,9 @@ static void proc_one_to_one(struct seen *stats, struct seen *samples)
 			assert_string_equal(d->metric, cfs_proc_counter_descs[i - 1].metric);
 			assert_non_null(d->label);
 		}
-		assert_true(d->nprocs == (d->prog == NFS_PROGRAM ? NFS3_NPROCS : MOUNT3_NPROCS));
+		assert_true(d->nprocs == (d->prog == NFS_PROGRAM     ? NFS3_NPROCS
+		                          : d->prog == MOUNT_PROGRAM ? MOUNT3_NPROCS
+		                                                     : NSM1_NPROCS));
 		for (uint32_t p = d->first; p < d->nprocs; p++) {
 			const uint64_t v = 500000 + 100 * (uint64_t)i + p;
 			char name[64], line[256];

@@ -43,6 +43,21 @@ static void test_rows_complete(void **state)
 		assert_non_null(r->check);
 		assert_null(r->send); /* MOUNT is answered by the proxy */
 	}
+	for (uint32_t p = 0; p < NSM1_NPROCS; p++) {
+		const struct proc_row *r = proc_row(NSM_PROGRAM, p);
+		assert_non_null(r);
+		assert_non_null(r->check);
+		assert_null(r->send); /* NSM is answered by the proxy (locks/nsm.c) */
+	}
+	assert_null(proc_row(NSM_PROGRAM, NSM1_NPROCS));
+	assert_non_null(proc_prog(NSM_PROGRAM, NSM_V1));
+	/* UDP: NSM (sm-notify sends SM_NOTIFY by UDP only); NFS and MOUNT: TCP */
+	assert_true(proc_prog(NSM_PROGRAM, NSM_V1)->flags & PROG_UDP);
+	assert_true(proc_udp(NSM_PROGRAM));
+	assert_false(proc_udp(NFS_PROGRAM));
+	assert_false(proc_udp(MOUNT_PROGRAM));
+	/* registered: sm-notify finds NSM through the proxy host's portmapper */
+	assert_true(proc_prog(NSM_PROGRAM, NSM_V1)->flags & PROG_REGISTER);
 	assert_null(proc_row(NFS_PROGRAM, NFS3_NPROCS));
 	assert_null(proc_row(MOUNT_PROGRAM, MOUNT3_NPROCS));
 	assert_null(proc_prog(100021, 4)); /* NLM: not served (yet) */
@@ -82,8 +97,8 @@ static void test_versions(void **state)
 	/* every program row served is registered with rpcbind */
 	for (size_t i = 0; i < n; i++)
 		reg += !!(p[i].flags & PROG_REGISTER);
-	assert_int_equal(n, 3);
-	assert_int_equal(reg, 3);
+	assert_int_equal(n, 4); /* NFS 3, MOUNT 3 and 1, NSM 1 */
+	assert_int_equal(reg, 4);
 }
 
 static void test_flags(void **state)

@@ -32,6 +32,11 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* A LOOKUP decoded into a request owns copies of the handle and name: the
  * record it came from can be overwritten. */
 static void test_lookup_copied(void **state)
@@ -374,9 +379,66 @@ static void test_not_a_call_closes(void **state)
 	loop_free(l);
 }
 
+/* Over UDP (one datagram, one call, the reply to its sender): NSM is
+ * served, NFS is not there (PROG_UNAVAIL), bad NSM arguments get
+ * GARBAGE_ARGS and an unknown NSM procedure PROC_UNAVAIL, as over TCP; a
+ * datagram that is not a call gets nothing. */
+static uint32_t udp_accept_stat(struct loop *l, const struct cfs_config *cfg, uint32_t prog,
+                                uint32_t vers, uint32_t proc, const uint8_t *args, size_t alen,
+                                uint32_t mtype, size_t *outlen)
+{
+	uint8_t in[256], out[256];
+
+	memset(in, 0, sizeof(in));
+	put32(in, 0x4242);
+	put32(in + 4, mtype);
+	put32(in + 8, 2);
+	put32(in + 12, prog);
+	put32(in + 16, vers);
+	put32(in + 20, proc); /* AUTH_NONE credential and verifier: zeros */
+	if (alen)
+		memcpy(in + 40, args, alen);
+	assert_int_equal(proto_test_datagram(l, cfg, count_and_drop, NULL, in, 40 + alen, out,
+	                                     sizeof(out), outlen),
+	                 0);
+	if (*outlen < 24)
+		return 0xffffffffu;
+	assert_int_equal(get32(out), 0x4242); /* the xid, no record mark */
+	assert_int_equal(get32(out + 4), 1);  /* REPLY */
+	return get32(out + 20);
+}
+
+static void test_udp(void **state)
+{
+	static const uint8_t notify[] = {0, 0, 0, 2, 'h', '1', 0, 0, 0, 0, 0, 3};
+	static const uint8_t too_long[] = {0, 0, 0x10, 0x01}; /* a 4097-byte mon_name */
+	struct cfs_config cfg;
+	struct loop *l = loop_new();
+	size_t n;
+
+	(void)state;
+	config_defaults(&cfg);
+	submitted = 0;
+	assert_int_equal(udp_accept_stat(l, &cfg, 100024, 1, 6, notify, sizeof(notify), 0, &n),
+	                 0xffffffffu); /* taken: dropped by the stand-in, no reply */
+	assert_int_equal(submitted, 1);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100003, 3, 0, NULL, 0, 0, &n), PROG_UNAVAIL);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100005, 3, 0, NULL, 0, 0, &n), PROG_UNAVAIL);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100024, 1, 1, too_long, sizeof(too_long), 0, &n),
+	                 GARBAGE_ARGS);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100024, 1, 7, NULL, 0, 0, &n), PROC_UNAVAIL);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100024, 2, 0, NULL, 0, 0, &n), PROG_MISMATCH);
+	assert_int_equal(udp_accept_stat(l, &cfg, 100024, 1, 0, NULL, 0, 1, &n), 0xffffffffu);
+	assert_int_equal(n, 0); /* not a call: nothing sent */
+	assert_int_equal(submitted, 1);
+	config_free(&cfg);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_udp),
 	    cmocka_unit_test(test_lookup_copied),     cmocka_unit_test(test_name_len_multiple_of_4),
 	    cmocka_unit_test(test_write_data_copied), cmocka_unit_test(test_truncations_refused),
 	    cmocka_unit_test(test_hostile_lengths),   cmocka_unit_test(test_authsys),
