@@ -38,7 +38,7 @@ extern struct proto_counters proto_counters;
 
 /* Binds cfg->listen and starts accepting. Returns 0 or -errno with err. */
 int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit, void *arg,
-		 struct proto_server **out, char *err, size_t errlen);
+                 struct proto_server **out, char *err, size_t errlen);
 /* Stops accepting and closes every connection (in-flight requests are
  * dropped when they complete). */
 void proto_shutdown(struct proto_server *srv);
@@ -51,6 +51,12 @@ int proto_client_count(const struct proto_server *srv);
  * has closed, the reply is dropped. Returns 0, or -errno when the reply
  * could not be queued (the connection is then closed). */
 int proto_reply(struct cfs_req *req, void *res);
+/* Replies with an already encoded result body (a forwarded NLM answer,
+ * its bytes unchanged), then frees req; returns as proto_reply(). */
+int proto_reply_raw(struct cfs_req *req, const void *body, uint32_t len);
+/* The call's argument bytes as the client sent them (valid while req
+ * lives; decoding did not change them). */
+const uint8_t *proto_req_args(const struct cfs_req *req, uint32_t *len);
 /* The program versions the proxy serves (NFS and MOUNT): what its own
  * PROG_MISMATCH replies name. */
 #define PROTO_VERS_LOW  3
@@ -116,8 +122,8 @@ void proto_req_free(struct cfs_req *req);
  * decoded call; returns when the input is consumed and the connection is
  * idle or closed. For the fuzz harness and tests. 0, or -errno when the
  * socket pair cannot be made. */
-int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
-		    void *arg, const uint8_t *data, size_t len);
+int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit, void *arg,
+                    const uint8_t *data, size_t len);
 /* The same, keeping the first outcap bytes the connection sent back (the
  * reply records, with their record marks) in out; *outlen gets their
  * number. */

@@ -13,11 +13,13 @@
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
-#define CFS_MAX_GIDS	   16
-#define CFS_MAX_MACHINE	   255
+#include "nlm.h"
+
+#define CFS_MAX_GIDS       16
+#define CFS_MAX_MACHINE    255
 #define CFS_MAX_AUTH_BYTES 400
-#define CFS_MAX_NAME	   4096
-#define CFS_MAX_PATH	   4096
+#define CFS_MAX_NAME       4096
+#define CFS_MAX_PATH       4096
 /* libnfs 4.0 caps records at 1 MiB + 4 KiB both ways (NFS_MAX_XFER_SIZE):
  * the largest READ/WRITE payload the proxy can carry. */
 #define CFS_MAX_IO (1024 * 1024)
@@ -58,6 +60,17 @@ union cfs_args {
 	PATHCONF3args pathconf;
 	COMMIT3args commit;
 	dirpath mntpath; /* MOUNT MNT and UMNT */
+	/* NLM v4 (include/nlm.h): the _MSG calls share their call's shape,
+	 * the _RES calls are an nlm4_res (libnfs's NLM4_LOCKres) */
+	NLM4_TESTargs nlm_test; /* TEST, TEST_MSG */
+	NLM4_LOCKargs nlm_lock; /* LOCK, LOCK_MSG, NM_LOCK */
+	NLM4_CANCargs nlm_cancel;
+	NLM4_UNLOCKargs nlm_unlock;
+	NLM4_GRANTEDargs nlm_granted;
+	NLM4_TESTres nlm_testres;
+	NLM4_LOCKres nlm_res;
+	NLM4_SHAREargs nlm_share;
+	NLM4_NOTIFYargs nlm_notify;
 };
 
 struct proto_conn;
@@ -65,23 +78,23 @@ struct proto_conn;
 struct cfs_req {
 	uint32_t magic;
 	uint32_t xid;
-	uint32_t prog; /* NFS_PROGRAM or MOUNT_PROGRAM */
+	uint32_t prog; /* NFS_PROGRAM, MOUNT_PROGRAM or NLM_PROGRAM */
 	uint32_t vers;
 	uint32_t proc;
 	struct cfs_cred cred;
 	union cfs_args args;
 	struct proto_conn *conn; /* counted reference; the connection may close */
-	uint64_t t_start_us;	 /* when the call was decoded */
-	void *engine;		 /* engine-owned state, released before the reply */
-	struct cfs_req *next;	 /* for whoever queues the request */
+	uint64_t t_start_us;     /* when the call was decoded */
+	void *engine;            /* engine-owned state, released before the reply */
+	struct cfs_req *next;    /* for whoever queues the request */
 	/* private to proto: the argument bytes and the decoder's allocations */
 	char *argbuf;
 	uint32_t arglen;
 	ZDR zdr;
 	struct drc_entry *drc; /* the duplicate-request cache entry, if any */
-	size_t held;	       /* bytes counted against the connection at submit: the
-				* engine may lower a count afterwards (a READ cut to
-				* the upstream's rtmax), the same bytes are released */
+	size_t held;           /* bytes counted against the connection at submit: the
+	                        * engine may lower a count afterwards (a READ cut to
+	                        * the upstream's rtmax), the same bytes are released */
 };
 
 /* Equal credentials (flavor, uid, gid, groups; not the machine name). */

@@ -5,16 +5,19 @@
  * engine's rows (cachefsd/engine/engine_procs.c) say what the engine's switches
  * said: which attributes of which handle each reply carries, the evidence
  * it proves, what the metadata cache keeps and drops, how a call is taken. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "../../cachefsd/engine/engine_int.h"
 #include "../../cachefsd/engine/engine_procs.h"
 #include "../../proto/proto_int.h"
 #include "procs.h"
+#include "proto.h"
 
 static int in(uint32_t proc, const uint32_t *set, size_t n)
 {
@@ -44,7 +47,7 @@ static void test_rows_complete(void **state)
 	}
 	assert_null(proc_row(NFS_PROGRAM, NFS3_NPROCS));
 	assert_null(proc_row(MOUNT_PROGRAM, MOUNT3_NPROCS));
-	assert_null(proc_prog(100021)); /* NLM: not served (yet) */
+	assert_int_equal(proc_prog(NLM_PROGRAM)->vers, 4);
 	assert_int_equal(proc_prog(NFS_PROGRAM)->vers, 3);
 	assert_int_equal(proc_prog(MOUNT_PROGRAM)->vers, 3);
 }
@@ -485,13 +488,122 @@ static void test_engine_answers(void **state)
 	assert_int_equal(engine_proc(NFS3_PATHCONF)->answer_want, 0);
 }
 
+/* NLM v4: a LOCK call's arguments, encoded with libnfs's own encoder. */
+static uint32_t nlm_lock_bytes(uint8_t *buf, uint32_t cap, uint32_t fhlen, const char *caller,
+                               const char *oh)
+{
+	static char fh[NLM4_MAXFH + 8];
+	NLM4_LOCKargs a;
+	ZDR z;
+
+	memset(&a, 0, sizeof(a));
+	memset(fh, 0xab, sizeof(fh));
+	a.cookie.data.data_len = 4;
+	a.cookie.data.data_val = "ck01";
+	a.block = 1;
+	a.exclusive = 1;
+	a.lock.caller_name = (char *)caller;
+	a.lock.fh.data.data_len = fhlen;
+	a.lock.fh.data.data_val = fh;
+	a.lock.oh = (char *)oh;
+	a.lock.svid = 42;
+	a.lock.l_len = 10;
+	zdrmem_create(&z, (char *)buf, cap, ZDR_ENCODE);
+	assert_true(zdr_NLM4_LOCKargs(&z, &a));
+	return zdr_getpos(&z);
+}
+
+static void test_nlm_rows(void **state)
+{
+	static uint8_t buf[8192];
+	static char big[NLM4_MAXSTRLEN + 2];
+	uint32_t n;
+	(void)state;
+	for (uint32_t p = 0; p < NLM4_NPROCS; p++) {
+		const struct proc_row *r = proc_row(NLM_PROGRAM, p);
+		if (p >= 16 && p <= 19) {
+			assert_null(r); /* not part of version 4: PROC_UNAVAIL */
+			continue;
+		}
+		assert_non_null(r);
+		assert_non_null(r->check);
+		assert_non_null(r->dec);
+		assert_non_null(r->enc);
+		assert_null(r->send); /* the locks room forwards them */
+		assert_int_equal(drc_wanted(NLM_PROGRAM, p), 0);
+	}
+	assert_null(proc_row(NLM_PROGRAM, NLM4_NPROCS));
+	/* a LOCK decodes to what the client sent */
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", "owner-1");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n), 0);
+	struct cfs_req *req = proto_req_decode(NLM_PROGRAM, NLM4_LOCK, buf, n);
+	assert_non_null(req);
+	assert_string_equal(req->args.nlm_lock.lock.caller_name, "hostA");
+	assert_string_equal(req->args.nlm_lock.lock.oh, "owner-1");
+	assert_int_equal(req->args.nlm_lock.lock.svid, 42);
+	uint32_t len;
+	const uint8_t *raw = proto_req_args(req, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(raw, buf, n); /* forwarded unchanged */
+	proto_req_free(req);
+	/* short arguments, a handle above 64 bytes, a caller_name above
+	 * LM_MAXSTRLEN, an owner handle above MAXNETOBJ_SZ: GARBAGE_ARGS */
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n - 4), -EBADMSG);
+	n = nlm_lock_bytes(buf, sizeof(buf), NLM4_MAXFH + 1, "hostA", "o");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n), -EBADMSG);
+	memset(big, 'x', sizeof(big) - 1);
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, big, "o");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n), -EBADMSG);
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", big);
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n), -EBADMSG);
+	assert_null(proto_req_decode(NLM_PROGRAM, NLM4_LOCK, buf, n));
+	/* an absurd length (top bit set) */
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", "o");
+	buf[0] = 0x80;
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_LOCK, buf, n), -EBADMSG);
+	/* the shapes composed in proto/nlm.c decode what they encode */
+	NLM4_SHAREargs sa, sd;
+	ZDR z;
+	char fh[8] = "fh-bytes";
+	memset(&sa, 0, sizeof(sa));
+	sa.cookie.data.data_len = 0;
+	sa.share.caller_name = "hostB";
+	sa.share.fh.data.data_len = 8;
+	sa.share.fh.data.data_val = fh;
+	sa.share.oh = "oh";
+	sa.share.mode = 1;
+	sa.share.access = 3;
+	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
+	assert_true(zdr_NLM4_SHAREargs(&z, &sa));
+	n = zdr_getpos(&z);
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_SHARE, buf, n), 0);
+	req = proto_req_decode(NLM_PROGRAM, NLM4_SHARE, buf, n);
+	assert_non_null(req);
+	sd = req->args.nlm_share;
+	assert_string_equal(sd.share.caller_name, "hostB");
+	assert_int_equal(sd.share.access, 3);
+	proto_req_free(req);
+	buf[n - 8] = 9; /* access out of range */
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM4_SHARE, buf, n), -EBADMSG);
+	NLM4_NOTIFYargs na = {"hostC", 7};
+	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
+	assert_true(zdr_NLM4_NOTIFYargs(&z, &na));
+	n = zdr_getpos(&z);
+	req = proto_req_decode(NLM_PROGRAM, NLM4_FREE_ALL, buf, n);
+	assert_non_null(req);
+	assert_string_equal(req->args.nlm_notify.name, "hostC");
+	assert_int_equal(req->args.nlm_notify.state, 7);
+	proto_req_free(req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows_complete),   cmocka_unit_test(test_flags),
-	    cmocka_unit_test(test_handles),         cmocka_unit_test(test_engine_observe),
-	    cmocka_unit_test(test_engine_meta),     cmocka_unit_test(test_engine_mutations),
-	    cmocka_unit_test(test_engine_dispatch), cmocka_unit_test(test_engine_answers),
+	    cmocka_unit_test(test_rows_complete),    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_nlm_rows),         cmocka_unit_test(test_handles),
+	    cmocka_unit_test(test_engine_observe),   cmocka_unit_test(test_engine_meta),
+	    cmocka_unit_test(test_engine_mutations), cmocka_unit_test(test_engine_dispatch),
+	    cmocka_unit_test(test_engine_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
