@@ -82,7 +82,7 @@ extern const size_t engine_counter_ndescs;
  * export clients mount is cfg->export_path or the upstream's path. Returns 0
  * or -errno with a message in err. */
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
-               struct engine **out, char *err, size_t errlen);
+	       struct engine **out, char *err, size_t errlen);
 /* Finishes disk work and commits (before the upstream goes away). */
 void engine_stop(struct engine *e);
 void engine_free(struct engine *e);
@@ -99,11 +99,11 @@ void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg);
  * the upstream's failure (upstream_cb statuses). Returns 0 (exactly one
  * done follows, never from inside this call) or -errno (none). */
 typedef void (*engine_reval_fn)(int status, void *priv);
+int engine_revalidate(struct engine *e, const void *fh, uint32_t fhlen,
+                      const struct cfs_cred *cred, engine_reval_fn done, void *priv);
 /* The engine's counters, writable: the locks room counts its NLM rows of
  * engine_counters.def here (one list for stats, control and metrics). */
 struct engine_counters *engine_counters_rw(struct engine *e);
-int engine_revalidate(struct engine *e, const void *fh, uint32_t fhlen, const struct cfs_cred *cred,
-                      engine_reval_fn done, void *priv);
 
 const struct engine_counters *engine_counters(const struct engine *e);
 const char *engine_export_path(const struct engine *e);

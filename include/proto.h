@@ -38,7 +38,7 @@ extern struct proto_counters proto_counters;
 
 /* Binds cfg->listen and starts accepting. Returns 0 or -errno with err. */
 int proto_listen(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit, void *arg,
-                 struct proto_server **out, char *err, size_t errlen);
+		 struct proto_server **out, char *err, size_t errlen);
 /* Stops accepting and closes every connection (in-flight requests are
  * dropped when they complete). */
 void proto_shutdown(struct proto_server *srv);
@@ -122,8 +122,8 @@ void proto_req_free(struct cfs_req *req);
  * decoded call; returns when the input is consumed and the connection is
  * idle or closed. For the fuzz harness and tests. 0, or -errno when the
  * socket pair cannot be made. */
-int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit, void *arg,
-                    const uint8_t *data, size_t len);
+int proto_test_feed(struct loop *l, const struct cfs_config *cfg, proto_submit_fn submit,
+		    void *arg, const uint8_t *data, size_t len);
 /* The same, keeping the first outcap bytes the connection sent back (the
  * reply records, with their record marks) in out; *outlen gets their
  * number. */

@@ -15,11 +15,11 @@
 
 #include "nlm.h"
 
-#define CFS_MAX_GIDS       16
-#define CFS_MAX_MACHINE    255
+#define CFS_MAX_GIDS	   16
+#define CFS_MAX_MACHINE	   255
 #define CFS_MAX_AUTH_BYTES 400
-#define CFS_MAX_NAME       4096
-#define CFS_MAX_PATH       4096
+#define CFS_MAX_NAME	   4096
+#define CFS_MAX_PATH	   4096
 /* libnfs 4.0 caps records at 1 MiB + 4 KiB both ways (NFS_MAX_XFER_SIZE):
  * the largest READ/WRITE payload the proxy can carry. */
 #define CFS_MAX_IO (1024 * 1024)
@@ -84,17 +84,17 @@ struct cfs_req {
 	struct cfs_cred cred;
 	union cfs_args args;
 	struct proto_conn *conn; /* counted reference; the connection may close */
-	uint64_t t_start_us;     /* when the call was decoded */
-	void *engine;            /* engine-owned state, released before the reply */
-	struct cfs_req *next;    /* for whoever queues the request */
+	uint64_t t_start_us;	 /* when the call was decoded */
+	void *engine;		 /* engine-owned state, released before the reply */
+	struct cfs_req *next;	 /* for whoever queues the request */
 	/* private to proto: the argument bytes and the decoder's allocations */
 	char *argbuf;
 	uint32_t arglen;
 	ZDR zdr;
 	struct drc_entry *drc; /* the duplicate-request cache entry, if any */
-	size_t held;           /* bytes counted against the connection at submit: the
-	                        * engine may lower a count afterwards (a READ cut to
-	                        * the upstream's rtmax), the same bytes are released */
+	size_t held;	       /* bytes counted against the connection at submit: the
+				* engine may lower a count afterwards (a READ cut to
+				* the upstream's rtmax), the same bytes are released */
 };
 
 /* Equal credentials (flavor, uid, gid, groups; not the machine name). */

@@ -4,9 +4,9 @@
  * What each procedure is (its name, argument walker, decoder, encoder,
  * reply size, whether the duplicate-request cache keeps it) is its row in
  * the procedure table (procs.c). Arguments are first walked by the row's
- * walker (libnfs 4.0's decoder trusts lengths), then copied into the request and decoded from that
- * copy with libnfs's own decoder into a zeroed struct: the request owns everything it points to and
- * outlives the record it came from. */
+ * walker (libnfs 4.0's decoder trusts lengths), then copied into the request and decoded from that copy with
+ * libnfs's own decoder into a zeroed struct: the request owns everything it
+ * points to and outlives the record it came from. */
 #include "procs.h"
 #include "proto.h"
 #include "proto_int.h"
@@ -25,7 +25,8 @@ const char *proto_proc_name(uint32_t prog, uint32_t proc)
 
 int cfs_cred_equal(const struct cfs_cred *a, const struct cfs_cred *b)
 {
-	if (a->flavor != b->flavor || a->uid != b->uid || a->gid != b->gid || a->ngids != b->ngids)
+	if (a->flavor != b->flavor || a->uid != b->uid || a->gid != b->gid ||
+	    a->ngids != b->ngids)
 		return 0;
 	return memcmp(a->gids, b->gids, a->ngids * sizeof(a->gids[0])) == 0;
 }
@@ -167,7 +168,7 @@ int proto_reply(struct cfs_req *req, void *res)
  * back over those 16 bytes and writes the reply body the error needs. */
 struct err_reply {
 	uint32_t reply_stat; /* MSG_ACCEPTED or MSG_DENIED */
-	uint32_t stat;       /* accept_stat, or reject_stat */
+	uint32_t stat;	     /* accept_stat, or reject_stat */
 	uint32_t detail;     /* auth_stat for AUTH_ERROR */
 	uint32_t lo, hi;     /* for PROG_MISMATCH / RPC_MISMATCH */
 };
@@ -259,8 +260,7 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 			return -EBADMSG; /* nothing we could answer: not a call */
 		}
 		if (h.bad_cred) {
-			reject(c, h.xid,
-			       (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
+			reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
 			return 0;
 		}
 		reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, GARBAGE_ARGS, 0, 0, 0});
@@ -272,9 +272,9 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	if (prog == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
 	if (h.vers != prog->vers) /* one version per program: the one served */
-		return reject(
-		    c, h.xid,
-		    (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, prog->vers, prog->vers});
+		return reject(c, h.xid,
+		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, prog->vers,
+		                                 prog->vers});
 	if (proc_row(h.prog, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));
@@ -285,13 +285,11 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 		break;
 	case AUTH_UNIX:
 		if (proto_parse_authsys(h.cred_body, h.cred_len, &cred) != 0)
-			return reject(
-			    c, h.xid,
-			    (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
+			return reject(c, h.xid,
+				      (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_BADCRED, 0, 0});
 		break;
 	default:
-		return reject(c, h.xid,
-		              (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
+		return reject(c, h.xid, (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
 	}
 	/* the proxy's own export options */
 	if (c_cfg(c)->secure_ports && !proto_conn_privileged(c) &&
@@ -304,9 +302,8 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 			return proto_conn_send(c, h.xid, &m, (zdrproc_t)zdr_mountres3, 0);
 		}
 		if (h.prog == NFS_PROGRAM)
-			return reject(
-			    c, h.xid,
-			    (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
+			return reject(c, h.xid,
+				      (struct err_reply){MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK, 0, 0});
 	}
 	if (c_cfg(c)->root_squash && cred.uid == 0) {
 		cred.uid = (uint32_t)c_cfg(c)->anon_uid;
@@ -316,14 +313,13 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	req = proto_req_decode(h.prog, h.proc, rec + h.args_off, len - h.args_off);
 	if (req == NULL) {
 		if (errno == ENOMEM)
-			return reject(c, h.xid,
-			              (struct err_reply){MSG_ACCEPTED, SYSTEM_ERR, 0, 0, 0});
+			return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, SYSTEM_ERR, 0, 0, 0});
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, GARBAGE_ARGS, 0, 0, 0});
 	}
 	if (drc_wanted(h.prog, h.proc)) {
 		struct drc_entry *de;
 		switch (drc_begin(proto_conn_peer(c), h.xid, h.prog, h.proc, rec + h.args_off,
-		                  len - h.args_off, loop_clock_ms(), &de)) {
+				  len - h.args_off, loop_clock_ms(), &de)) {
 		case DRC_BUSY:
 			proto_counters.drc_busy++;
 			proto_req_free(req);

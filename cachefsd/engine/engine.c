@@ -101,15 +101,15 @@ static void nlm_submit(struct engine *e, struct cfs_req *req)
 	e->nlm_submit(req, e->nlm_arg);
 }
 
-struct engine_counters *engine_counters_rw(struct engine *e)
-{
-	return &e->ctr;
-}
-
 void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg)
 {
 	e->nlm_submit = submit;
 	e->nlm_arg = arg;
+}
+
+struct engine_counters *engine_counters_rw(struct engine *e)
+{
+	return &e->ctr;
 }
 
 /* The programs the engine takes: a program is a row here and its submit
@@ -212,9 +212,9 @@ static void prefetch_done(void *arg)
 	struct engine *e = arg;
 
 	if (e->prefetch_bytes >= (1u << 20))
-		log_info("cache index: %" PRIu64
-		         " MiB being read into the page cache (asked in %" PRIu64 " ms)",
-		         e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
+		log_info("cache index: %" PRIu64 " MiB being read into the page cache (asked in %" PRIu64
+			 " ms)",
+			 e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
 }
 
 const struct engine_io engine_io_real = {
@@ -228,7 +228,7 @@ const struct engine_io engine_io_real = {
 };
 
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
-               struct engine **out, char *err, size_t errlen)
+	       struct engine **out, char *err, size_t errlen)
 {
 	return engine_new_io(l, cfg, up, &engine_io_real, out, err, errlen);
 }
@@ -279,7 +279,7 @@ int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream 
 	rc = workers_start(l, cfg->io_threads, &e->workers);
 	if (rc) {
 		snprintf(err, errlen, "cannot start %d I/O threads: %s", cfg->io_threads,
-		         strerror(-rc));
+			 strerror(-rc));
 		goto fail;
 	}
 	e->prefetch_t0_ms = loop_clock_ms();
@@ -387,10 +387,9 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 		if (c->nfs_calls[p] == 0)
 			continue;
 		fprintf(out, "%-12s %12llu %12llu %12.0fus\n", proto_proc_name(NFS_PROGRAM, p),
-		        (unsigned long long)c->nfs_calls[p], (unsigned long long)c->nfs_errors[p],
-		        c->nfs_latency_us[p]
-		            ? (double)c->nfs_latency_us[p] / (double)c->nfs_calls[p]
-		            : 0.0);
+			(unsigned long long)c->nfs_calls[p], (unsigned long long)c->nfs_errors[p],
+			c->nfs_latency_us[p] ? (double)c->nfs_latency_us[p] / (double)c->nfs_calls[p]
+					     : 0.0);
 	}
 	{
 		struct store_stats ss;
@@ -402,9 +401,9 @@ void engine_dump_stats(const struct engine *e, FILE *out)
 		        store_fill_reason_name(ss.fill_reason));
 	}
 	fprintf(out, "read hits/misses/pass    %llu/%llu/%llu\n", (unsigned long long)c->read_hits,
-	        (unsigned long long)c->read_misses, (unsigned long long)c->read_passthrough);
-	fprintf(out, "bytes from cache/fills   %llu/%llu\n",
-	        (unsigned long long)c->bytes_from_cache, (unsigned long long)c->fill_bytes);
+		(unsigned long long)c->read_misses, (unsigned long long)c->read_passthrough);
+	fprintf(out, "bytes from cache/fills   %llu/%llu\n", (unsigned long long)c->bytes_from_cache,
+		(unsigned long long)c->fill_bytes);
 	fprintf(out, "checksum failures        %llu\n", (unsigned long long)c->checksum_failures);
 	fprintf(out, "bytes read by clients    %llu\n", (unsigned long long)c->bytes_read);
 	fprintf(out, "bytes written by clients %llu\n", (unsigned long long)c->bytes_written);

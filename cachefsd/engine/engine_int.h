@@ -30,8 +30,9 @@ struct mount_entry {
 struct engine_io {
 	int (*call)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 	            upstream_cb cb, void *priv);
-	int (*call_for)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
-	                upstream_cb cb, upstream_alive_fn alive, void *priv);
+	int (*call_for)(struct upstream *up, uint32_t proc, void *args,
+	                const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
+	                void *priv);
 	const struct upstream_info *(*info)(const struct upstream *up);
 	const struct upstream_counters *(*counters)(const struct upstream *up);
 	int (*max_inflight)(const struct upstream *up);
@@ -68,8 +69,8 @@ struct engine {
 	void *nlm_arg;
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
-	int fills_inflight;              /* upstream fills, readahead included */
-	int ra_inflight;                 /* readahead fills (and lookup prefetches) */
+	int fills_inflight; /* upstream fills, readahead included */
+	int ra_inflight;    /* readahead fills (and lookup prefetches) */
 	/* Fills ask a chunk as READs of fill_piece bytes (the upstream's
 	 * rtmax, lowered when it answers less). The readahead budget counts
 	 * READs, not fills: a fill is up to FILL_WINDOW READs, and the
@@ -91,11 +92,11 @@ struct engine {
 	void (*lookup_prefetch)(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
 	                        const struct cfs_cred *cred);
 	int stopping;
-	int prefetch_stop; /* read by the index prefetch job's worker */
+	int prefetch_stop;	  /* read by the index prefetch job's worker */
 	/* while observing a reply: when its call was issued (loop_clock_us;
 	 * UINT64_MAX outside engine_observe_result: now) */
 	uint64_t obs_call_us;
-	uint64_t prefetch_bytes; /* what it asked the kernel to read */
+	uint64_t prefetch_bytes;  /* what it asked the kernel to read */
 	uint64_t prefetch_t0_ms;
 };
 
@@ -219,7 +220,7 @@ void engine_observe_post(struct engine *e, const nfs_fh3 *fh, const post_op_attr
  * (in memory, or the metadata cache's record), younger than
  * engine_evidence_age_ms(), by the read_evidence rule (observe.c). */
 enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-                              uint32_t want, const fattr3 *attrs);
+			      uint32_t want, const fattr3 *attrs);
 /* How long evidence is used: meta_ttl in ttl mode, evidence_ttl in strict. */
 uint64_t engine_evidence_age_ms(const struct engine *e);
 /* fh changed through the proxy and no reply said how (observe.c). */
@@ -229,7 +230,7 @@ void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
 /* A client looked up fh (attrs from the same reply): fetch a small file's
  * bytes now (lookup_prefetch). */
 void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
-                            const struct cfs_cred *cred);
+			    const struct cfs_cred *cred);
 /* READ (read.c). */
 void engine_read(struct engine *e, struct cfs_req *req);
 /* Sets up the fill parameters from the upstream's FSINFO (read.c). */
@@ -268,7 +269,8 @@ void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
  * fresh "no such name", -ENOENT when not known, another -errno when the
  * record cannot be read (-EBADMSG: a bad record). Callers treat every
  * negative value as not known. */
-int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf, uint32_t *len);
+int meta_child(struct engine *e, const nfs_fh3 *dir, const char *name, uint8_t *buf,
+	       uint32_t *len);
 /* The fresh attributes of fh: 0, -ENOENT when none are known, another
  * -errno when the record cannot be read; callers treat both as a miss. */
 int meta_get_attrs(struct engine *e, const nfs_fh3 *fh, fattr3 *out);
@@ -279,7 +281,7 @@ void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_en
  * -ENOENT when there is none, another -errno when the record cannot be
  * read (a miss too). */
 int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
-                    struct access_ent *out);
+		    struct access_ent *out);
 void meta_sweep(struct engine *e);
 void meta_start(struct engine *e);
 /* ESTALE: everything cached about fh goes (observe.c). */
