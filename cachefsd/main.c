@@ -8,6 +8,7 @@
 #include "control.h"
 #include "engine.h"
 #include "files.h"
+#include "locks.h"
 #include "log.h"
 #include "loop.h"
 #include "proto.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct upstream *up;
 	struct engine *engine;
 	struct proto_server *srv;
+	struct locks *locks; /* NLM forwarded to the filer */
 	/* operator interfaces (control.c, metrics.c) */
 	struct ops_env ops;
 	struct control *ctl;
@@ -468,6 +470,11 @@ int main(int argc, char **argv)
 	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine, err, sizeof(err));
 	if (rc)
 		goto fail;
+	rc = locks_new(d.loop, &d.cfg, d.engine, upstream_info(d.up)->addr, &d.locks, err,
+	               sizeof(err));
+	if (rc)
+		goto fail;
+	engine_set_nlm(d.engine, locks_submit, d.locks);
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
@@ -503,6 +510,7 @@ int main(int argc, char **argv)
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	proto_shutdown(d.srv);
+	locks_free(d.locks);
 	engine_stop(d.engine);
 	upstream_stop(d.up);
 	engine_free(d.engine);
@@ -519,6 +527,7 @@ fail:
 	control_stop(d.ctl);
 	if (d.srv)
 		proto_shutdown(d.srv);
+	locks_free(d.locks);
 	engine_stop(d.engine);
 	if (d.up)
 		upstream_stop(d.up);

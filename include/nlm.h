@@ -57,4 +57,10 @@ uint32_t zdr_NLM4_SHAREargs(ZDR *z, NLM4_SHAREargs *a);
 uint32_t zdr_NLM4_SHAREres(ZDR *z, NLM4_SHAREres *r);
 uint32_t zdr_NLM4_NOTIFYargs(ZDR *z, NLM4_NOTIFYargs *a);
 
+/* The arguments of GRANTED for the lock a LOCK asked (its cookie,
+ * exclusive flag and nlm4_lock, bytes unchanged) into out[0..cap):
+ * 0 with *outlen, or -EBADMSG. */
+int nlm_granted_args(const uint8_t *lock_args, uint32_t len, uint8_t *out, uint32_t cap,
+                     uint32_t *outlen);
+
 #endif
