@@ -105,7 +105,9 @@ H_EXPORT_fl=$E
 h_start_rpcbind
 H_PORT_px=$(h_free_port)
 P=$H_PORT_px
+MP=$(h_free_port)
 h_start_cachefsd px fl --meta-ttl 60 --fresh-guard 0 --lock-poll 2 --listen "0.0.0.0:$P" \
+	--metrics-listen "127.0.0.1:$MP" \
 	--allow "127.0.0.0/8,$H_HOSTADDR_fl/16"
 got=$("$NLMLOCK" --port 111 --nlm-port "$P" register) || h_fail "registering the proxy's NLM: $got"
 FH=$("$NFSREAD" --port "$P" --export "$E" --path lockfile --print-fh --out /dev/null 2>&1 >/dev/null |
@@ -255,8 +257,18 @@ kill -0 "$H_PID_px" || h_fail "cachefsd died"
 [ "$(h_stat px nlm_granted)" -ge 5 ] || h_fail "nlm_granted: $(h_stat px nlm_granted)"
 [ "$(h_stat px nlm_denied)" -ge 1 ] || h_fail "nlm_denied: $(h_stat px nlm_denied)"
 [ "$(h_stat px nlm_blocked)" -ge 2 ] || h_fail "nlm_blocked: $(h_stat px nlm_blocked)"
+metrics=$(curl -sf "http://127.0.0.1:$MP/metrics") || h_fail "no /metrics"
+for m in cachefsd_nlm_calls_total 'cachefsd_nlm_locks_total{result="granted"}' \
+	'cachefsd_nlm_locks_total{result="blocked"}' cachefsd_nlm_polls_total cachefsd_nlm_relayed_total \
+	cachefsd_nlm_blocked_entries; do
+	grep -qF "$m " <<<"$metrics" || h_fail "/metrics has no $m"
+done
+v=$(awk '$1=="cachefsd_nlm_calls_total"{print $2}' <<<"$metrics")
+[ "${v:-0}" -ge 15 ] || h_fail "cachefsd_nlm_calls_total is $v"
 
-# a filer without NLM: PROG_UNAVAIL for the client
+# a filer without NLM: PROG_UNAVAIL for the client (this one's portmapper
+# is the test's rpcbind, where the proxy's NLM is unregistered first)
+got=$("$NLMLOCK" --port 111 --nlm-port 0 register) || h_fail "unregistering the proxy's NLM: $got"
 h_start_ganesha nonlm
 h_start_cachefsd px3 nonlm
 FH3=$("$NFSREAD" --port "$H_PORT_px3" --export "$H_EXPORT_nonlm" --path . --print-fh --length 0 \

@@ -17,7 +17,8 @@
  *   hold    lock as above, print "GRANTED", hold it until stdin closes or
  *           SIGTERM/SIGINT, then unlock and print "UNLOCKED";
  *   register  (--port 111 --nlm-port N) PMAP SET of NLM v4/TCP at port N
- *           with the portmapper at --host: a proxy's NLM for the test;
+ *           with the portmapper at --host: a proxy's NLM for the test
+ *           (--nlm-port 0: UNSET, the registration goes);
  *   probe   bad input: one call with --proc N (default LOCK) and --vers N
  *           (default 4), --garbage (arguments cut short) or --oh-len N (an
  *           owner handle declared N bytes long); prints the RPC answer:
@@ -387,7 +388,7 @@ static int do_register(uint32_t nlmport)
 	ZDR z;
 
 	zdrmem_create(&z, (char *)buf + 4, sizeof(buf) - 4, ZDR_ENCODE);
-	if (!header_prog(&z, 100000, 1 /* SET */, 2) || !zdr_u_int(&z, &prog) ||
+	if (!header_prog(&z, 100000, nlmport ? 1 /* SET */ : 2 /* UNSET */, 2) || !zdr_u_int(&z, &prog) ||
 	    !zdr_u_int(&z, &vers) || !zdr_u_int(&z, &prot) || !zdr_u_int(&z, &nlmport))
 		return 1;
 	uint32_t n = zdr_getpos(&z), mark = htonl(0x80000000u | n);
