@@ -818,6 +818,7 @@ static const char *const live_keys[] = {
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
+	"lock_poll",
 };
 
 int config_key_live(const char *key)
