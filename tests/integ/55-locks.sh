@@ -157,17 +157,27 @@ got=$("$NLMLOCK" "${B2[@]}" --caller client-c --svid 303 --oh 63636363 --exclusi
 "$NLMLOCK" "${A[@]}" --offset 0 --len 0 unlock >/dev/null
 "$NLMLOCK" "${B[@]}" --offset 0 --len 0 unlock >/dev/null
 
+# hold_a: A takes bytes 0..9 exclusively and holds them while fd 7 (the
+# write end of its stdin) is open; sets HOLD. A reader must be started
+# before the FIFO's writer opens, and every other background process must
+# close fd 7, or A never sees its stdin end.
+hold_a()
+{
+	"$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 hold <"$H_TMP/hold-a" \
+		>"$H_TMP/hold-a.out" &
+	HOLD=$!
+	h_track hold-a "$HOLD"
+	exec 7>"$H_TMP/hold-a"
+	for ((i = 0; i < 100; i++)); do
+		grep -q GRANTED "$H_TMP/hold-a.out" && break
+		sleep 0.1
+	done
+	grep -q GRANTED "$H_TMP/hold-a.out" || h_fail "A's hold was not granted: $(cat "$H_TMP/hold-a.out")"
+}
+
 # a blocking lock is granted once the holder unlocks (the client polls)
 mkfifo "$H_TMP/hold-a"
-"$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 hold <"$H_TMP/hold-a" >"$H_TMP/hold-a.out" &
-HOLD=$!
-h_track hold-a "$HOLD"
-exec 7>"$H_TMP/hold-a"
-for ((i = 0; i < 100; i++)); do
-	grep -q GRANTED "$H_TMP/hold-a.out" && break
-	sleep 0.1
-done
-grep -q GRANTED "$H_TMP/hold-a.out" || h_fail "A's hold was not granted: $(cat "$H_TMP/hold-a.out")"
+hold_a
 "$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --timeout 40 lock >"$H_TMP/wait-b.out" 7>&- &
 WAITB=$!
 h_track wait-b "$WAITB"
@@ -188,14 +198,7 @@ grep -qx GRANTED "$H_TMP/wait-b.out" || h_fail "B's blocking lock: $(cat "$H_TMP
 # GRANTED_MSG reaches the proxy, which relays GRANTED to B's host (here
 # the proxy's own host: its answer counts as relayed) and drops the entry;
 # the lock is B's at the filer
-"$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 hold <"$H_TMP/hold-a" >"$H_TMP/hold-a.out" &
-HOLD=$!
-h_track hold-a2 "$HOLD"
-exec 7>"$H_TMP/hold-a"
-for ((i = 0; i < 100; i++)); do
-	grep -q GRANTED "$H_TMP/hold-a.out" && break
-	sleep 0.1
-done
+hold_a
 polls0=$(h_stat px nlm_polls)
 cb0=$(h_stat px nlm_granted_callback)
 got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --once lock 7>&-)
