@@ -36,6 +36,9 @@ typedef void (*rpcc_cb)(int status, const uint8_t *res, uint32_t len, void *priv
 /* The call is tried on one connection only and fails instead of waiting
  * (a relay to a client host, which polls anyway). */
 #define RPCC_ONCE 1u
+/* No reply is awaited (NLM's _MSG and _RES calls are one-way): the call
+ * ends with status 0 once queued for writing on a connection. */
+#define RPCC_NOREPLY 2u
 
 /* A client of prog/vers at addr (IPv4 or IPv6; port 0: ask the
  * portmapper on port 111 of that host). timeout_ms: how long a sent call

@@ -145,10 +145,14 @@ static void conn_fail(struct rpcc *c, int err)
 	schedule(c, c->backoff_ms);
 }
 
-/* Queues the records of the calls not yet sent. */
-static int fill_out(struct rpcc *c)
+/* Queues the records of the calls not yet sent; RPCC_NOREPLY calls leave
+ * the list for *oneway (they end once written). */
+static int fill_out(struct rpcc *c, struct rcall **oneway)
 {
-	for (struct rcall *k = c->head; k; k = k->next) {
+	struct rcall **otail = oneway, *prev = NULL;
+
+	for (struct rcall *k = c->head, *next; k; prev = k, k = next) {
+		next = k->next;
 		if (k->sent)
 			continue;
 		if (c->outlen + k->reclen > c->outcap) {
@@ -164,6 +168,18 @@ static int fill_out(struct rpcc *c)
 		c->outlen += k->reclen;
 		k->sent = 1;
 		k->sent_ms = loop_now(c->loop);
+		if (k->flags & RPCC_NOREPLY) {
+			if (prev)
+				prev->next = next;
+			else
+				c->head = next;
+			if (c->tail == k)
+				c->tail = prev;
+			k->next = NULL;
+			*otail = k;
+			otail = &k->next;
+			k = prev; /* prev stays prev */
+		}
 	}
 	return 0;
 }
@@ -179,10 +195,16 @@ static void want_events(struct rpcc *c)
 
 static void flush(struct rpcc *c)
 {
-	if (fill_out(c) != 0) {
+	struct rcall *oneway = NULL;
+
+	if (fill_out(c, &oneway) != 0) {
+		fail_list(oneway, -ENOMEM);
 		conn_fail(c, -ENOMEM);
 		return;
 	}
+	/* queued for writing: a one-way call has done what it can (a lost
+	 * connection loses it, as a datagram would be) */
+	fail_list(oneway, 0);
 	while (c->outoff < c->outlen) {
 		ssize_t n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
 

@@ -477,7 +477,9 @@ static void forward(struct locks *lk, struct cfs_req *req)
 	f->req = req;
 	args = proto_req_args(req, &n);
 	lk->ctr->nlm_forwarded++;
-	rc = rpcc_call(lk->filer, req->proc, &req->cred, args, n, 0, fwd_done, f);
+	/* the _MSG calls are one-way: their answer is a _RES call back */
+	rc = rpcc_call(lk->filer, req->proc, &req->cred, args, n,
+	               has_reply(req->proc) ? 0 : RPCC_NOREPLY, fwd_done, f);
 	if (rc != 0) {
 		fwd_free(f);
 		proto_reply_accept_error(req, SYSTEM_ERR);
@@ -571,8 +573,8 @@ static void callback(struct locks *lk, struct cfs_req *req)
 
 	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
 	if (zdr_NLM4_GRANTEDres(&z, &r))
-		rpcc_call(lk->filer, NLM4_GRANTED_RES, NULL, buf, zdr_getpos(&z), RPCC_ONCE,
-		          res_sent, NULL);
+		rpcc_call(lk->filer, NLM4_GRANTED_RES, NULL, buf, zdr_getpos(&z),
+		          RPCC_ONCE | RPCC_NOREPLY, res_sent, NULL);
 	zdr_destroy(&z);
 	proto_drop(req);
 }

@@ -3,7 +3,8 @@
  * dies under it is sent again on a new one (hard, as NFS) and its answer
  * comes back with the credential and the argument bytes as given; an
  * RPCC_ONCE call to a port nobody listens on fails instead of waiting;
- * an RPC error is handed back as its accept_stat. */
+ * an RPC error is handed back as its accept_stat; a one-way call ends
+ * once written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,20 @@ static void test_resent_after_reconnect(void **state)
 	assert_int_equal(rpcc_call(c, 17, NULL, NULL, 0, 0, cb, &o), 0);
 	run(l, &o);
 	assert_int_equal(o.status, 3);
+	/* a one-way call ends once written; the server's answer to it (this
+	 * one answers everything) is ignored and the next call is served */
+	s.answer = 0;
+	o = (struct outcome){0};
+	assert_int_equal(rpcc_call(c, 12, NULL, "ab", 2, RPCC_NOREPLY, cb, &o), 0);
+	run(l, &o);
+	assert_int_equal(o.status, 0);
+	assert_int_equal(o.value, 0); /* no result body */
+	o = (struct outcome){0};
+	assert_int_equal(rpcc_call(c, 2, NULL, "cd", 2, 0, cb, &o), 0);
+	run(l, &o);
+	assert_int_equal(o.status, 0);
+	assert_int_equal(o.value, 42);
+	assert_int_equal(s.proc, 2);
 	/* freeing ends what waits */
 	o = (struct outcome){0};
 	s.close_first = 0;
