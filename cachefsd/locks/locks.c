@@ -269,25 +269,29 @@ static struct rpcc *relay_rpc(struct locks *lk, const struct sockaddr_storage *a
 	return h->rpc;
 }
 
+static int lock_status(const uint8_t *res, uint32_t len);
+
+/* The client host's answer to a relayed GRANTED (an nlm4_res): only
+ * GRANTED says it took the lock. One that no longer waits (DENIED) keeps
+ * the filer's lock for its owner all the same: its next LOCK is granted,
+ * and an owner that never asks again unlocks or is freed by NSM. */
 static void relay_done(int status, const uint8_t *res, uint32_t len, void *priv)
 {
 	struct locks *lk = priv;
 	static struct log_limit lim;
 
-	(void)res;
-	(void)len;
 	if (status == -ECANCELED)
 		return;
 	assert(lk->magic == LOCKS_MAGIC);
-	if (status == 0) {
+	if (status == 0 && lock_status(res, len) == NLM4_GRANTED) {
 		lk->ctr->nlm_relayed++;
 		return;
 	}
 	lk->ctr->nlm_relay_failures++;
 	log_limited(&lim, CFS_LOG_INFO,
-	            "NLM: a granted lock could not be relayed to its client host (%d); it "
+	            "NLM: a granted lock could not be relayed to its client host (%s); it "
 	            "gets it when it asks again",
-	            status);
+	            status == 0 ? "it did not take it" : strerror(status < 0 ? -status : EPROTO));
 }
 
 /* GRANTED to the client host that asked b, then the entry goes. */

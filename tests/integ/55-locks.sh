@@ -196,8 +196,9 @@ grep -qx GRANTED "$H_TMP/wait-b.out" || h_fail "B's blocking lock: $(cat "$H_TMP
 # B asks once (blocking) and does not poll: the proxy polls the filer for
 # it (lock_poll 2 s) while A holds the lock; A unlocks, the filer's
 # GRANTED_MSG reaches the proxy, which relays GRANTED to B's host (here
-# the proxy's own host: its answer counts as relayed) and drops the entry;
-# the lock is B's at the filer
+# the proxy's own host, whose NLM is the proxy: it answers DENIED, the
+# entry being gone, and that counts as a relay failure) and drops the
+# entry; the lock is B's at the filer
 hold_a
 polls0=$(h_stat px nlm_polls)
 cb0=$(h_stat px nlm_granted_callback)
