@@ -99,8 +99,8 @@ void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg);
  * the upstream's failure (upstream_cb statuses). Returns 0 (exactly one
  * done follows, never from inside this call) or -errno (none). */
 typedef void (*engine_reval_fn)(int status, void *priv);
-int engine_revalidate(struct engine *e, const void *fh, uint32_t fhlen,
-                      const struct cfs_cred *cred, engine_reval_fn done, void *priv);
+int engine_revalidate(struct engine *e, const void *fh, uint32_t fhlen, const struct cfs_cred *cred,
+                      engine_reval_fn done, void *priv);
 /* The engine's counters, writable: the locks room counts its NLM rows of
  * engine_counters.def here (one list for stats, control and metrics). */
 struct engine_counters *engine_counters_rw(struct engine *e);

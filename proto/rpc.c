@@ -272,9 +272,9 @@ int proto_handle_record(struct proto_conn *c, const uint8_t *rec, size_t len)
 	if (prog == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROG_UNAVAIL, 0, 0, 0});
 	if (h.vers != prog->vers) /* one version per program: the one served */
-		return reject(c, h.xid,
-		              (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, prog->vers,
-		                                 prog->vers});
+		return reject(
+		    c, h.xid,
+		    (struct err_reply){MSG_ACCEPTED, PROG_MISMATCH, 0, prog->vers, prog->vers});
 	if (proc_row(h.prog, h.proc) == NULL)
 		return reject(c, h.xid, (struct err_reply){MSG_ACCEPTED, PROC_UNAVAIL, 0, 0, 0});
 	memset(&cred, 0, sizeof(cred));
