@@ -19,6 +19,8 @@
 #     through the proxy; then a read returns the new bytes;
 #   - bad NLM input gets the RPC error (GARBAGE_ARGS, PROC_UNAVAIL,
 #     PROG_MISMATCH 4..4) and the proxy keeps serving;
+#   - the filer host goes away and comes back: a lock call waits, then is
+#     answered (hard, as NFS; the NLM port asked again);
 #   - a filer without NLM: the client gets PROG_UNAVAIL;
 #   - the counters show it all in cachefsctl stats and /metrics.
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
@@ -81,15 +83,21 @@ ganesha.nfsd -F -f "$H_TMP/fl-ganesha.conf" -L "$H_TMP/fl-ganesha.log" \
 	-p "$H_TMP/fl-ganesha.pid" >>"$H_TMP/fl-ganesha.log" 2>&1 &
 wait
 EOF
-ip netns exec "$NS" unshare --mount --pid --fork --kill-child --mount-proc \
-	bash "$H_TMP/fl-host.sh" >"$H_TMP/fl-host.log" 2>&1 &
-h_track filer-host $!
 UPURL="nfs://$FILER$E?nfsport=$NFSPORT&mountport=$MNTPORT"
-for ((i = 0; i < 150; i++)); do
-	nfs-ls "$UPURL" >/dev/null 2>&1 && break
-	sleep 0.2
-done
-nfs-ls "$UPURL" >/dev/null 2>&1 || h_fail "the filer does not serve $E at $FILER"
+# start_filer: the filer host comes up (sets FILERPID: ending it ends the host)
+start_filer()
+{
+	ip netns exec "$NS" unshare --mount --pid --fork --kill-child --mount-proc \
+		bash "$H_TMP/fl-host.sh" >>"$H_TMP/fl-host.log" 2>&1 &
+	FILERPID=$!
+	h_track filer-host "$FILERPID"
+	for ((i = 0; i < 150; i++)); do
+		nfs-ls "$UPURL" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	nfs-ls "$UPURL" >/dev/null 2>&1 || h_fail "the filer does not serve $E at $FILER"
+}
+start_filer
 rpcinfo -p "$FILER" 2>/dev/null | grep -q nlockmgr || h_fail "the filer has no NLM registered"
 
 printf 'old bytes, version 1\n' >"$E/lockfile"
@@ -269,6 +277,19 @@ for m in cachefsd_nlm_calls_total 'cachefsd_nlm_locks_total{result="granted"}' \
 done
 v=$(awk '$1=="cachefsd_nlm_calls_total"{print $2}' <<<"$metrics")
 [ "${v:-0}" -ge 15 ] || h_fail "cachefsd_nlm_calls_total is $v"
+
+# the filer goes away: a lock call waits (hard, as NFS), and is answered
+# once the filer is back (its NLM port asked again of its new rpcbind)
+h_stop_pid "$FILERPID" 10
+"$NLMLOCK" "${A[@]}" --offset 0 --len 1 --timeout 120 test >"$H_TMP/wait-test.out" 7>&- &
+WAITT=$!
+h_track wait-test "$WAITT"
+sleep 3
+kill -0 "$WAITT" 2>/dev/null || h_fail "a TEST with the filer away did not wait: $(cat "$H_TMP/wait-test.out")"
+start_filer
+wait "$WAITT" || h_fail "the waiting TEST after the filer came back: $(cat "$H_TMP/wait-test.out")"
+grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_TMP/wait-test.out")"
+[ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "the filer's absence reached a client as an error"
 
 # a filer without NLM: PROG_UNAVAIL for the client (this one's portmapper
 # is the test's rpcbind, where the proxy's NLM is unregistered first)
