@@ -48,7 +48,7 @@ PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpi
 # where only that room's own quoted includes find it: -Iinclude holds the public
 # headers, so one room cannot reach into another's. cachefsd/ctl/ is the second
 # binary (the operator's tool), not the daemon.
-ROOMS       := base store upstream engine ops locks
+ROOMS       := base store upstream engine locks ops
 DAEMON_SRCS := $(wildcard cachefsd/*.c $(ROOMS:%=cachefsd/%/*.c)) $(wildcard proto/*.c)
 DAEMON_LIB  := $(filter-out cachefsd/main.c,$(DAEMON_SRCS))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/obj/%.o)

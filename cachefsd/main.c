@@ -8,6 +8,7 @@
 #include "control.h"
 #include "engine.h"
 #include "files.h"
+#include "locks.h"
 #include "log.h"
 #include "loop.h"
 #include "nsm.h"
@@ -52,6 +53,7 @@ struct daemon {
 	struct upstream *up;
 	struct engine *engine;
 	struct proto_server *srv;
+	struct locks *locks; /* NLM forwarded to the filer */
 	/* operator interfaces (control.c, metrics.c) */
 	struct ops_env ops;
 	struct control *ctl;
@@ -471,6 +473,11 @@ int main(int argc, char **argv)
 	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine, err, sizeof(err));
 	if (rc)
 		goto fail;
+	rc = locks_new(d.loop, &d.cfg, d.engine, upstream_info(d.up)->addr, &d.locks, err,
+	               sizeof(err));
+	if (rc)
+		goto fail;
+	engine_set_nlm(d.engine, locks_submit, d.locks);
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
@@ -517,6 +524,7 @@ int main(int argc, char **argv)
 	control_stop(d.ctl);
 	nsm_stop();
 	proto_shutdown(d.srv);
+	locks_free(d.locks);
 	engine_stop(d.engine);
 	upstream_stop(d.up);
 	engine_free(d.engine);
@@ -534,6 +542,7 @@ fail:
 	nsm_stop();
 	if (d.srv)
 		proto_shutdown(d.srv);
+	locks_free(d.locks);
 	engine_stop(d.engine);
 	if (d.up)
 		upstream_stop(d.up);

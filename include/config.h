@@ -67,6 +67,7 @@ struct cfs_config {
 	int meta_ttl;	   /* seconds; 0: strict mode */
 	int meta_neg_ttl;  /* seconds a "no such name" answer is reused (ttl mode) */
 	int write_quiesce; /* seconds without writes before a written file is cached again */
+	int lock_poll;     /* seconds between re-sent blocked LOCKs (cachefsd/locks/); 0: off */
 	int fresh_guard;   /* seconds: data of files changed this recently is not stored */
 	int read_evidence; /* enum cfs_read_evidence */
 	int evidence_ttl;  /* seconds evidence is used in strict mode */

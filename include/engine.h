@@ -10,6 +10,7 @@
 #include "config.h"
 #include "counters.h"
 #include "loop.h"
+#include "proto.h"
 #include "req.h"
 #include "upstream.h"
 
@@ -89,6 +90,21 @@ void engine_free(struct engine *e);
 
 /* proto_submit_fn: takes ownership of req (see proto.h). */
 void engine_submit(struct cfs_req *req, void *engine);
+/* Who takes the NLM program's calls (the locks room, include/locks.h):
+ * submit owns each request as a proto_submit_fn does. Until one is set,
+ * NLM calls are answered PROG_UNAVAIL. */
+void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg);
+/* Revalidation at lock time (revalidate.c): a GETATTR of fh as cred,
+ * its answer observed as a client's GETATTR would be (cached data under
+ * other attributes dropped, ttl mode's record refreshed). done gets 0 or
+ * the upstream's failure (upstream_cb statuses). Returns 0 (exactly one
+ * done follows, never from inside this call) or -errno (none). */
+typedef void (*engine_reval_fn)(int status, void *priv);
+int engine_revalidate(struct engine *e, const void *fh, uint32_t fhlen, const struct cfs_cred *cred,
+                      engine_reval_fn done, void *priv);
+/* The engine's counters, writable: the locks room counts its NLM rows of
+ * engine_counters.def here (one list for stats, control and metrics). */
+struct engine_counters *engine_counters_rw(struct engine *e);
 
 const struct engine_counters *engine_counters(const struct engine *e);
 const char *engine_export_path(const struct engine *e);

@@ -51,6 +51,12 @@ int proto_client_count(const struct proto_server *srv);
  * has closed, the reply is dropped. Returns 0, or -errno when the reply
  * could not be queued (the connection is then closed). */
 int proto_reply(struct cfs_req *req, void *res);
+/* Replies with an already encoded result body (a forwarded NLM answer,
+ * its bytes unchanged), then frees req; returns as proto_reply(). */
+int proto_reply_raw(struct cfs_req *req, const void *body, uint32_t len);
+/* The call's argument bytes as the client sent them (valid while req
+ * lives; decoding did not change them). */
+const uint8_t *proto_req_args(const struct cfs_req *req, uint32_t *len);
 /* Replies MSG_ACCEPTED with an error accept_stat (e.g. SYSTEM_ERR), frees
  * req. PROG_MISMATCH carries the lowest..highest version the procedure
  * table has for req's program (proc_versions()). These three

@@ -14,6 +14,8 @@
 #include <nfsc/libnfs-raw-nfs.h>
 #include <nfsc/libnfs-raw-nsm.h>
 
+#include "nlm.h"
+
 #define CFS_MAX_GIDS	   16
 #define CFS_MAX_MACHINE	   255
 #define CFS_MAX_AUTH_BYTES 400
@@ -65,6 +67,17 @@ union cfs_args {
 	NSM1_UNMONargs nsm_unmon;
 	NSM1_UNMONALLargs nsm_unmonall;
 	NSM1_NOTIFYargs nsm_notify;
+	/* NLM v4 (include/nlm.h): the _MSG calls share their call's shape,
+	 * the _RES calls are an nlm4_res (libnfs's NLM4_LOCKres) */
+	NLM4_TESTargs nlm_test; /* TEST, TEST_MSG */
+	NLM4_LOCKargs nlm_lock; /* LOCK, LOCK_MSG, NM_LOCK */
+	NLM4_CANCargs nlm_cancel;
+	NLM4_UNLOCKargs nlm_unlock;
+	NLM4_GRANTEDargs nlm_granted;
+	NLM4_TESTres nlm_testres;
+	NLM4_LOCKres nlm_res;
+	NLM4_SHAREargs nlm_share;
+	NLM4_NOTIFYargs nlm_notify;
 };
 
 struct proto_conn;
@@ -72,7 +85,7 @@ struct proto_conn;
 struct cfs_req {
 	uint32_t magic;
 	uint32_t xid;
-	uint32_t prog; /* NFS_PROGRAM or MOUNT_PROGRAM */
+	uint32_t prog; /* NFS_PROGRAM, MOUNT_PROGRAM or NLM_PROGRAM */
 	uint32_t vers;
 	uint32_t proc;
 	struct cfs_cred cred;

@@ -3,6 +3,7 @@
  * how large its reply can be, whether it mutates, and how it is sent
  * upstream. The walkers of the argument shapes (sattr3, createhow3, ...)
  * live here beside the rows that use them. */
+#include "nlm.h"
 #include "procs.h"
 #include "xdrwalk.h"
 
@@ -197,6 +198,105 @@ static void args_nsm_notify(struct xcur *c)
 {
 	x_opaque(c, NSM_MAXSTRLEN);
 	x_skip(c, 4); /* state */
+}
+
+/* NLM v4: every length bounded (include/nlm.h), every enum in range. */
+static void x_cookie(struct xcur *c)
+{
+	x_opaque(c, NLM4_MAXNETOBJ);
+}
+
+static void x_caller(struct xcur *c)
+{
+	x_opaque(c, NLM4_MAXSTRLEN);
+}
+
+/* nlm4_lock: caller_name, fh, oh, svid, l_offset, l_len */
+static void x_nlm_lock(struct xcur *c)
+{
+	x_caller(c);
+	x_opaque(c, NLM4_MAXFH);
+	x_opaque(c, NLM4_MAXNETOBJ);
+	x_u32(c);
+	x_skip(c, 16);
+}
+
+static uint32_t x_nlm_stat(struct xcur *c)
+{
+	return x_enum(c, NLM4_GRANTED, NLM4_FAILED);
+}
+
+/* TEST, TEST_MSG, GRANTED, GRANTED_MSG: cookie, exclusive, lock */
+static void args_nlm_test(struct xcur *c)
+{
+	x_cookie(c);
+	x_bool(c);
+	x_nlm_lock(c);
+}
+
+/* LOCK, LOCK_MSG, NM_LOCK: cookie, block, exclusive, lock, reclaim, state */
+static void args_nlm_lock(struct xcur *c)
+{
+	x_cookie(c);
+	x_bool(c);
+	x_bool(c);
+	x_nlm_lock(c);
+	x_bool(c);
+	x_u32(c);
+}
+
+/* CANCEL, CANCEL_MSG: cookie, block, exclusive, lock */
+static void args_nlm_cancel(struct xcur *c)
+{
+	x_cookie(c);
+	x_bool(c);
+	x_bool(c);
+	x_nlm_lock(c);
+}
+
+/* UNLOCK, UNLOCK_MSG: cookie, lock */
+static void args_nlm_unlock(struct xcur *c)
+{
+	x_cookie(c);
+	x_nlm_lock(c);
+}
+
+/* TEST_RES: cookie, status, and the holder when DENIED */
+static void args_nlm_testres(struct xcur *c)
+{
+	x_cookie(c);
+	if (x_nlm_stat(c) == NLM4_DENIED) {
+		x_bool(c);
+		x_u32(c);
+		x_opaque(c, NLM4_MAXNETOBJ);
+		x_skip(c, 16);
+	}
+}
+
+/* LOCK_RES, CANCEL_RES, UNLOCK_RES, GRANTED_RES: nlm4_res */
+static void args_nlm_res(struct xcur *c)
+{
+	x_cookie(c);
+	x_nlm_stat(c);
+}
+
+/* SHARE, UNSHARE: cookie, caller_name, fh, oh, mode, access, reclaim */
+static void args_nlm_share(struct xcur *c)
+{
+	x_cookie(c);
+	x_caller(c);
+	x_opaque(c, NLM4_MAXFH);
+	x_opaque(c, NLM4_MAXNETOBJ);
+	x_enum(c, 0, 3); /* fsh4_mode */
+	x_enum(c, 0, 3); /* fsh4_access */
+	x_bool(c);
+}
+
+/* FREE_ALL: name, state */
+static void args_nlm_notify(struct xcur *c)
+{
+	x_caller(c);
+	x_u32(c);
 }
 
 /* --- how large the reply can be ------------------------------------------ */
@@ -464,6 +564,46 @@ static const struct proc_row nsm1_rows[NSM1_NPROCS] = {
 };
 _Static_assert(NSM1_NOTIFY == NSM1_NPROCS - 1, "NSM1_NPROCS is the number of NSM procedures");
 
+/* NLM v4: forwarded to the filer's NLM by the locks room
+ * (cachefsd/locks/), the argument bytes unchanged: no libnfs senders
+ * (libnfs has five of the twenty). The *_MSG and *_RES calls have no
+ * reply (void); the _RES ones carry an nlm4_res, which is libnfs's
+ * NLM4_LOCKres. Numbers 16 .. 19 are no rows: PROC_UNAVAIL. */
+static const struct proc_row nlm4_rows[NLM4_NPROCS] = {
+    [NLM4_NULL] = {ROW("NLM_NULL", args_void, zdr_void, zdr_void, 0, NULL)},
+    [NLM4_TEST] = {ROW("NLM_TEST", args_nlm_test, zdr_NLM4_TESTargs, zdr_NLM4_TESTres, 0, NULL)},
+    [NLM4_LOCK] = {ROW("NLM_LOCK", args_nlm_lock, zdr_NLM4_LOCKargs, zdr_NLM4_LOCKres, 0, NULL)},
+    [NLM4_CANCEL] = {ROW("NLM_CANCEL", args_nlm_cancel, zdr_NLM4_CANCargs, zdr_NLM4_CANCres, 0,
+                         NULL)},
+    [NLM4_UNLOCK] = {ROW("NLM_UNLOCK", args_nlm_unlock, zdr_NLM4_UNLOCKargs, zdr_NLM4_UNLOCKres, 0,
+                         NULL)},
+    [NLM4_GRANT] = {ROW("NLM_GRANTED", args_nlm_test, zdr_NLM4_GRANTEDargs, zdr_NLM4_GRANTEDres, 0,
+                        NULL)},
+    [NLM4_TEST_MSG] = {ROW("NLM_TEST_MSG", args_nlm_test, zdr_NLM4_TESTargs, zdr_void, 0, NULL)},
+    [NLM4_LOCK_MSG] = {ROW("NLM_LOCK_MSG", args_nlm_lock, zdr_NLM4_LOCKargs, zdr_void, 0, NULL)},
+    [NLM4_CANCEL_MSG] = {ROW("NLM_CANCEL_MSG", args_nlm_cancel, zdr_NLM4_CANCargs, zdr_void, 0,
+                             NULL)},
+    [NLM4_UNLOCK_MSG] = {ROW("NLM_UNLOCK_MSG", args_nlm_unlock, zdr_NLM4_UNLOCKargs, zdr_void, 0,
+                             NULL)},
+    [NLM4_GRANTED_MSG] = {ROW("NLM_GRANTED_MSG", args_nlm_test, zdr_NLM4_GRANTEDargs, zdr_void, 0,
+                              NULL)},
+    [NLM4_TEST_RES] = {ROW("NLM_TEST_RES", args_nlm_testres, zdr_NLM4_TESTres, zdr_void, 0, NULL)},
+    [NLM4_LOCK_RES] = {ROW("NLM_LOCK_RES", args_nlm_res, zdr_NLM4_LOCKres, zdr_void, 0, NULL)},
+    [NLM4_CANCEL_RES] = {ROW("NLM_CANCEL_RES", args_nlm_res, zdr_NLM4_LOCKres, zdr_void, 0, NULL)},
+    [NLM4_UNLOCK_RES] = {ROW("NLM_UNLOCK_RES", args_nlm_res, zdr_NLM4_LOCKres, zdr_void, 0, NULL)},
+    [NLM4_GRANTED_RES] = {ROW("NLM_GRANTED_RES", args_nlm_res, zdr_NLM4_LOCKres, zdr_void, 0,
+                              NULL)},
+    [NLM4_SHARE] = {ROW("NLM_SHARE", args_nlm_share, zdr_NLM4_SHAREargs, zdr_NLM4_SHAREres, 0,
+                        NULL)},
+    [NLM4_UNSHARE] = {ROW("NLM_UNSHARE", args_nlm_share, zdr_NLM4_SHAREargs, zdr_NLM4_SHAREres, 0,
+                          NULL)},
+    [NLM4_NM_LOCK] = {ROW("NLM_NM_LOCK", args_nlm_lock, zdr_NLM4_LOCKargs, zdr_NLM4_LOCKres, 0,
+                          NULL)},
+    [NLM4_FREE_ALL] = {ROW("NLM_FREE_ALL", args_nlm_notify, zdr_NLM4_NOTIFYargs, zdr_void, 0,
+                           NULL)},
+};
+_Static_assert(NLM4_FREE_ALL == NLM4_NPROCS - 1, "NLM4_NPROCS is the number of NLM procedures");
+
 #undef ROW
 #undef FH
 #undef SIZES
@@ -479,6 +619,8 @@ static const struct prog_row progs[] = {
     {MOUNT_PROGRAM, MOUNT_V3, "mount", R, mount3_rows, MOUNT3_NPROCS, 4096 - 512},
     {MOUNT_PROGRAM, MOUNT_V1, "mount", R, mount1_rows, MOUNT3_NPROCS, 4096 - 512},
     {NSM_PROGRAM, NSM_V1, "status", R | PROG_UDP, nsm1_rows, NSM1_NPROCS, 0},
+    /* a TEST reply names the holder: two netobjs of at most 1 KiB */
+    {NLM_PROGRAM, NLM_V4, "nlm", R, nlm4_rows, NLM4_NPROCS, 4096 - 512},
 };
 #undef R
 
@@ -543,12 +685,14 @@ const struct proc_row *proc_row(uint32_t prog, uint32_t proc)
 {
 	const struct prog_row *p = prog_newest(prog);
 
-	return p && proc < p->nprocs ? &p->procs[proc] : NULL;
+	/* a gap in the numbers (NLM's 16 .. 19) is a row without a name */
+	return p && proc < p->nprocs && p->procs[proc].name ? &p->procs[proc] : NULL;
 }
 
 const struct proc_row *proc_row_vers(uint32_t prog, uint32_t vers, uint32_t proc)
 {
 	const struct prog_row *p = proc_prog(prog, vers);
 
-	return p && proc < p->nprocs ? &p->procs[proc] : NULL;
+	/* a gap in the numbers (NLM's 16 .. 19) is a row without a name */
+	return p && proc < p->nprocs && p->procs[proc].name ? &p->procs[proc] : NULL;
 }

@@ -131,6 +131,24 @@ static uint32_t enc_raw(ZDR *z, void *arg, ...)
 	return zdr_opaque(z, (char *)b->p, b->len);
 }
 
+int proto_reply_raw(struct cfs_req *req, const void *body, uint32_t len)
+{
+	struct raw_body b = {body, len};
+	int rc = 0;
+
+	assert(req->magic == CFS_REQ_MAGIC);
+	if (req->conn)
+		rc = proto_conn_send(req->conn, req->xid, &b, (zdrproc_t)enc_raw, (int)len);
+	proto_req_free(req);
+	return rc;
+}
+
+const uint8_t *proto_req_args(const struct cfs_req *req, uint32_t *len)
+{
+	*len = req->arglen;
+	return (const uint8_t *)req->argbuf;
+}
+
 int proto_reply(struct cfs_req *req, void *res)
 {
 	const struct proc_row *d = proc_row_vers(req->prog, req->vers, req->proc);

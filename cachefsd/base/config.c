@@ -114,6 +114,9 @@ static const struct cfg_key keys[] = {
 	 "ttl mode: how long a NOENT lookup is reused (at most meta_ttl)"},
 	{"write_quiesce", CFG_INT, OFF(write_quiesce), "30", 0, 86400, "SECONDS",
 	 "a file written through the proxy is not cached until this long after its last write"},
+	{"lock_poll", CFG_INT, OFF(lock_poll), "30", 0, 3600, "SECONDS",
+	 "a blocking lock the filer answered BLOCKED is asked again this often on the client's "
+	 "behalf, for filers that cannot call the proxy back; 0: off"},
 	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
 	 "data of a file whose ctime is this recent is served but not stored (timestamp "
 	 "granularity)"},
@@ -837,6 +840,7 @@ static const char *const live_keys[] = {
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
+	"lock_poll",
 };
 
 int config_key_live(const char *key)

@@ -99,6 +99,27 @@ static void nsm_take(struct engine *e, struct cfs_req *req)
 	nsm_submit(req);
 }
 
+/* NLM is the locks room's (cachefsd/locks/): the engine hands it on. */
+static void nlm_submit(struct engine *e, struct cfs_req *req)
+{
+	if (e->nlm_submit == NULL) {
+		proto_reply_accept_error(req, PROG_UNAVAIL);
+		return;
+	}
+	e->nlm_submit(req, e->nlm_arg);
+}
+
+void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg)
+{
+	e->nlm_submit = submit;
+	e->nlm_arg = arg;
+}
+
+struct engine_counters *engine_counters_rw(struct engine *e)
+{
+	return &e->ctr;
+}
+
 /* The programs the engine takes: a program is a row here and its submit
  * function (the wire's rows, proto/procs.c, say which calls reach it). */
 static const struct {
@@ -108,6 +129,7 @@ static const struct {
     {NFS_PROGRAM, nfs_submit},
     {MOUNT_PROGRAM, mount_submit},
     {NSM_PROGRAM, nsm_take},
+    {NLM_PROGRAM, nlm_submit},
 };
 
 void engine_submit(struct cfs_req *req, void *arg)

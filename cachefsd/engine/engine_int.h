@@ -65,6 +65,8 @@ struct engine {
 	int mnt_nactive;
 	int mnt_scheduling, mnt_again;
 	struct engine_counters ctr;
+	proto_submit_fn nlm_submit; /* the locks room, or NULL */
+	void *nlm_arg;
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
 	int fills_inflight; /* upstream fills, readahead included */

@@ -39,6 +39,27 @@ static void answer(struct cfs_req *req, void *arg)
 		proto_drop(req); /* as if the call were still out */
 		return;
 	}
+	if (req->prog == NLM_PROGRAM) {
+		/* as the locks room answers: a filer's answer passed on as its
+		 * bytes (an empty cookie and a status), GRANTED callbacks and
+		 * NULL encoded by their rows' encoders */
+		static const uint8_t denied[8] = {0, 0, 0, 0, 0, 0, 0, NLM4_DENIED};
+		NLM4_GRANTEDres g;
+		switch (req->proc) {
+		case NLM4_NULL:
+			proto_reply(req, NULL);
+			return;
+		case NLM4_GRANT:
+			memset(&g, 0, sizeof(g));
+			g.cookie = req->args.nlm_granted.cookie;
+			g.status = NLM4_DENIED;
+			proto_reply(req, &g);
+			return;
+		default:
+			proto_reply_raw(req, denied, sizeof(denied));
+			return;
+		}
+	}
 	if (req->prog == MOUNT_PROGRAM) {
 		mountres3 m;
 		exports ex = NULL;

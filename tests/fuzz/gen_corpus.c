@@ -13,6 +13,8 @@
 #include <nfsc/libnfs-raw-nfs.h>
 #include <nfsc/libnfs-raw-nsm.h>
 
+#include "nlm.h"
+
 static unsigned char buf[1 << 21];
 static size_t len;
 
@@ -35,7 +37,7 @@ static void call(uint32_t xid, uint32_t prog, uint32_t proc, zdrproc_t enc, void
 	u32(0);
 	u32(2);
 	u32(prog);
-	u32(prog == NSM_PROGRAM ? NSM_V1 : 3);
+	u32(prog == NSM_PROGRAM ? NSM_V1 : prog == NLM_PROGRAM ? NLM_V4 : 3);
 	u32(proc);
 	if (sys) {
 		u32(1);
@@ -212,6 +214,62 @@ int main(int argc, char **argv)
 		save(argv[1], "nsm-pipelined");
 		call(25, NSM_PROGRAM, NSM1_NOTIFY, (zdrproc_t)zdr_NSM1_NOTIFYargs, &no, 1);
 		save(argv[1], "nsm-notify");
+	}
+	{
+		/* NLM v4: the lock calls of two owners, SHARE, FREE_ALL and a
+		 * filer's GRANTED, pipelined */
+		NLM4_LOCKargs l;
+		NLM4_TESTargs t;
+		NLM4_UNLOCKargs u;
+		NLM4_CANCargs c;
+		NLM4_GRANTEDargs g;
+		NLM4_SHAREargs sh;
+		NLM4_NOTIFYargs n = {"client", 3};
+		nlm4_lock lk;
+
+		memset(&lk, 0, sizeof(lk));
+		lk.caller_name = "client";
+		lk.fh.data.data_len = fh.data.data_len;
+		lk.fh.data.data_val = fh.data.data_val;
+		lk.oh = "owner-1";
+		lk.svid = 42;
+		lk.l_len = 100;
+		memset(&l, 0, sizeof(l));
+		l.cookie.data.data_len = 4;
+		l.cookie.data.data_val = "ck01";
+		l.block = 1;
+		l.exclusive = 1;
+		l.lock = lk;
+		call(17, NLM_PROGRAM, NLM4_LOCK, (zdrproc_t)zdr_NLM4_LOCKargs, &l, 1);
+		memset(&t, 0, sizeof(t));
+		t.cookie = l.cookie;
+		t.lock = lk;
+		t.lock.svid = 43;
+		call(18, NLM_PROGRAM, NLM4_TEST, (zdrproc_t)zdr_NLM4_TESTargs, &t, 1);
+		memset(&c, 0, sizeof(c));
+		c.cookie = l.cookie;
+		c.block = 1;
+		c.lock = lk;
+		call(19, NLM_PROGRAM, NLM4_CANCEL, (zdrproc_t)zdr_NLM4_CANCargs, &c, 1);
+		memset(&u, 0, sizeof(u));
+		u.cookie = l.cookie;
+		u.lock = lk;
+		call(20, NLM_PROGRAM, NLM4_UNLOCK, (zdrproc_t)zdr_NLM4_UNLOCKargs, &u, 1);
+		memset(&g, 0, sizeof(g));
+		g.cookie = l.cookie;
+		g.lock = lk;
+		call(21, NLM_PROGRAM, NLM4_GRANTED_MSG, (zdrproc_t)zdr_NLM4_GRANTEDargs, &g, 0);
+		memset(&sh, 0, sizeof(sh));
+		sh.cookie = l.cookie;
+		sh.share.caller_name = "client";
+		sh.share.fh = lk.fh;
+		sh.share.oh = "owner-1";
+		sh.share.mode = 1;
+		sh.share.access = 3;
+		call(22, NLM_PROGRAM, NLM4_SHARE, (zdrproc_t)zdr_NLM4_SHAREargs, &sh, 1);
+		call(23, NLM_PROGRAM, NLM4_FREE_ALL, (zdrproc_t)zdr_NLM4_NOTIFYargs, &n, 1);
+		call(24, NLM_PROGRAM, NLM4_NULL, NULL, NULL, 0);
+		save(argv[1], "nlm-pipelined");
 	}
 	{
 		/* a NULL call split into fragments */

@@ -10,12 +10,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "../../cachefsd/engine/engine_int.h"
 #include "../../cachefsd/engine/engine_procs.h"
 #include "../../proto/proto_int.h"
 #include "procs.h"
+#include "proto.h"
 
 static int in(uint32_t proc, const uint32_t *set, size_t n)
 {
@@ -60,7 +62,8 @@ static void test_rows_complete(void **state)
 	assert_true(proc_prog(NSM_PROGRAM, NSM_V1)->flags & PROG_REGISTER);
 	assert_null(proc_row(NFS_PROGRAM, NFS3_NPROCS));
 	assert_null(proc_row(MOUNT_PROGRAM, MOUNT3_NPROCS));
-	assert_null(proc_prog(100021, 4)); /* NLM: not served (yet) */
+	assert_non_null(proc_prog(NLM_PROGRAM, NLM_V4));
+	assert_null(proc_prog(NLM_PROGRAM, 3)); /* v1 and v3: PROG_MISMATCH 4..4 */
 	assert_non_null(proc_prog(NFS_PROGRAM, NFS_V3));
 	assert_null(proc_prog(NFS_PROGRAM, 2));
 	assert_non_null(proc_prog(MOUNT_PROGRAM, MOUNT_V3));
@@ -84,7 +87,10 @@ static void test_versions(void **state)
 	assert_int_equal(proc_versions(NFS_PROGRAM, &lo, &hi), 0);
 	assert_int_equal(lo, 3);
 	assert_int_equal(hi, 3);
-	assert_int_equal(proc_versions(100021, &lo, &hi), -ENOENT);
+	assert_int_equal(proc_versions(NLM_PROGRAM, &lo, &hi), 0);
+	assert_int_equal(lo, 4);
+	assert_int_equal(hi, 4);
+	assert_int_equal(proc_versions(100099, &lo, &hi), -ENOENT);
 	assert_ptr_equal(proc_row_vers(MOUNT_PROGRAM, MOUNT_V1, MOUNT1_MNT)->enc,
 	                 (zdrproc_t)zdr_mountres1);
 	assert_ptr_equal(proc_row_vers(MOUNT_PROGRAM, MOUNT_V3, MOUNT3_MNT)->enc,
@@ -97,8 +103,8 @@ static void test_versions(void **state)
 	/* every program row served is registered with rpcbind */
 	for (size_t i = 0; i < n; i++)
 		reg += !!(p[i].flags & PROG_REGISTER);
-	assert_int_equal(n, 4); /* NFS 3, MOUNT 3 and 1, NSM 1 */
-	assert_int_equal(reg, 4);
+	assert_int_equal(n, 5); /* NFS 3, MOUNT 3 and 1, NSM 1, NLM 4 */
+	assert_int_equal(reg, 5);
 }
 
 static void test_flags(void **state)
@@ -537,6 +543,114 @@ static void test_engine_answers(void **state)
 	assert_int_equal(engine_proc(NFS3_PATHCONF)->answer_want, 0);
 }
 
+/* NLM v4: a LOCK call's arguments, encoded with libnfs's own encoder. */
+static uint32_t nlm_lock_bytes(uint8_t *buf, uint32_t cap, uint32_t fhlen, const char *caller,
+                               const char *oh)
+{
+	static char fh[NLM4_MAXFH + 8];
+	NLM4_LOCKargs a;
+	ZDR z;
+
+	memset(&a, 0, sizeof(a));
+	memset(fh, 0xab, sizeof(fh));
+	a.cookie.data.data_len = 4;
+	a.cookie.data.data_val = "ck01";
+	a.block = 1;
+	a.exclusive = 1;
+	a.lock.caller_name = (char *)caller;
+	a.lock.fh.data.data_len = fhlen;
+	a.lock.fh.data.data_val = fh;
+	a.lock.oh = (char *)oh;
+	a.lock.svid = 42;
+	a.lock.l_len = 10;
+	zdrmem_create(&z, (char *)buf, cap, ZDR_ENCODE);
+	assert_true(zdr_NLM4_LOCKargs(&z, &a));
+	return zdr_getpos(&z);
+}
+
+static void test_nlm_rows(void **state)
+{
+	static uint8_t buf[8192];
+	static char big[NLM4_MAXSTRLEN + 2];
+	uint32_t n;
+	(void)state;
+	for (uint32_t p = 0; p < NLM4_NPROCS; p++) {
+		const struct proc_row *r = proc_row(NLM_PROGRAM, p);
+		if (p >= 16 && p <= 19) {
+			assert_null(r); /* not part of version 4: PROC_UNAVAIL */
+			continue;
+		}
+		assert_non_null(r);
+		assert_non_null(r->check);
+		assert_non_null(r->dec);
+		assert_non_null(r->enc);
+		assert_null(r->send); /* the locks room forwards them */
+		assert_int_equal(drc_wanted(NLM_PROGRAM, p), 0);
+	}
+	assert_null(proc_row(NLM_PROGRAM, NLM4_NPROCS));
+	/* a LOCK decodes to what the client sent */
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", "owner-1");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n), 0);
+	struct cfs_req *req = proto_req_decode(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n);
+	assert_non_null(req);
+	assert_string_equal(req->args.nlm_lock.lock.caller_name, "hostA");
+	assert_string_equal(req->args.nlm_lock.lock.oh, "owner-1");
+	assert_int_equal(req->args.nlm_lock.lock.svid, 42);
+	uint32_t len;
+	const uint8_t *raw = proto_req_args(req, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(raw, buf, n); /* forwarded unchanged */
+	proto_req_free(req);
+	/* short arguments, a handle above 64 bytes, a caller_name above
+	 * LM_MAXSTRLEN, an owner handle above MAXNETOBJ_SZ: GARBAGE_ARGS */
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n - 4), -EBADMSG);
+	n = nlm_lock_bytes(buf, sizeof(buf), NLM4_MAXFH + 1, "hostA", "o");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n), -EBADMSG);
+	memset(big, 'x', sizeof(big) - 1);
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, big, "o");
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n), -EBADMSG);
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", big);
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n), -EBADMSG);
+	assert_null(proto_req_decode(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n));
+	/* an absurd length (top bit set) */
+	n = nlm_lock_bytes(buf, sizeof(buf), 32, "hostA", "o");
+	buf[0] = 0x80;
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_LOCK, buf, n), -EBADMSG);
+	/* the shapes composed in proto/nlm.c decode what they encode */
+	NLM4_SHAREargs sa, sd;
+	ZDR z;
+	char fh[8] = "fh-bytes";
+	memset(&sa, 0, sizeof(sa));
+	sa.cookie.data.data_len = 0;
+	sa.share.caller_name = "hostB";
+	sa.share.fh.data.data_len = 8;
+	sa.share.fh.data.data_val = fh;
+	sa.share.oh = "oh";
+	sa.share.mode = 1;
+	sa.share.access = 3;
+	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
+	assert_true(zdr_NLM4_SHAREargs(&z, &sa));
+	n = zdr_getpos(&z);
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_SHARE, buf, n), 0);
+	req = proto_req_decode(NLM_PROGRAM, NLM_V4, NLM4_SHARE, buf, n);
+	assert_non_null(req);
+	sd = req->args.nlm_share;
+	assert_string_equal(sd.share.caller_name, "hostB");
+	assert_int_equal(sd.share.access, 3);
+	proto_req_free(req);
+	buf[n - 8] = 9; /* access out of range */
+	assert_int_equal(proto_check_args(NLM_PROGRAM, NLM_V4, NLM4_SHARE, buf, n), -EBADMSG);
+	NLM4_NOTIFYargs na = {"hostC", 7};
+	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
+	assert_true(zdr_NLM4_NOTIFYargs(&z, &na));
+	n = zdr_getpos(&z);
+	req = proto_req_decode(NLM_PROGRAM, NLM_V4, NLM4_FREE_ALL, buf, n);
+	assert_non_null(req);
+	assert_string_equal(req->args.nlm_notify.name, "hostC");
+	assert_int_equal(req->args.nlm_notify.state, 7);
+	proto_req_free(req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_engine_meta),
 	    cmocka_unit_test(test_engine_mutations),
 	    cmocka_unit_test(test_engine_dispatch),
+	    cmocka_unit_test(test_nlm_rows),
 	    cmocka_unit_test(test_engine_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,304 @@
+#!/bin/bash
+# 55-locks: NLM v4 through cachefsd; the locks are the filer's.
+# nfs-ganesha with Enable_NLM runs as a host of its own (a network
+# namespace joined by a veth pair, its own /run, rpcbind and rpc.statd),
+# so nothing reaches its NLM but what the proxy forwards. Two lock owners
+# on the client side (tests/tools/nlmlock.c: different caller_name, owner
+# handle and svid) lock one file through the proxy:
+#   - an exclusive lock excludes the other owner (DENIED; TEST names the
+#     holder's svid and range); shared locks coexist; another byte range
+#     is free;
+#   - a blocking lock is granted once the holder unlocks (the client
+#     polls, as a kernel client does);
+#   - the proxy's own poll (lock_poll) gets a blocked lock granted for a
+#     client that asked once, and tries to tell the client host (GRANTED);
+#   - a second cachefsd in front of the same filer sees the first one's
+#     lock (DENIED through it);
+#   - revalidation: in ttl mode a file cached through the proxy and changed
+#     on the filer behind its back is served stale until a lock is taken
+#     through the proxy; then a read returns the new bytes;
+#   - bad NLM input gets the RPC error (GARBAGE_ARGS, PROC_UNAVAIL,
+#     PROG_MISMATCH 4..4) and the proxy keeps serving;
+#   - the filer host goes away and comes back: a lock call waits, then is
+#     answered (hard, as NFS; the NLM port asked again);
+#   - a filer without NLM: the client gets PROG_UNAVAIL;
+#   - the counters show it all in cachefsctl stats and /metrics.
+# shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init
+
+NLMLOCK=$H_BUILD/tests/nlmlock
+NFSREAD=$H_BUILD/tests/nfsread
+[ -x "$NLMLOCK" ] || h_fail "$NLMLOCK is missing (make tools)"
+command -v ip >/dev/null || h_fail "ip (iproute2) missing"
+command -v unshare >/dev/null || h_fail "unshare (util-linux) missing"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+NFSCOMMON=$("$ROOT/tests/lib/debs.sh" root "$ROOT/build/debs" nfs-common 2>/dev/null) ||
+	h_fail "nfs-common is not fetched (make test does it: tests/lib/debs.sh fetch build/debs nfs-common)"
+STATD=$NFSCOMMON/sbin/rpc.statd
+[ -x "$STATD" ] || h_fail "$STATD is missing"
+
+# --- the filer: its own host --------------------------------------------
+h_netns fl
+NS=$H_NS_fl
+FILER=$H_NSADDR_fl
+E=$H_TMP/fl-export
+mkdir -p "$E" "$H_TMP/fl-statd/sm" "$H_TMP/fl-statd/sm.bak"
+NFSPORT=2049
+MNTPORT=20048
+cat >"$H_TMP/fl-ganesha.conf" <<EOF
+NFS_CORE_PARAM {
+	NFS_Port = $NFSPORT;
+	MNT_Port = $MNTPORT;
+	NLM_Port = 32803;
+	Enable_NLM = true;
+	Enable_RQUOTA = false;
+	Protocols = 3, 4;
+}
+NFSV4 { Graceless = true; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT {
+	Export_Id = 1;
+	Path = $E;
+	Pseudo = /fl;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3, 4;
+	Transports = TCP;
+	SecType = sys;
+	Attr_Expiration_Time = 0;
+	FSAL { Name = VFS; }
+}
+EOF
+# pid 1 of the filer's pid namespace is this shell: when it ends, so does
+# everything started in there
+cat >"$H_TMP/fl-host.sh" <<EOF
+mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind || exit 1
+rpcbind -f -w >"$H_TMP/fl-rpcbind.log" 2>&1 &
+for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
+"$STATD" --no-notify -F -P "$H_TMP/fl-statd" >"$H_TMP/fl-statd.log" 2>&1 &
+sleep 0.5
+ganesha.nfsd -F -f "$H_TMP/fl-ganesha.conf" -L "$H_TMP/fl-ganesha.log" \
+	-p "$H_TMP/fl-ganesha.pid" >>"$H_TMP/fl-ganesha.log" 2>&1 &
+wait
+EOF
+UPURL="nfs://$FILER$E?nfsport=$NFSPORT&mountport=$MNTPORT"
+# start_filer: the filer host comes up (sets FILERPID: ending it ends the host)
+start_filer()
+{
+	ip netns exec "$NS" unshare --mount --pid --fork --kill-child --mount-proc \
+		bash "$H_TMP/fl-host.sh" >>"$H_TMP/fl-host.log" 2>&1 &
+	FILERPID=$!
+	h_track filer-host "$FILERPID"
+	for ((i = 0; i < 150; i++)); do
+		nfs-ls "$UPURL" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	nfs-ls "$UPURL" >/dev/null 2>&1 || h_fail "the filer does not serve $E at $FILER"
+}
+start_filer
+rpcinfo -p "$FILER" 2>/dev/null | grep -q nlockmgr || h_fail "the filer has no NLM registered"
+
+printf 'old bytes, version 1\n' >"$E/lockfile"
+printf 'shared\n' >"$E/other"
+touch -d '-1 hour' "$E/lockfile" "$E/other"
+
+# --- the proxy ------------------------------------------------------------
+# the filer calls back (GRANTED_MSG) the NLM registered with the proxy
+# host's rpcbind at the address the proxy connected from: the proxy listens
+# there too, and allows the filer's network
+H_URL_fl=$UPURL
+H_EXPORT_fl=$E
+h_start_rpcbind
+H_PORT_px=$(h_free_port)
+P=$H_PORT_px
+MP=$(h_free_port)
+h_start_cachefsd px fl --meta-ttl 60 --fresh-guard 0 --lock-poll 2 --listen "0.0.0.0:$P" \
+	--metrics-listen "127.0.0.1:$MP" \
+	--allow "127.0.0.0/8,$H_HOSTADDR_fl/16"
+got=$("$NLMLOCK" --port 111 --nlm-port "$P" register) || h_fail "registering the proxy's NLM: $got"
+FH=$("$NFSREAD" --port "$P" --export "$E" --path lockfile --print-fh --out /dev/null 2>&1 >/dev/null |
+	awk '$1=="fh"{print $2}')
+[ -n "$FH" ] || h_fail "no handle for lockfile through the proxy"
+
+A=(--port "$P" --fh "$FH" --caller client-a --svid 101 --oh 61616161 --uid 0 --gid 0)
+B=(--port "$P" --fh "$FH" --caller client-b --svid 202 --oh 62626262 --uid 0 --gid 0)
+
+# an exclusive lock excludes the other owner; TEST names the holder
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 100 lock) ||
+	h_fail "A's exclusive lock: $got"
+[ "$got" = GRANTED ] || h_fail "A's exclusive lock answered '$got'"
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 100 lock)
+[ "$got" = DENIED ] || h_fail "B locked a range A holds exclusively: '$got'"
+got=$("$NLMLOCK" "${B[@]}" --shared --offset 50 --len 10 test)
+[ "$got" = "DENIED svid=101 exclusive=1 offset=0 len=100" ] ||
+	h_fail "B's TEST did not name A's lock: '$got'"
+# the same owner asking again is granted (its own lock)
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 100 lock)
+[ "$got" = GRANTED ] || h_fail "A's own lock again: '$got'"
+# another byte range is free
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 200 --len 50 lock)
+[ "$got" = GRANTED ] || h_fail "B's lock of another range: '$got'"
+got=$("$NLMLOCK" "${B[@]}" --offset 200 --len 50 unlock)
+[ "$got" = GRANTED ] || h_fail "B's unlock: '$got'"
+
+# a second proxy in front of the same filer sees A's lock
+h_start_cachefsd px2 fl
+B2=(--port "$H_PORT_px2" --fh "$FH" --caller client-b --svid 202 --oh 62626262 --uid 0 --gid 0)
+got=$("$NLMLOCK" "${B2[@]}" --exclusive --offset 10 --len 1 lock)
+[ "$got" = DENIED ] || h_fail "B through the second proxy locked A's range: '$got'"
+got=$("$NLMLOCK" "${B2[@]}" --offset 10 --len 1 test)
+[ "$got" = "DENIED svid=101 exclusive=1 offset=0 len=100" ] ||
+	h_fail "the second proxy's TEST did not name A's lock: '$got'"
+
+got=$("$NLMLOCK" "${A[@]}" --offset 0 --len 100 unlock)
+[ "$got" = GRANTED ] || h_fail "A's unlock: '$got'"
+
+# shared locks coexist, and exclude an exclusive one
+got=$("$NLMLOCK" "${A[@]}" --shared --offset 0 --len 0 lock)
+[ "$got" = GRANTED ] || h_fail "A's shared lock: '$got'"
+got=$("$NLMLOCK" "${B[@]}" --shared --offset 0 --len 0 lock)
+[ "$got" = GRANTED ] || h_fail "B's shared lock beside A's: '$got'"
+got=$("$NLMLOCK" "${B2[@]}" --caller client-c --svid 303 --oh 63636363 --exclusive lock)
+[ "$got" = DENIED ] || h_fail "an exclusive lock over two shared ones: '$got'"
+"$NLMLOCK" "${A[@]}" --offset 0 --len 0 unlock >/dev/null
+"$NLMLOCK" "${B[@]}" --offset 0 --len 0 unlock >/dev/null
+
+# hold_a: A takes bytes 0..9 exclusively and holds them while fd 7 (the
+# write end of its stdin) is open; sets HOLD. A reader must be started
+# before the FIFO's writer opens, and every other background process must
+# close fd 7, or A never sees its stdin end.
+hold_a()
+{
+	"$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 hold <"$H_TMP/hold-a" \
+		>"$H_TMP/hold-a.out" &
+	HOLD=$!
+	h_track hold-a "$HOLD"
+	exec 7>"$H_TMP/hold-a"
+	for ((i = 0; i < 100; i++)); do
+		grep -q GRANTED "$H_TMP/hold-a.out" && break
+		sleep 0.1
+	done
+	grep -q GRANTED "$H_TMP/hold-a.out" || h_fail "A's hold was not granted: $(cat "$H_TMP/hold-a.out")"
+}
+
+# a blocking lock is granted once the holder unlocks (the client polls)
+mkfifo "$H_TMP/hold-a"
+hold_a
+"$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --timeout 40 lock >"$H_TMP/wait-b.out" 7>&- &
+WAITB=$!
+h_track wait-b "$WAITB"
+for ((i = 0; i < 100; i++)); do
+	grep -q BLOCKED "$H_TMP/wait-b.out" && break
+	sleep 0.1
+done
+grep -q BLOCKED "$H_TMP/wait-b.out" || h_fail "B's blocking lock was not BLOCKED: $(cat "$H_TMP/wait-b.out")"
+[ "$(h_stat px nlm_blocked_entries)" -ge 1 ] || h_fail "no blocked entry kept for B"
+exec 7>&- # A unlocks
+wait "$HOLD" || h_fail "A's hold did not unlock: $(cat "$H_TMP/hold-a.out")"
+wait "$WAITB" || h_fail "B's blocking lock was not granted: $(cat "$H_TMP/wait-b.out"; h_stats px | grep nlm_)"
+grep -qx GRANTED "$H_TMP/wait-b.out" || h_fail "B's blocking lock: $(cat "$H_TMP/wait-b.out")"
+"$NLMLOCK" "${B[@]}" --offset 0 --len 10 unlock >/dev/null
+
+# B asks once (blocking) and does not poll: the proxy polls the filer for
+# it (lock_poll 2 s) while A holds the lock; A unlocks, the filer's
+# GRANTED_MSG reaches the proxy, which relays GRANTED to B's host (here
+# the proxy's own host, whose NLM is the proxy: it answers DENIED, the
+# entry being gone, and that counts as a relay failure) and drops the
+# entry; the lock is B's at the filer
+hold_a
+polls0=$(h_stat px nlm_polls)
+cb0=$(h_stat px nlm_granted_callback)
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --once lock 7>&-)
+[ "$got" = BLOCKED ] || h_fail "B's single blocking LOCK: '$got'"
+for ((i = 0; i < 50; i++)); do
+	[ "$(h_stat px nlm_polls)" -gt "$polls0" ] && break
+	sleep 0.1
+done
+exec 7>&-
+wait "$HOLD" || h_fail "A's second hold did not unlock"
+for ((i = 0; i < 100; i++)); do
+	[ "$(h_stat px nlm_granted_callback)" -gt "$cb0" ] && break
+	sleep 0.1
+done
+[ "$(h_stat px nlm_polls)" -gt "$polls0" ] || h_fail "the proxy did not poll for B"
+[ "$(h_stat px nlm_granted_callback)" -gt "$cb0" ] || h_fail "the proxy's poll was not granted"
+[ "$(h_stat px nlm_blocked_entries)" = 0 ] || h_fail "the granted entry was kept"
+relays=$(( $(h_stat px nlm_relayed) + $(h_stat px nlm_relay_failures) ))
+[ "$relays" -ge 1 ] || h_fail "the grant was not relayed (or counted as failed)"
+got=$("$NLMLOCK" "${B2[@]}" --caller client-c --svid 303 --oh 63636363 --offset 0 --len 10 test)
+[ "${got%% *}" = DENIED ] || h_fail "the proxy's polled grant is not held for B: '$got'"
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "B asking again after the proxy's poll: '$got'"
+"$NLMLOCK" "${B[@]}" --offset 0 --len 10 unlock >/dev/null
+
+# revalidation at lock time (ttl mode): cached, changed behind the proxy's
+# back, stale until a lock is granted through the proxy
+read1=$("$NFSREAD" --port "$P" --fh "$FH") || h_fail "first read"
+[ "$read1" = "old bytes, version 1" ] || h_fail "first read: '$read1'"
+"$NFSREAD" --port "$P" --fh "$FH" --out /dev/null || h_fail "second read"
+printf 'NEW BYTES, version 2\n' >"$E/lockfile" # same size, new mtime
+got=$("$NFSREAD" --port "$P" --fh "$FH")
+[ "$got" = "old bytes, version 1" ] ||
+	h_fail "ttl mode did not serve the cached bytes before the lock (test premise): '$got'"
+rv0=$(h_stat px nlm_revalidations)
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 0 lock)
+[ "$got" = GRANTED ] || h_fail "lock for revalidation: '$got'"
+[ "$(h_stat px nlm_revalidations)" -gt "$rv0" ] || h_fail "the grant did not revalidate"
+got=$("$NFSREAD" --port "$P" --fh "$FH")
+[ "$got" = "NEW BYTES, version 2" ] || h_fail "read under the lock returned stale bytes: '$got'"
+"$NLMLOCK" "${A[@]}" --offset 0 --len 0 unlock >/dev/null
+
+# bad input: the RPC error, and the proxy keeps serving
+probe() { "$NLMLOCK" "${A[@]}" "$@" probe; }
+[ "$(probe --garbage)" = "accepted 4" ] || h_fail "garbage NLM arguments: not GARBAGE_ARGS"
+[ "$(probe --oh-len 100000)" = "accepted 4" ] || h_fail "an absurd owner handle: not GARBAGE_ARGS"
+[ "$(probe --oh-len 2147483648)" = "accepted 4" ] || h_fail "a top-bit owner length: not GARBAGE_ARGS"
+[ "$(probe --proc 17)" = "accepted 3" ] || h_fail "NLM procedure 17: not PROC_UNAVAIL"
+[ "$(probe --proc 99)" = "accepted 3" ] || h_fail "NLM procedure 99: not PROC_UNAVAIL"
+[ "$(probe --vers 1)" = "mismatch 4 4" ] || h_fail "NLM v1: not PROG_MISMATCH 4..4"
+[ "$(probe --vers 3)" = "mismatch 4 4" ] || h_fail "NLM v3: not PROG_MISMATCH 4..4"
+[ "$(h_stat px rpc_garbage_args)" -ge 3 ] || h_fail "garbage NLM calls were not counted"
+got=$("$NLMLOCK" "${A[@]}" --offset 0 --len 1 test)
+[ "$got" = GRANTED ] || h_fail "the proxy stopped serving NLM after bad input: '$got'"
+kill -0 "$H_PID_px" || h_fail "cachefsd died"
+
+# counters: cachefsctl stats and /metrics
+[ "$(h_stat px nlm_forwarded)" -ge 15 ] || h_fail "nlm_forwarded: $(h_stat px nlm_forwarded)"
+[ "$(h_stat px nlm_granted)" -ge 5 ] || h_fail "nlm_granted: $(h_stat px nlm_granted)"
+[ "$(h_stat px nlm_denied)" -ge 1 ] || h_fail "nlm_denied: $(h_stat px nlm_denied)"
+[ "$(h_stat px nlm_blocked)" -ge 2 ] || h_fail "nlm_blocked: $(h_stat px nlm_blocked)"
+metrics=$(curl -sf "http://127.0.0.1:$MP/metrics") || h_fail "no /metrics"
+for m in cachefsd_nlm_calls_total 'cachefsd_nlm_locks_total{result="granted"}' \
+	'cachefsd_nlm_locks_total{result="blocked"}' cachefsd_nlm_polls_total cachefsd_nlm_relayed_total \
+	cachefsd_nlm_blocked_entries; do
+	grep -qF "$m " <<<"$metrics" || h_fail "/metrics has no $m"
+done
+v=$(awk '$1=="cachefsd_nlm_calls_total"{print $2}' <<<"$metrics")
+[ "${v:-0}" -ge 15 ] || h_fail "cachefsd_nlm_calls_total is $v"
+
+# the filer goes away: a lock call waits (hard, as NFS), and is answered
+# once the filer is back (its NLM port asked again of its new rpcbind)
+h_stop_pid "$FILERPID" 10
+"$NLMLOCK" "${A[@]}" --offset 0 --len 1 --timeout 120 test >"$H_TMP/wait-test.out" 7>&- &
+WAITT=$!
+h_track wait-test "$WAITT"
+sleep 3
+kill -0 "$WAITT" 2>/dev/null || h_fail "a TEST with the filer away did not wait: $(cat "$H_TMP/wait-test.out")"
+start_filer
+wait "$WAITT" || h_fail "the waiting TEST after the filer came back: $(cat "$H_TMP/wait-test.out")"
+grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_TMP/wait-test.out")"
+[ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "the filer's absence reached a client as an error"
+
+# a filer without NLM: PROG_UNAVAIL for the client (this one's portmapper
+# is the test's rpcbind, where the proxy's NLM is unregistered first)
+got=$("$NLMLOCK" --port 111 --nlm-port 0 register) || h_fail "unregistering the proxy's NLM: $got"
+h_start_ganesha nonlm
+h_start_cachefsd px3 nonlm
+FH3=$("$NFSREAD" --port "$H_PORT_px3" --export "$H_EXPORT_nonlm" --path . --print-fh --length 0 \
+	--out /dev/null 2>&1 >/dev/null | awk '$1=="fh"{print $2}')
+got=$("$NLMLOCK" --port "$H_PORT_px3" --fh "${FH3:-00}" --caller client-a --svid 1 --oh 61 lock)
+[ "$got" = "rpc accepted 1" ] || h_fail "a filer without NLM: '$got', not PROG_UNAVAIL"
+kill -0 "$H_PID_px3" || h_fail "cachefsd died on a filer without NLM"
+h_pass
