@@ -4,11 +4,11 @@
 # is its own "host" (tests/lib/isolate.sh: a network namespace and /run of
 # its own) with its own rpcbind, and uses the stock tools:
 #  - register = yes: `rpcinfo -p` lists 100003 v3, 100005 v1 and v3 on tcp,
-#    100024 v1 (NSM) on tcp and udp, at
+#    100024 v1 (NSM) on tcp and udp, 100021 v4 (NLM) on tcp, at
 #    cachefsd's port; `showmount -e` (nfs-common's, MOUNT v1) lists the
 #    export; `rpcinfo -t` reaches MOUNT v1; nfs-ls with no ports in its URL
 #    (libnfs asks the portmapper) lists the export through the proxy; the
-#    stats say 4 program versions registered;
+#    stats say 5 program versions registered;
 #  - a stale registration made beforehand (MOUNT v3 at a port nothing listens
 #    on, made with tests/tools/pmapset) is replaced, with a log line;
 #  - after SIGTERM the registrations are gone;
@@ -95,12 +95,12 @@ h_start_cachefsd px up --register yes
 wait_serving px
 P=$H_PORT_px
 rpcinfo -p 127.0.0.1 >"$H_TMP/rpcinfo.txt"
-for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp"; do
+for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp" "100021 4"; do
 	# shellcheck disable=SC2086 # two or three words
 	got=$(port $pv)
 	[ "$got" = "$P" ] || h_fail "rpcinfo -p lists $pv at '$got', not cachefsd's $P: $(cat "$H_TMP/rpcinfo.txt")"
 done
-h_pass "rpcinfo -p lists nfs 3, mount 3 and mount 1 on tcp, status 1 on tcp and udp, at cachefsd's port $P"
+h_pass "rpcinfo -p lists nfs 3, mount 3 and mount 1 on tcp, status 1 on tcp and udp, nlm 4 on tcp, at cachefsd's port $P"
 grep -q "mount v3 tcp port $dead is stale" "$H_LOG_px" || h_fail "no log line about the stale registration"
 h_pass "the stale MOUNT v3 registration (port $dead, nothing listening) was replaced"
 rpcinfo -t 127.0.0.1 100005 1 >/dev/null || h_fail "rpcinfo -t cannot reach MOUNT v1"
@@ -114,11 +114,11 @@ got=$(timeout 30 nfs-cat "nfs://127.0.0.1$H_EXPORT_up/hello" 2>&1) || h_fail "nf
 calls1=$(h_stat px rpc_calls)
 [ "$calls1" -gt "$calls0" ] || h_fail "nfs-cat without ports did not go through the proxy (calls $calls0 -> $calls1)"
 h_pass "a client given no ports finds the proxy through rpcbind and reads through it"
-[ "$(h_stat px rpcbind_registered)" = 4 ] || h_fail "rpcbind_registered is $(h_stat px rpcbind_registered), not 4"
-"$H_BUILD/cachefsctl" --cache-dir "$H_CACHE_px" stats | grep -q "4 program versions registered with rpcbind" ||
+[ "$(h_stat px rpcbind_registered)" = 5 ] || h_fail "rpcbind_registered is $(h_stat px rpcbind_registered), not 5"
+"$H_BUILD/cachefsctl" --cache-dir "$H_CACHE_px" stats | grep -q "5 program versions registered with rpcbind" ||
 	h_fail "cachefsctl stats does not show the registrations"
 h_stop_cachefsd px
-for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp"; do
+for pv in "100003 3" "100005 3" "100005 1" "100024 1" "100024 1 udp" "100021 4"; do
 	# shellcheck disable=SC2086
 	[ -z "$(port $pv)" ] || h_fail "$pv is still registered after SIGTERM: $(rpcinfo -p 127.0.0.1)"
 done
@@ -157,7 +157,7 @@ if [ "$(port 100003 3)" != "$H_PORT_skip" ] || [ "$(port 100005 1)" != "$H_PORT_
 fi
 grep -q "mount v3 (program 100005) is registered to port $H_MNTPORT_up, where another server answers: not registered (register = auto)" "$H_LOG_skip" ||
 	h_fail "auto: no log line about the skipped program"
-[ "$(h_stat skip rpcbind_registered)" = 3 ] || h_fail "rpcbind_registered is not 3 (nfs 3, mount 1, status 1)"
+[ "$(h_stat skip rpcbind_registered)" = 4 ] || h_fail "rpcbind_registered is not 4 (nfs 3, mount 1, status 1, nlm 4)"
 h_stop_cachefsd skip
 [ "$(port 100005 3)" = "$H_MNTPORT_up" ] || h_fail "the other server's MOUNT v3 registration went at exit"
 [ -z "$(port 100003 3)" ] || h_fail "NFS v3 stayed registered at exit"

@@ -117,7 +117,9 @@ MP=$(h_free_port)
 h_start_cachefsd px fl --meta-ttl 60 --fresh-guard 0 --lock-poll 2 --listen "0.0.0.0:$P" \
 	--metrics-listen "127.0.0.1:$MP" \
 	--allow "127.0.0.0/8,$H_HOSTADDR_fl/16"
-got=$("$NLMLOCK" --port 111 --nlm-port "$P" register) || h_fail "registering the proxy's NLM: $got"
+# cachefsd registered its NLM there itself (register = auto)
+got=$(rpcinfo -p 127.0.0.1 | awk '$1 == 100021 && $2 == 4 && $3 == "tcp" {print $4}')
+[ "$got" = "$P" ] || h_fail "the proxy's NLM is not registered at $P: $(rpcinfo -p 127.0.0.1)"
 FH=$("$NFSREAD" --port "$P" --export "$E" --path lockfile --print-fh --out /dev/null 2>&1 >/dev/null |
 	awk '$1=="fh"{print $2}')
 [ -n "$FH" ] || h_fail "no handle for lockfile through the proxy"
@@ -295,7 +297,7 @@ grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_T
 # is the test's rpcbind, where the proxy's NLM is unregistered first)
 got=$("$NLMLOCK" --port 111 --nlm-port 0 register) || h_fail "unregistering the proxy's NLM: $got"
 h_start_ganesha nonlm
-h_start_cachefsd px3 nonlm
+h_start_cachefsd px3 nonlm --register no
 FH3=$("$NFSREAD" --port "$H_PORT_px3" --export "$H_EXPORT_nonlm" --path . --print-fh --length 0 \
 	--out /dev/null 2>&1 >/dev/null | awk '$1=="fh"{print $2}')
 got=$("$NLMLOCK" --port "$H_PORT_px3" --fh "${FH3:-00}" --caller client-a --svid 1 --oh 61 lock)
