@@ -294,8 +294,10 @@ grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_T
 [ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "the filer's absence reached a client as an error"
 
 # a filer without NLM: PROG_UNAVAIL for the client (this one's portmapper
-# is the test's rpcbind, where the proxy's NLM is unregistered first)
-got=$("$NLMLOCK" --port 111 --nlm-port 0 register) || h_fail "unregistering the proxy's NLM: $got"
+# is the test's rpcbind, where the proxy registered its NLM: stopped, it
+# unregisters)
+h_stop_cachefsd px
+[ -z "$(rpcinfo -p 127.0.0.1 | awk '$1 == 100021')" ] || h_fail "the stopped proxy's NLM stayed registered"
 h_start_ganesha nonlm
 h_start_cachefsd px3 nonlm --register no
 FH3=$("$NFSREAD" --port "$H_PORT_px3" --export "$H_EXPORT_nonlm" --path . --print-fh --length 0 \
