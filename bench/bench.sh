@@ -659,6 +659,8 @@ ping_floor()
 
 # --- the profiles ---------------------------------------------------------------------------
 for profile in ${profiles//,/ }; do
+	# the previous profile's caches (kept after the last one, for a look)
+	rm -rf "$B_TMP"/cache-*
 	case $profile in
 	loopback) b_shape none 65535 ;;
 	lan) b_shape "$lan_rate" 1500 ;;
@@ -713,7 +715,6 @@ for profile in ${profiles//,/ }; do
 		b_stop_cachefsd "$m"
 		[ $ab = 1 ] && b_stop_cachefsd "${m}_b"
 	done
-	rm -rf "$B_TMP/cache-$profile-"* # the next profile makes its own
 	[ -n "${PEER_PID:-}" ] && b_stop_peer
 	[ "$profile" = wan ] && b_stop_relay
 done

@@ -49,7 +49,7 @@ done
 tmp=$(echo "$H_TMP"/bench-tmp/cachefsd-bench.*)
 for d in strict strict_b; do
 	[ -s "$tmp/$d-cachefsd.log" ] || h_fail "no log of cachefsd $d in $tmp"
-	[ -d "$tmp/cache-$d" ] || h_fail "no cache directory cache-$d in $tmp"
+	ls -d "$tmp"/cache-*-"$d" >/dev/null 2>&1 || h_fail "no cache directory cache-PROFILE-$d in $tmp"
 done
 [ -x "$tmp/cachefsd-b" ] || h_fail "no private copy of B's cachefsd"
 
