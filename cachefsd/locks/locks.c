@@ -6,6 +6,7 @@
 #include "locks.h"
 #include "log.h"
 #include "nlm.h"
+#include "nsm.h"
 #include "proto.h"
 #include "rpcclient.h"
 
@@ -318,10 +319,38 @@ static void granted_revalidated(int status, void *priv)
 	blk_free(b);
 }
 
+/* A client host holds a lock through the proxy now: NSM remembers it, so
+ * that a restart of the filer or of cachefsd is told to it (it then
+ * reclaims). A client on the proxy's own host is not: it shares the
+ * proxy's portmapper, where NSM is cachefsd's own, so nothing could tell
+ * its statd. */
+static void remember(const char *caller, const struct sockaddr_storage *peer)
+{
+	static struct log_limit lim;
+	int rc;
+
+	if (peer == NULL || caller == NULL)
+		return;
+	if ((peer->ss_family == AF_INET &&
+	     (ntohl(((const struct sockaddr_in *)peer)->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->ss_family == AF_INET6 &&
+	     IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)peer)->sin6_addr)))
+		return;
+	rc = nsm_monitor(caller, (const struct sockaddr *)peer,
+	                 peer->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	                                             : sizeof(struct sockaddr_in));
+	if (rc != 0 && rc != -ENODEV)
+		log_limited(&lim, CFS_LOG_WARN,
+		            "NLM: client host %s not remembered for reboot notices: %s", caller,
+		            strerror(-rc));
+}
+
 /* The filer granted b later (its callback, or a poll). */
 static void granted_later(struct locks *lk, struct blk *b)
 {
 	lk->ctr->nlm_granted_callback++;
+	if (b->has_client)
+		remember(b->caller, &b->client);
 	blk_unlink(lk, b);
 	if (engine_revalidate(lk->e, b->fh, b->fhlen, &b->cred, granted_revalidated, b) != 0)
 		granted_revalidated(-EIO, b);
@@ -435,6 +464,7 @@ static void fwd_done(int status, const uint8_t *res, uint32_t len, void *priv)
 		if (st == NLM4_GRANTED) {
 			lk->ctr->nlm_granted++;
 			locks_table_drop(lk, &k); /* a poll of its own granted it */
+			remember(a->lock.caller_name, proto_req_peer_addr(req));
 			grant(f, &a->lock.fh, &req->cred, res, len);
 			return;
 		}
@@ -583,6 +613,44 @@ static void callback(struct locks *lk, struct cfs_req *req)
 	proto_drop(req);
 }
 
+static void free_all_sent(int status, const uint8_t *res, uint32_t len, void *priv)
+{
+	(void)res;
+	(void)len;
+	(void)priv;
+	if (status != 0 && status != -ECANCELED)
+		log_warn("NLM: FREE_ALL to the filer failed (%d): the rebooted host's locks stay "
+		         "until the filer's own monitor notices",
+		         status);
+}
+
+/* A client host rebooted (its SM_NOTIFY reached NSM): its locks are
+ * released at the filer with FREE_ALL for its name. The filer must tell
+ * the proxy's clients apart by name: the Linux nfsd does (its hosts are
+ * address and name); nfs-ganesha only with NSM_Use_Caller_Name = true,
+ * else it releases the locks of every client behind this proxy
+ * (docs/operations.md, "Locks through the proxy"). */
+static void client_rebooted(const char *caller_name, uint32_t state, void *arg)
+{
+	struct locks *lk = arg;
+	NLM4_NOTIFYargs a = {(char *)caller_name, (int32_t)state};
+	uint8_t buf[NLM4_MAXSTRLEN + 64];
+	ZDR z;
+
+	assert(lk->magic == LOCKS_MAGIC);
+	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
+	if (!zdr_NLM4_NOTIFYargs(&z, &a) ||
+	    rpcc_call(lk->filer, NLM4_FREE_ALL, NULL, buf, zdr_getpos(&z), 0, free_all_sent,
+	              NULL) != 0)
+		log_warn("NLM: cannot send FREE_ALL for %s to the filer", caller_name);
+	else {
+		lk->ctr->nlm_free_all++;
+		log_info("NLM: client host %s restarted: its locks released at the filer (FREE_ALL)",
+		         caller_name);
+	}
+	zdr_destroy(&z);
+}
+
 void locks_submit(struct cfs_req *req, void *arg)
 {
 	struct locks *lk = arg;
@@ -647,6 +715,7 @@ int locks_new(struct loop *l, const struct cfs_config *cfg, struct engine *e,
 		locks_free(lk);
 		goto nomem;
 	}
+	nsm_on_reboot(client_rebooted, lk);
 	*out = lk;
 	return 0;
 nomem:
@@ -658,6 +727,7 @@ void locks_free(struct locks *lk)
 {
 	if (lk == NULL)
 		return;
+	nsm_on_reboot(NULL, NULL);
 	assert(lk->magic == LOCKS_MAGIC);
 	if (lk->tick)
 		loop_timer_cancel(lk->loop, lk->tick);

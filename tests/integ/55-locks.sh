@@ -21,6 +21,8 @@
 #     PROG_MISMATCH 4..4) and the proxy keeps serving;
 #   - the filer host goes away and comes back: a lock call waits, then is
 #     answered (hard, as NFS; the NLM port asked again);
+#   - a client host that reboots (its SM_NOTIFY reaches the proxy's NSM)
+#     loses its locks at the filer (FREE_ALL), another host keeps its own;
 #   - a filer without NLM: the client gets PROG_UNAVAIL;
 #   - the counters show it all in cachefsctl stats and /metrics.
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
@@ -53,6 +55,9 @@ NFS_CORE_PARAM {
 	MNT_Port = $MNTPORT;
 	NLM_Port = 32803;
 	Enable_NLM = true;
+	# clients behind one proxy share its address: ganesha must tell them
+	# apart by caller_name, or a FREE_ALL for one releases them all
+	NSM_Use_Caller_Name = true;
 	Enable_RQUOTA = false;
 	Protocols = 3, 4;
 }
@@ -75,6 +80,9 @@ EOF
 # everything started in there
 cat >"$H_TMP/fl-host.sh" <<EOF
 mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind || exit 1
+# with NSM_Use_Caller_Name the filer's statd monitors the clients by name:
+# it must resolve them (to the proxy host, the address they come from)
+mount --bind "$H_TMP/fl-hosts" /etc/hosts || exit 1
 rpcbind -f -w >"$H_TMP/fl-rpcbind.log" 2>&1 &
 for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
 "$STATD" --no-notify -F -P "$H_TMP/fl-statd" >"$H_TMP/fl-statd.log" 2>&1 &
@@ -83,6 +91,7 @@ ganesha.nfsd -F -f "$H_TMP/fl-ganesha.conf" -L "$H_TMP/fl-ganesha.log" \
 	-p "$H_TMP/fl-ganesha.pid" >>"$H_TMP/fl-ganesha.log" 2>&1 &
 wait
 EOF
+printf '127.0.0.1 localhost\n%s client-a client-b client-c\n' "$H_HOSTADDR_fl" >"$H_TMP/fl-hosts"
 UPURL="nfs://$FILER$E?nfsport=$NFSPORT&mountport=$MNTPORT"
 # start_filer: the filer host comes up (sets FILERPID: ending it ends the host)
 start_filer()
@@ -265,6 +274,36 @@ probe() { "$NLMLOCK" "${A[@]}" "$@" probe; }
 got=$("$NLMLOCK" "${A[@]}" --offset 0 --len 1 test)
 [ "$got" = GRANTED ] || h_fail "the proxy stopped serving NLM after bad input: '$got'"
 kill -0 "$H_PID_px" || h_fail "cachefsd died"
+
+# a client host reboots: its statd's SM_NOTIFY (over UDP, from a privileged
+# port) reaches the proxy's NSM, and its locks go at the filer (FREE_ALL);
+# another client host's lock stays
+C=(--port "$P" --fh "$FH" --caller client-c --svid 303 --oh 63636363 --uid 0 --gid 0)
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "A's lock before its reboot: '$got'"
+got=$("$NLMLOCK" "${C[@]}" --exclusive --offset 500 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "C's lock: '$got'"
+# SM_NOTIFY(mon_name "client-a", state 3)
+got=$("$H_BUILD/tests/rpcraw" udp 127.0.0.1 "$P" 100024 1 6 00000008636c69656e742d6100000003)
+[ "${got%% *}" = 0 ] || h_fail "SM_NOTIFY for client-a: '$got'"
+for ((i = 0; i < 50; i++)); do
+	grep -q "client host client-a restarted: its locks released at the filer" "$H_LOG_px" && break
+	sleep 0.1
+done
+grep -q "client host client-a restarted: its locks released at the filer" "$H_LOG_px" ||
+	h_fail "the client host's reboot did not release its locks: $(tail -n 3 "$H_LOG_px")"
+[ "$(h_stat px nlm_free_all)" = 1 ] || h_fail "nlm_free_all is $(h_stat px nlm_free_all), not 1"
+for ((i = 0; i < 50; i++)); do
+	got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 lock)
+	[ "$got" = GRANTED ] && break
+	sleep 0.1
+done
+[ "$got" = GRANTED ] || h_fail "B could not take the rebooted A's range: '$got'"
+got=$("$NLMLOCK" "${B[@]}" --offset 500 --len 10 test)
+[ "${got%% *}" = DENIED ] || h_fail "C's lock went with A's reboot: '$got'"
+"$NLMLOCK" "${B[@]}" --offset 0 --len 10 unlock >/dev/null
+"$NLMLOCK" "${C[@]}" --offset 500 --len 10 unlock >/dev/null
+h_log "ok: a rebooted client host's locks released at the filer, another host's kept"
 
 # counters: cachefsctl stats and /metrics
 [ "$(h_stat px nlm_forwarded)" -ge 15 ] || h_fail "nlm_forwarded: $(h_stat px nlm_forwarded)"
