@@ -45,6 +45,7 @@ struct rpcc {
 	struct sockaddr_storage addr;
 	uint32_t prog, vers, timeout_ms;
 	int fixed_port; /* addr's port is given, not asked */
+	int had_port;   /* the portmapper named a port once: the program exists */
 	uint16_t port;  /* network order; 0: not known */
 	int fd;
 	enum rpcc_state state;
@@ -392,7 +393,15 @@ static void pmap_done(int status, const uint8_t *res, uint32_t len, void *priv)
 			status = -EPROTO;
 	}
 	if (status == 0 && port == 0) {
-		/* not registered: nothing to wait for */
+		if (c->had_port) {
+			/* it was registered before: the server is restarting
+			 * and has not registered it yet (a filer's NLM comes up
+			 * after its portmapper, while its clients already
+			 * reclaim): hard calls wait, as for a server away */
+			conn_fail(c, -EAGAIN);
+			return;
+		}
+		/* never registered: nothing to wait for */
 		fail_list(take_calls(c, 0), -EPROTONOSUPPORT);
 		return;
 	}
@@ -401,6 +410,7 @@ static void pmap_done(int status, const uint8_t *res, uint32_t len, void *priv)
 		return;
 	}
 	c->port = htons((uint16_t)port);
+	c->had_port = 1;
 	do_connect(c);
 }
 

@@ -3,21 +3,25 @@
  * does with it (NLM through the proxy).
  *
  *   locker fcntl|flock FILE ex|sh [-n] [--start N --len N] [--hold S]
- *          [--wait-for PATH] [--then-touch PATH]
+ *          [--wait CTL=WORD] [--until CTL=WORD] [--report PATH]
  *
  * fcntl: a POSIX byte-range lock (F_SETLK with -n, else F_SETLKW) on
  * [start, start+len) (len 0: to the end of the file); flock: flock(2) on the
  * whole file (LOCK_NB with -n), which the Linux NFS client maps to a
- * whole-file NLM lock. --wait-for: first wait until PATH exists (another
- * guest's signal, over NFS). Prints one line "LOCK: granted T" (T: seconds it
- * took) or "LOCK: busy" (-n, held by someone else) or "LOCK: error E"; then
- * holds the lock --hold seconds (default 0), touches --then-touch PATH while
- * still holding it, unlocks and prints "UNLOCK: ok". Exit 0 granted, 1 busy,
+ * whole-file NLM lock. --wait: first wait until the file CTL holds WORD
+ * (the test's signal; read by opening it each time, so close-to-open
+ * revalidation sees a change made on the server). Prints one line
+ * "LOCK: granted T" (T: seconds it took) or "LOCK: busy" (-n, held by
+ * someone else) or "LOCK: error E"; then holds the lock --hold seconds
+ * (default 0) and, with --until, until CTL holds WORD; unlocks and prints
+ * "UNLOCK: ok". --report PATH: the same lines are also written to PATH
+ * (created), for the host to read on the server. Exit 0 granted, 1 busy,
  * 2 error.
  *
  * Built static (the guest has no libc of its own); no sanitizers. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +40,70 @@ static double now_s(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: locker fcntl|flock FILE ex|sh [-n] [--start N --len N] [--hold S]\n"
-	                "              [--wait-for PATH] [--then-touch PATH]\n");
+	                "              [--wait CTL=WORD] [--until CTL=WORD] [--report PATH]\n");
 	return 2;
+}
+
+/* 1 when the file ctl holds word (as a line or a word in it). Opened
+ * afresh each time: the NFS client revalidates at open. */
+static int ctl_says(const char *ctl, const char *word)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open(ctl, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strstr(buf, word) != NULL;
+}
+
+/* Waits until spec ("CTL=WORD") holds. */
+static void wait_ctl(const char *spec)
+{
+	char ctl[256];
+	const char *eq = strchr(spec, '=');
+
+	if (eq == NULL || (size_t)(eq - spec) >= sizeof(ctl))
+		return;
+	memcpy(ctl, spec, (size_t)(eq - spec));
+	ctl[eq - spec] = 0;
+	while (!ctl_says(ctl, eq + 1))
+		usleep(200 * 1000);
+}
+
+static const char *report_path;
+
+/* Prints a result line, and writes it to --report's file too. */
+static void say(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fputs(line, stdout);
+	fflush(stdout);
+	if (report_path) {
+		int fd = open(report_path, O_WRONLY | O_CREAT | O_APPEND, 0666);
+
+		if (fd >= 0) {
+			ssize_t w = write(fd, line, strlen(line));
+
+			(void)w;
+			close(fd); /* close-to-open: the server has it now */
+		}
+	}
 }
 
 int main(int argc, char **argv)
 {
-	const char *kind, *file, *mode, *wait_for = NULL, *then_touch = NULL;
+	const char *kind, *file, *mode, *wait = NULL, *until = NULL;
 	long long start = 0, len = 0;
 	double hold = 0, t0;
 	int nb = 0, fd, rc, ex;
@@ -61,10 +122,12 @@ int main(int argc, char **argv)
 			len = atoll(argv[++i]);
 		else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
 			hold = atof(argv[++i]);
-		else if (strcmp(argv[i], "--wait-for") == 0 && i + 1 < argc)
-			wait_for = argv[++i];
-		else if (strcmp(argv[i], "--then-touch") == 0 && i + 1 < argc)
-			then_touch = argv[++i];
+		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc)
+			wait = argv[++i];
+		else if (strcmp(argv[i], "--until") == 0 && i + 1 < argc)
+			until = argv[++i];
+		else if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
+			report_path = argv[++i];
 		else
 			return usage();
 	}
@@ -77,11 +140,11 @@ int main(int argc, char **argv)
 	 * one for writing */
 	fd = open(file, O_RDWR | O_CREAT, 0666);
 	if (fd < 0) {
-		printf("LOCK: error open %s\n", strerror(errno));
+		say("LOCK: error open %s\n", strerror(errno));
 		return 2;
 	}
-	while (wait_for && access(wait_for, F_OK) != 0)
-		usleep(200 * 1000);
+	if (wait)
+		wait_ctl(wait);
 	t0 = now_s();
 	if (strcmp(kind, "fcntl") == 0) {
 		struct flock fl;
@@ -99,22 +162,17 @@ int main(int argc, char **argv)
 		int e = errno;
 
 		if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK) {
-			printf("LOCK: busy\n");
+			say("LOCK: busy\n");
 			return 1;
 		}
-		printf("LOCK: error %s\n", strerror(e));
+		say("LOCK: error %s\n", strerror(e));
 		return 2;
 	}
-	printf("LOCK: granted %.2f\n", now_s() - t0);
-	fflush(stdout);
+	say("LOCK: granted %.2f\n", now_s() - t0);
 	if (hold > 0)
 		usleep((useconds_t)(hold * 1e6));
-	if (then_touch) {
-		int t = open(then_touch, O_WRONLY | O_CREAT, 0666);
-
-		if (t >= 0)
-			close(t);
-	}
+	if (until)
+		wait_ctl(until);
 	/* close() drops both kinds of lock; unlocking first says so in NLM */
 	if (strcmp(kind, "fcntl") == 0) {
 		struct flock fl;
@@ -128,7 +186,7 @@ int main(int argc, char **argv)
 	} else {
 		rc = flock(fd, LOCK_UN);
 	}
-	printf("UNLOCK: %s\n", rc == 0 ? "ok" : strerror(errno));
+	say("UNLOCK: %s\n", rc == 0 ? "ok" : strerror(errno));
 	close(fd);
 	return 0;
 }

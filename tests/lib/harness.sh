@@ -565,3 +565,104 @@ h_netns()
 	printf -v "H_HOSTADDR_$name" '%s' "10.199.$net.1"
 	: "$a" # a veth pair is up at once
 }
+
+# h_start_filer_host NAME [CLIENT_NAME...]
+# A filer with locks on a host of its own: nfs-ganesha with Enable_NLM in
+# the network namespace NAME (h_netns NAME), with its own /run, rpcbind and
+# nfs-common's rpc.statd (started after rpcbind, as ganesha needs), so that
+# nothing reaches its NLM but what a proxy on this host forwards (a client
+# on this host would find the filer's NLM through a shared rpcbind and
+# bypass the proxy). NSM_Use_Caller_Name = true: the clients behind one
+# proxy share its address, and the filer must tell them apart by name (a
+# FREE_ALL for one host would otherwise release them all); its statd then
+# resolves the CLIENT_NAMEs, which map to this host's side of the veth
+# (where the proxy is). Grace period H_FILER_GRACE seconds (default 0:
+# graceless). Sets H_NS_/H_NSADDR_/H_HOSTADDR_NAME (h_netns), H_EXPORT_NAME
+# (a directory of this host), H_URL_NAME, H_FILERPID_NAME.
+# h_filer_host_stop NAME ends the host (everything in its pid namespace);
+# h_filer_host_start NAME [notify] starts it again on the same export and
+# statd directory (a reboot); with notify, sm-notify tells the hosts its
+# statd monitored before ganesha starts, as at a boot (ganesha's start
+# unmonitors them all).
+h_start_filer_host()
+{
+	local name=$1 nc
+	shift
+	nc=$("$H_ROOT/tests/lib/debs.sh" root "$H_ROOT/build/debs" nfs-common 2>/dev/null) ||
+		h_fail "nfs-common is not fetched (make test does it: tests/lib/debs.sh fetch build/debs nfs-common)"
+	[ -x "$nc/sbin/rpc.statd" ] || h_fail "$nc/sbin/rpc.statd is missing"
+	H_NFSCOMMON=$nc
+	h_netns "$name"
+	local addr=H_NSADDR_$name host=H_HOSTADDR_$name
+	local d=$H_TMP/$name-filer grace=${H_FILER_GRACE:-0} nfsv4
+	mkdir -p "$d/export" "$d/statd/sm" "$d/statd/sm.bak" "$d/recov"
+	printf '127.0.0.1 localhost\n%s %s\n' "${!addr}" "$name" >"$d/hosts"
+	[ $# = 0 ] || printf '%s %s\n' "${!host}" "$*" >>"$d/hosts"
+	if [ "$grace" = 0 ]; then
+		nfsv4="Graceless = true;"
+	else
+		nfsv4="Grace_Period = $grace; Lease_Lifetime = $grace;"
+	fi
+	cat >"$d/ganesha.conf" <<EOF
+NFS_CORE_PARAM {
+	NFS_Port = 2049;
+	MNT_Port = 20048;
+	NLM_Port = 32803;
+	Enable_NLM = true;
+	NSM_Use_Caller_Name = true;
+	Enable_RQUOTA = false;
+	Protocols = 3, 4;
+}
+NFSV4 { $nfsv4 RecoveryRoot = "$d/recov"; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT {
+	Export_Id = 1;
+	Path = $d/export;
+	Pseudo = /$name;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3, 4;
+	Transports = TCP;
+	SecType = sys;
+	Attr_Expiration_Time = 0;
+	FSAL { Name = VFS; }
+}
+EOF
+	# pid 1 of the filer's pid namespace is this shell: when it ends, so
+	# does everything started in there
+	cat >"$d/host.sh" <<EOF
+mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind || exit 1
+mount --bind "$d/hosts" /etc/hosts || exit 1
+rpcbind -f -w >>"$d/rpcbind.log" 2>&1 &
+for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
+[ "\${1:-}" != notify ] || "$nc/sbin/sm-notify" -d -f -P "$d/statd" >>"$d/sm-notify.log" 2>&1
+"$nc/sbin/rpc.statd" --no-notify -F -P "$d/statd" >>"$d/statd.log" 2>&1 &
+sleep 0.5
+ganesha.nfsd -F -f "$d/ganesha.conf" -L "$d/ganesha.log" -p "$d/ganesha.pid" >>"$d/ganesha.log" 2>&1 &
+wait
+EOF
+	printf -v "H_EXPORT_$name" '%s' "$d/export"
+	printf -v "H_URL_$name" '%s' "nfs://${!addr}$d/export?nfsport=2049&mountport=20048"
+	h_filer_host_start "$name"
+}
+
+h_filer_host_start()
+{
+	local name=$1 ns=H_NS_$1 url=H_URL_$1 d=$H_TMP/$1-filer i
+	ip netns exec "${!ns}" unshare --mount --pid --fork --kill-child --mount-proc \
+		bash "$d/host.sh" "${2:-}" >>"$d/host.log" 2>&1 &
+	printf -v "H_FILERPID_$name" '%s' "$!"
+	h_track "filer-$name" "$!"
+	for ((i = 0; i < 150; i++)); do
+		nfs-ls "${!url}" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	h_fail "the filer $name does not serve: $(tail -n 5 "$d/ganesha.log")"
+}
+
+h_filer_host_stop()
+{
+	local pv=H_FILERPID_$1
+	h_stop_pid "${!pv}" 10
+}
+

@@ -1,0 +1,128 @@
+#!/bin/bash
+# 57-kernel-locks: POSIX and flock locks of two Linux kernel clients (two
+# qemu guests, tests/guest/run.sh --plain: stock mount.nfs with vers=3 and
+# nothing else, rpcbind and rpc.statd, no nolock) through one cachefsd;
+# the locks are the filer's (nfs-ganesha with NLM on a host of its own,
+# h_start_filer_host). The guests are real hosts on a bridge in the test's
+# network namespace (run.sh --net tap), so the proxy can call them back:
+#   - an exclusive fcntl lock of guest A excludes guest B (F_SETLK: busy);
+#     a flock of A excludes B's flock (the client maps flock to NLM);
+#     another byte range is free for B;
+#   - B's blocking F_SETLKW is granted once A releases, through the
+#     filer's GRANTED callback relayed by the proxy to B's lockd (counted:
+#     nlm_relayed), before the 30 s a kernel client waits to poll;
+#   - the filer restarts (its statd's sm-notify tells the proxy, as at a
+#     boot): the proxy relays SM_NOTIFY to the guests' statd, B's lockd
+#     reclaims its lock through the proxy in the filer's grace period, and
+#     A's F_SETLK afterwards is still refused (a filer that lost the lock
+#     would grant it).
+# shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+# shellcheck source=../guest/common.sh
+. "$H_ROOT/tests/guest/common.sh"
+h_init
+
+LOCKER=$H_BUILD/tests/guest-locker
+[ -x "$LOCKER" ] || h_fail "$LOCKER is missing (make tools)"
+command -v qemu-system-x86_64 >/dev/null || h_fail "qemu-system-x86_64 missing (make test installs it)"
+
+GRACE=15
+H_FILER_GRACE=$GRACE h_start_filer_host fl guest-15 guest-16
+E=$H_EXPORT_fl
+printf 'start\n' >"$E/ctl"
+: >"$E/lk"
+: >"$E/lk2"
+chmod 666 "$E/ctl" "$E/lk" "$E/lk2"
+chmod 777 "$E"
+
+h_start_rpcbind
+guest_bridge br0 tap0 tap1 || h_fail "cannot make the guests' bridge"
+h_atexit "ip link del br0"
+H_PORT_px=$(h_free_port)
+h_start_cachefsd px fl --listen "0.0.0.0:$H_PORT_px" --register yes --nsm-name 10.0.2.2 \
+	--allow "127.0.0.0/8,10.0.2.0/24,$H_HOSTADDR_fl/16"
+P=$H_PORT_px
+rpcinfo -p 127.0.0.1 | grep -q "100021.*tcp.*$P" || h_fail "the proxy's NLM is not registered"
+
+cat >"$H_TMP/a.sh" <<'EOF'
+locker flock /mnt/lk2 ex --report /mnt/a.flock --until /mnt/ctl=release1 &
+locker fcntl /mnt/lk ex --start 0 --len 100 --report /mnt/a.state --until /mnt/ctl=release1
+wait
+locker fcntl /mnt/lk ex -n --start 0 --len 100 --wait /mnt/ctl=probe --report /mnt/a.probe
+exit 0 # the probe's answer (busy) is the host's to judge, from a.probe
+EOF
+cat >"$H_TMP/b.sh" <<'EOF'
+echo "B1: $(locker fcntl /mnt/lk ex -n --start 0 --len 100 --wait /mnt/a.state=granted)"
+echo "B2: $(locker flock /mnt/lk2 ex -n --wait /mnt/a.flock=granted)"
+echo "B3: $(locker fcntl /mnt/lk ex -n --start 200 --len 50 | head -n 1)"
+echo waiting >/mnt/b.state
+locker fcntl /mnt/lk ex --start 0 --len 100 --report /mnt/b.lock --until /mnt/ctl=release2
+EOF
+G=$H_ROOT/tests/guest/run.sh
+guest() { # guest NAME TAP IP SCRIPT
+	"$G" --plain --net "tap:$2" --ip "$3" --add "$LOCKER:bin/locker" --port "$P" --export "$E" \
+		--script "$4" --timeout 400 --out "$H_TMP/$1-console.log" >"$H_TMP/$1.out" 2>&1 &
+	h_track "guest-$1" $!
+	printf -v "GPID_$1" '%s' "$!"
+}
+guest a tap0 10.0.2.15 "$H_TMP/a.sh"
+guest b tap1 10.0.2.16 "$H_TMP/b.sh"
+
+# wait_file FILE TEXT SECONDS: until FILE (on the filer) holds TEXT
+wait_file()
+{
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$GPID_a" 2>/dev/null || kill -0 "$GPID_b" 2>/dev/null || break
+		sleep 0.2
+	done
+	grep -q "$2" "$1" 2>/dev/null
+}
+show() { echo "A: $(cat "$H_TMP/a.out")"; echo "B: $(cat "$H_TMP/b.out")"; tail -n 5 "$H_LOG_px"; }
+
+wait_file "$E/b.state" waiting 240 || h_fail "the guests did not get to B's blocking lock: $(show)"
+grep -q "^B1: LOCK: busy" "$H_TMP/b.out" || h_fail "B's F_SETLK over A's exclusive range was not refused: $(show)"
+grep -q "^B2: LOCK: busy" "$H_TMP/b.out" || h_fail "B's flock beside A's was not refused: $(show)"
+grep -q "^B3: LOCK: granted" "$H_TMP/b.out" || h_fail "B could not lock another byte range: $(show)"
+h_pass "two kernel clients through the proxy: A's fcntl and flock locks exclude B, another range is free"
+
+sleep 3 # B's F_SETLKW is BLOCKED at the filer now
+relayed0=$(h_stat px nlm_relayed)
+t0=$(date +%s)
+printf 'release1\n' >"$E/ctl"
+wait_file "$E/b.lock" "LOCK: granted" 60 || h_fail "B's blocking lock was not granted after A released: $(show)"
+dt=$(($(date +%s) - t0))
+[ "$(h_stat px nlm_relayed)" -gt "$relayed0" ] || h_fail "the filer's GRANTED was not relayed to B (nlm_relayed): $(show)"
+[ "$dt" -lt 25 ] || h_fail "B's blocked lock took $dt s: the client's poll, not the relayed callback"
+h_pass "B's blocking F_SETLKW granted ${dt}s after A released, by the filer's callback relayed to B's lockd"
+
+# the filer restarts; its statd tells the proxy, the proxy tells the guests
+n0=$(h_stat px nsm_relayed)
+[ -n "$(ls "$H_TMP/fl-filer/statd/sm")" ] || h_fail "the filer's statd monitors no client host"
+h_filer_host_stop fl
+h_filer_host_start fl notify
+tr=$(date +%s)
+for ((i = 0; i < 100; i++)); do
+	[ "$(h_stat px nsm_relayed)" -gt "$n0" ] && break
+	sleep 0.2
+done
+[ "$(h_stat px nsm_notify_filer)" -ge 1 ] ||
+	h_fail "the filer's SM_NOTIFY did not reach the proxy: $(show) $(tail -n 3 "$H_TMP/fl-filer/sm-notify.log")"
+[ "$(h_stat px nsm_relayed)" -gt "$n0" ] || h_fail "the proxy did not relay the filer's reboot to the guests: $(show)"
+# after the grace period, A tries B's range: refused only if B reclaimed it
+left=$((GRACE + 3 - ($(date +%s) - tr)))
+[ "$left" -le 0 ] || sleep "$left"
+printf 'probe\n' >"$E/ctl"
+wait_file "$E/a.probe" "LOCK:" 120 || h_fail "A's probe after the filer's restart did not answer: $(show)"
+grep -q "LOCK: busy" "$E/a.probe" ||
+	h_fail "after the filer restarted, A got B's range: B's lock was not reclaimed ($(cat "$E/a.probe"))"
+h_pass "the filer restarted: SM_NOTIFY relayed by the proxy, B reclaimed its lock, A is still refused"
+
+printf 'release2\n' >"$E/ctl"
+for g in a b; do
+	pv=GPID_$g
+	wait "${!pv}" || h_fail "guest $g: exit $?: $(cat "$H_TMP/$g.out")"
+done
+h_pass "kernel-client locks through cachefsd"
