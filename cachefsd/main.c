@@ -477,7 +477,8 @@ int main(int argc, char **argv)
 	               sizeof(err));
 	if (rc)
 		goto fail;
-	engine_set_nlm(d.engine, locks_submit, d.locks);
+	engine_set_room(d.engine, NLM_PROGRAM, locks_submit, d.locks);
+	engine_set_room(d.engine, NSM_PROGRAM, nsm_take, NULL);
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;

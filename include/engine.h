@@ -90,10 +90,11 @@ void engine_free(struct engine *e);
 
 /* proto_submit_fn: takes ownership of req (see proto.h). */
 void engine_submit(struct cfs_req *req, void *engine);
-/* Who takes the NLM program's calls (the locks room, include/locks.h):
- * submit owns each request as a proto_submit_fn does. Until one is set,
- * NLM calls are answered PROG_UNAVAIL. */
-void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg);
+/* Who takes the calls of prog, a program a room above the engine answers
+ * (NLM: the locks room, include/locks.h; NSM: include/nsm.h): submit owns
+ * each request as a proto_submit_fn does. Until one is set, the program's
+ * calls are answered PROG_UNAVAIL. 0, or -ENOSPC (ENGINE_ROOMS set). */
+int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, void *arg);
 /* Revalidation at lock time (revalidate.c): a GETATTR of fh as cred,
  * its answer observed as a client's GETATTR would be (cached data under
  * other attributes dropped, ttl mode's record refreshed). done gets 0 or

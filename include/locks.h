@@ -29,7 +29,7 @@ int locks_new(struct loop *l, const struct cfs_config *cfg, struct engine *e,
               const char *filer_addr, struct locks **out, char *err, size_t errlen);
 /* Ends calls in flight (their clients get no answer) and frees. */
 void locks_free(struct locks *lk);
-/* proto_submit_fn for NLM_PROGRAM calls (engine_set_nlm()). */
+/* proto_submit_fn for NLM_PROGRAM calls (engine_set_room()). */
 void locks_submit(struct cfs_req *req, void *locks);
 
 /* --- the blocked-lock table, exposed for unit tests ------------------- */

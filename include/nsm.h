@@ -64,9 +64,10 @@ int nsm_monitor(const char *caller_name, const struct sockaddr *peer, socklen_t 
  * notifications are then only logged and counted). */
 void nsm_on_reboot(void (*fn)(const char *caller_name, uint32_t state, void *arg), void *arg);
 
-/* Takes a decoded NSM call (the engine passes the program's calls here)
- * and replies to it at once. */
+/* Takes a decoded NSM call and replies to it at once; nsm_take is the
+ * same as a proto_submit_fn (engine_set_room(); arg unused). */
 void nsm_submit(struct cfs_req *req);
+void nsm_take(struct cfs_req *req, void *arg);
 
 /* The state number in use (0 before nsm_start()); the hosts remembered. */
 uint32_t nsm_state(void);

@@ -12,7 +12,6 @@
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "log.h"
-#include "nsm.h"
 #include "procs.h"
 #include "proto.h"
 
@@ -92,27 +91,35 @@ static void nfs_submit(struct engine *e, struct cfs_req *req)
 	}
 }
 
-/* NSM is the lock room's (cachefsd/locks/nsm.c), answered at once. */
-static void nsm_take(struct engine *e, struct cfs_req *req)
+/* A program a room above the engine answers (NLM: cachefsd/locks/locks.c,
+ * NSM: cachefsd/locks/nsm.c): the engine hands its calls on, as main.c
+ * said (engine_set_room()); PROG_UNAVAIL until then. */
+static void room_submit(struct engine *e, struct cfs_req *req)
+{
+	for (size_t i = 0; i < ENGINE_ROOMS; i++)
+		if (e->rooms[i].submit && e->rooms[i].prog == req->prog) {
+			e->rooms[i].submit(req, e->rooms[i].arg);
+			return;
+		}
+	proto_reply_accept_error(req, PROG_UNAVAIL);
+}
+
+static void nsm_count(struct engine *e, struct cfs_req *req)
 {
 	e->ctr.nsm_calls[req->proc]++;
-	nsm_submit(req);
+	room_submit(e, req);
 }
 
-/* NLM is the locks room's (cachefsd/locks/): the engine hands it on. */
-static void nlm_submit(struct engine *e, struct cfs_req *req)
+int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, void *arg)
 {
-	if (e->nlm_submit == NULL) {
-		proto_reply_accept_error(req, PROG_UNAVAIL);
-		return;
-	}
-	e->nlm_submit(req, e->nlm_arg);
-}
-
-void engine_set_nlm(struct engine *e, proto_submit_fn submit, void *arg)
-{
-	e->nlm_submit = submit;
-	e->nlm_arg = arg;
+	for (size_t i = 0; i < ENGINE_ROOMS; i++)
+		if (e->rooms[i].submit == NULL || e->rooms[i].prog == prog) {
+			e->rooms[i].prog = prog;
+			e->rooms[i].submit = submit;
+			e->rooms[i].arg = arg;
+			return 0;
+		}
+	return -ENOSPC;
 }
 
 struct engine_counters *engine_counters_rw(struct engine *e)
@@ -128,8 +135,8 @@ static const struct {
 } programs[] = {
     {NFS_PROGRAM, nfs_submit},
     {MOUNT_PROGRAM, mount_submit},
-    {NSM_PROGRAM, nsm_take},
-    {NLM_PROGRAM, nlm_submit},
+    {NSM_PROGRAM, nsm_count},
+    {NLM_PROGRAM, room_submit},
 };
 
 void engine_submit(struct cfs_req *req, void *arg)

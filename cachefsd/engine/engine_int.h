@@ -48,6 +48,8 @@ extern const struct engine_io engine_io_real;
 int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
                   const struct engine_io *io, struct engine **out, char *err, size_t errlen);
 
+#define ENGINE_ROOMS 4 /* programs answered by rooms above the engine */
+
 struct engine {
 	struct loop *loop;
 	const struct cfs_config *cfg;
@@ -65,8 +67,13 @@ struct engine {
 	int mnt_nactive;
 	int mnt_scheduling, mnt_again;
 	struct engine_counters ctr;
-	proto_submit_fn nlm_submit; /* the locks room, or NULL */
-	void *nlm_arg;
+	/* the programs the rooms above answer (engine_set_room()): NLM the
+	 * locks room's, NSM its status monitor's */
+	struct {
+		uint32_t prog;
+		proto_submit_fn submit;
+		void *arg;
+	} rooms[ENGINE_ROOMS];
 	struct loop_timer *cull_timer;
 	struct loop_timer *commit_timer; /* commits a deferred batch */
 	int fills_inflight; /* upstream fills, readahead included */

@@ -468,6 +468,12 @@ static void on_notify(struct cfs_req *req)
 	forget_host(name); /* remembered again when it locks */
 }
 
+void nsm_take(struct cfs_req *req, void *arg)
+{
+	(void)arg;
+	nsm_submit(req);
+}
+
 void nsm_submit(struct cfs_req *req)
 {
 	switch (req->proc) {
