@@ -1,6 +1,6 @@
 #!/bin/bash
 # 55-locks: NLM v4 through cachefsd; the locks are the filer's.
-# nfs-ganesha with Enable_NLM runs as a host of its own (a network
+# nfs-ganesha with Enable_NLM runs as a host of its own (h_start_filer_host: a network
 # namespace joined by a veth pair, its own /run, rpcbind and rpc.statd),
 # so nothing reaches its NLM but what the proxy forwards. Two lock owners
 # on the client side (tests/tools/nlmlock.c: different caller_name, owner
@@ -35,78 +35,11 @@ NFSREAD=$H_BUILD/tests/nfsread
 [ -x "$NLMLOCK" ] || h_fail "$NLMLOCK is missing (make tools)"
 command -v ip >/dev/null || h_fail "ip (iproute2) missing"
 command -v unshare >/dev/null || h_fail "unshare (util-linux) missing"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-NFSCOMMON=$("$ROOT/tests/lib/debs.sh" root "$ROOT/build/debs" nfs-common 2>/dev/null) ||
-	h_fail "nfs-common is not fetched (make test does it: tests/lib/debs.sh fetch build/debs nfs-common)"
-STATD=$NFSCOMMON/sbin/rpc.statd
-[ -x "$STATD" ] || h_fail "$STATD is missing"
 
-# --- the filer: its own host --------------------------------------------
-h_netns fl
-NS=$H_NS_fl
+# --- the filer: its own host (tests/lib/harness.sh) ---------------------
+h_start_filer_host fl client-a client-b client-c
 FILER=$H_NSADDR_fl
-E=$H_TMP/fl-export
-mkdir -p "$E" "$H_TMP/fl-statd/sm" "$H_TMP/fl-statd/sm.bak"
-NFSPORT=2049
-MNTPORT=20048
-cat >"$H_TMP/fl-ganesha.conf" <<EOF
-NFS_CORE_PARAM {
-	NFS_Port = $NFSPORT;
-	MNT_Port = $MNTPORT;
-	NLM_Port = 32803;
-	Enable_NLM = true;
-	# clients behind one proxy share its address: ganesha must tell them
-	# apart by caller_name, or a FREE_ALL for one releases them all
-	NSM_Use_Caller_Name = true;
-	Enable_RQUOTA = false;
-	Protocols = 3, 4;
-}
-NFSV4 { Graceless = true; }
-NFS_KRB5 { Active_krb5 = false; }
-EXPORT {
-	Export_Id = 1;
-	Path = $E;
-	Pseudo = /fl;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3, 4;
-	Transports = TCP;
-	SecType = sys;
-	Attr_Expiration_Time = 0;
-	FSAL { Name = VFS; }
-}
-EOF
-# pid 1 of the filer's pid namespace is this shell: when it ends, so does
-# everything started in there
-cat >"$H_TMP/fl-host.sh" <<EOF
-mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind || exit 1
-# with NSM_Use_Caller_Name the filer's statd monitors the clients by name:
-# it must resolve them (to the proxy host, the address they come from)
-mount --bind "$H_TMP/fl-hosts" /etc/hosts || exit 1
-rpcbind -f -w >"$H_TMP/fl-rpcbind.log" 2>&1 &
-for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
-"$STATD" --no-notify -F -P "$H_TMP/fl-statd" >"$H_TMP/fl-statd.log" 2>&1 &
-sleep 0.5
-ganesha.nfsd -F -f "$H_TMP/fl-ganesha.conf" -L "$H_TMP/fl-ganesha.log" \
-	-p "$H_TMP/fl-ganesha.pid" >>"$H_TMP/fl-ganesha.log" 2>&1 &
-wait
-EOF
-printf '127.0.0.1 localhost\n%s client-a client-b client-c\n' "$H_HOSTADDR_fl" >"$H_TMP/fl-hosts"
-UPURL="nfs://$FILER$E?nfsport=$NFSPORT&mountport=$MNTPORT"
-# start_filer: the filer host comes up (sets FILERPID: ending it ends the host)
-start_filer()
-{
-	ip netns exec "$NS" unshare --mount --pid --fork --kill-child --mount-proc \
-		bash "$H_TMP/fl-host.sh" >>"$H_TMP/fl-host.log" 2>&1 &
-	FILERPID=$!
-	h_track filer-host "$FILERPID"
-	for ((i = 0; i < 150; i++)); do
-		nfs-ls "$UPURL" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	nfs-ls "$UPURL" >/dev/null 2>&1 || h_fail "the filer does not serve $E at $FILER"
-}
-start_filer
+E=$H_EXPORT_fl
 rpcinfo -p "$FILER" 2>/dev/null | grep -q nlockmgr || h_fail "the filer has no NLM registered"
 
 printf 'old bytes, version 1\n' >"$E/lockfile"
@@ -117,8 +50,6 @@ touch -d '-1 hour' "$E/lockfile" "$E/other"
 # the filer calls back (GRANTED_MSG) the NLM registered with the proxy
 # host's rpcbind at the address the proxy connected from: the proxy listens
 # there too, and allows the filer's network
-H_URL_fl=$UPURL
-H_EXPORT_fl=$E
 h_start_rpcbind
 H_PORT_px=$(h_free_port)
 P=$H_PORT_px
@@ -321,13 +252,13 @@ v=$(awk '$1=="cachefsd_nlm_calls_total"{print $2}' <<<"$metrics")
 
 # the filer goes away: a lock call waits (hard, as NFS), and is answered
 # once the filer is back (its NLM port asked again of its new rpcbind)
-h_stop_pid "$FILERPID" 10
+h_filer_host_stop fl
 "$NLMLOCK" "${A[@]}" --offset 0 --len 1 --timeout 120 test >"$H_TMP/wait-test.out" 7>&- &
 WAITT=$!
 h_track wait-test "$WAITT"
 sleep 3
 kill -0 "$WAITT" 2>/dev/null || h_fail "a TEST with the filer away did not wait: $(cat "$H_TMP/wait-test.out")"
-start_filer
+h_filer_host_start fl
 wait "$WAITT" || h_fail "the waiting TEST after the filer came back: $(cat "$H_TMP/wait-test.out")"
 grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_TMP/wait-test.out")"
 [ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "the filer's absence reached a client as an error"
