@@ -55,35 +55,13 @@ initsrc=$here/init
 
 die() { echo "mkimage: $*" >&2; exit 1; }
 
-# newest_deb DIR: the newest nfs-kernel-server_*.deb in DIR, or nothing (a
-# missing DIR too: find's failure would end the script under pipefail)
-newest_deb()
-{
-	[ -d "$1" ] || return 0
-	find "$1" -maxdepth 1 -name 'nfs-kernel-server_*.deb' | sort -V | tail -n 1
-}
-
 # fetch_deb: sets deb to nfs-kernel-server's .deb in $out/deb, copied from a
 # cache or downloaded (never installed: its scripts would start services)
 fetch_deb()
 {
-	local d f
-	mkdir -p "$out/deb"
-	deb=$(newest_deb "$out/deb")
-	[ -z "$deb" ] || return 0
-	for d in "$here/../../build/guest-server/deb" /var/cache/apt/archives; do
-		f=$(newest_deb "$d")
-		if [ -n "$f" ]; then
-			cp "$f" "$out/deb/"
-			deb=$out/deb/$(basename "$f")
-			return 0
-		fi
-	done
-	echo "mkimage: downloading nfs-kernel-server (not installed) into $out/deb" >&2
-	(cd "$out/deb" && apt-get -o APT::Sandbox::User=root download nfs-kernel-server >&2) ||
-		die "apt-get download nfs-kernel-server failed (no network, e.g. inside isolate.sh? run \`tests/guest/mkimage.sh --fetch $out\` outside first; apt-get update?)"
-	deb=$(newest_deb "$out/deb")
-	[ -n "$deb" ] || die "apt-get download left no nfs-kernel-server_*.deb in $out/deb"
+	"$here/../lib/debs.sh" fetch "$out" nfs-kernel-server >&2 &&
+		deb=$("$here/../lib/debs.sh" path "$out" nfs-kernel-server) ||
+		die "no nfs-kernel-server .deb (no network, e.g. inside isolate.sh? run \`tests/guest/mkimage.sh --fetch $out\` outside first; apt-get update?)"
 }
 if [ $role = fetch ]; then
 	mkdir -p "$out"

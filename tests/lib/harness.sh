@@ -210,6 +210,30 @@ h_start_rpcbind()
 	h_wait_port 111 10 || h_fail "rpcbind did not start"
 }
 
+# h_ganesha_export DIR NAME: nfs-ganesha's EXPORT block for DIR (pseudo
+# path /NAME), RW, no root squash, NFSv3 and v4 over TCP, AUTH_SYS, and
+# H_GANESHA_EXPORT_OPTS inside it when set
+h_ganesha_export()
+{
+	cat <<EOF
+EXPORT {
+	Export_Id = 1;
+	Path = $1;
+	Pseudo = /$2;
+	Access_Type = RW;
+	Squash = No_Root_Squash;
+	Protocols = 3, 4;
+	Transports = TCP;
+	SecType = sys;
+	# host-side changes to the export dir are seen at once, as on a
+	# kernel server (the external-writer tests make them)
+	Attr_Expiration_Time = 0;
+	FSAL { Name = VFS; }
+	${H_GANESHA_EXPORT_OPTS:-}
+}
+EOF
+}
+
 # h_start_ganesha NAME [EXPORT_DIR]
 # Sets H_EXPORT_<NAME> (the export's real path, what NFSv3 clients mount),
 # H_NFSPORT_<NAME>, H_MNTPORT_<NAME>, H_PID_<NAME>, H_URL_<NAME>.
@@ -239,21 +263,7 @@ NFS_CORE_PARAM {
 	Protocols = 3, 4;
 }
 NFSV4 { Graceless = true; }
-EXPORT {
-	Export_Id = 1;
-	Path = $dir;
-	Pseudo = /$name;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3, 4;
-	Transports = TCP;
-	SecType = sys;
-	# host-side changes to the export dir are seen at once, as on a
-	# kernel server (the external-writer tests make them)
-	Attr_Expiration_Time = 0;
-	FSAL { Name = VFS; }
-	${H_GANESHA_EXPORT_OPTS:-}
-}
+$(h_ganesha_export "$dir" "$name")
 EOF
 	ganesha.nfsd -F -f "$conf" -L "$H_TMP/$name-ganesha.log" -p "$H_TMP/$name-ganesha.pid" \
 		>>"$H_TMP/$name-ganesha.log" 2>&1 &
@@ -615,18 +625,7 @@ NFS_CORE_PARAM {
 }
 NFSV4 { $nfsv4 RecoveryRoot = "$d/recov"; }
 NFS_KRB5 { Active_krb5 = false; }
-EXPORT {
-	Export_Id = 1;
-	Path = $d/export;
-	Pseudo = /$name;
-	Access_Type = RW;
-	Squash = No_Root_Squash;
-	Protocols = 3, 4;
-	Transports = TCP;
-	SecType = sys;
-	Attr_Expiration_Time = 0;
-	FSAL { Name = VFS; }
-}
+$(h_ganesha_export "$d/export" "$name")
 EOF
 	# pid 1 of the filer's pid namespace is this shell: when it ends, so
 	# does everything started in there
