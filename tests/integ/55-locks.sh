@@ -25,6 +25,13 @@
 #     loses its locks at the filer (FREE_ALL), another host keeps its own;
 #   - a filer without NLM: the client gets PROG_UNAVAIL;
 #   - the counters show it all in cachefsctl stats and /metrics.
+# Its own "host" (tests/lib/isolate.sh: network, mount and pid namespaces,
+# a /run of its own): its rpcbind, the registrations it makes, the devices
+# and the daemons it starts go with it, whatever the suite runs in.
+if [ "${CFS_ISOLATED:-}" != 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "SKIP: 55-locks: needs root (namespaces: the filer is a host of its own, the proxy registers with this host's rpcbind)"; exit 77; }
+	exec "$(dirname "$0")/../lib/isolate.sh" "$0" "$@"
+fi
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
