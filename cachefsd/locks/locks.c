@@ -59,6 +59,7 @@ struct locks {
 	struct engine *e;
 	struct engine_counters *ctr;
 	struct rpcc *filer;
+	struct sockaddr_storage filer_addr; /* the only sender of GRANTED */
 	struct blk *blocked;
 	int nblocked;
 	struct relay_host *hosts;
@@ -584,11 +585,28 @@ static void res_sent(int status, const uint8_t *res, uint32_t len, void *priv)
 }
 
 /* The filer's GRANTED (or GRANTED_MSG) for a lock it answered BLOCKED. */
+/* 1 when peer is the filer's host (any port: its lockd calls from its own). */
+static int from_filer(const struct locks *lk, const struct sockaddr_storage *peer)
+{
+	const struct sockaddr_storage *f = &lk->filer_addr;
+
+	if (peer == NULL || peer->ss_family != f->ss_family)
+		return 0;
+	if (f->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)peer)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)f)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)peer)->sin6_addr,
+	              &((const struct sockaddr_in6 *)f)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
 static void callback(struct locks *lk, struct cfs_req *req)
 {
 	const NLM4_GRANTEDargs *a = &req->args.nlm_granted;
 	struct blk_key k = key_of(&a->lock, (int)a->exclusive);
-	struct blk *b = blk_find(lk, &k);
+	/* only the filer grants: a GRANTED from a client host must not tell
+	 * another client it holds a lock the filer never gave it */
+	int filer = from_filer(lk, proto_req_peer_addr(req));
+	struct blk *b = filer ? blk_find(lk, &k) : NULL;
 	NLM4_GRANTEDres r;
 
 	memset(&r, 0, sizeof(r));
@@ -596,8 +614,17 @@ static void callback(struct locks *lk, struct cfs_req *req)
 	r.status = b ? NLM4_GRANTED : NLM4_DENIED; /* nobody waits for it */
 	if (b && !b->polling)
 		granted_later(lk, b);
-	if (req->proc == NLM4_GRANT) {
-		proto_reply(req, &r);
+	if (!filer) {
+		static struct log_limit lim;
+
+		log_limited(&lim, CFS_LOG_WARN, "NLM: a GRANTED from %s, not the filer: refused",
+		            proto_req_peer(req));
+	}
+	if (req->proc == NLM4_GRANT || !filer) {
+		if (req->proc == NLM4_GRANT)
+			proto_reply(req, &r);
+		else
+			proto_drop(req);
 		return;
 	}
 	/* GRANTED_MSG is one-way: the answer is a GRANTED_RES call to the
@@ -709,6 +736,7 @@ int locks_new(struct loop *l, const struct cfs_config *cfg, struct engine *e,
 	lk->cfg = cfg;
 	lk->e = e;
 	lk->ctr = engine_counters_rw(e);
+	lk->filer_addr = a;
 	lk->filer = rpcc_new(l, &a, NLM_PROGRAM, NLM_V4, NLM_TIMEOUT_MS);
 	lk->tick = loop_timer_add(l, 1000, 1000, tick, lk);
 	if (lk->filer == NULL || lk->tick == NULL) {
