@@ -10,10 +10,9 @@
 # `showmount -e 10.0.2.2` and `rpcinfo -p 10.0.2.2` must list the export and
 # NFS 3 / MOUNT 1 and 3 on tcp at cachefsd's port. No port reaches the guest
 # but through rpcbind: the filer's own registrations are removed first.
-if [ "${CFS_ISOLATED:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || { echo "SKIP: 52-plain-mount: needs root (namespaces, rpcbind)"; exit 77; }
-	exec "$(dirname "$0")/../lib/isolate.sh" "$0" "$@"
-fi
+# shellcheck source=../lib/own-host.sh
+. "$(dirname "$0")/../lib/own-host.sh"
+own_host 52-plain-mount "namespaces, rpcbind" "$@"
 set -eo pipefail # harness.sh is not `set -u` clean
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"

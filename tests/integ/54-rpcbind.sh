@@ -20,10 +20,9 @@
 #    MOUNT v3 only (registers the other two), leaves the other server's
 #    registration alone at exit.
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
-if [ "${CFS_ISOLATED:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || { echo "SKIP: 54-rpcbind: needs root (namespaces, rpcbind)"; exit 77; }
-	exec "$(dirname "$0")/../lib/isolate.sh" "$0" "$@"
-fi
+# shellcheck source=../lib/own-host.sh
+. "$(dirname "$0")/../lib/own-host.sh"
+own_host 54-rpcbind "namespaces, rpcbind" "$@"
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init

@@ -28,10 +28,9 @@
 # Its own "host" (tests/lib/isolate.sh: network, mount and pid namespaces,
 # a /run of its own): its rpcbind, the registrations it makes, the devices
 # and the daemons it starts go with it, whatever the suite runs in.
-if [ "${CFS_ISOLATED:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || { echo "SKIP: 55-locks: needs root (namespaces: the filer is a host of its own, the proxy registers with this host's rpcbind)"; exit 77; }
-	exec "$(dirname "$0")/../lib/isolate.sh" "$0" "$@"
-fi
+# shellcheck source=../lib/own-host.sh
+. "$(dirname "$0")/../lib/own-host.sh"
+own_host 55-locks "namespaces: the filer is a host of its own, the proxy registers with this host's rpcbind" "$@"
 # shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"

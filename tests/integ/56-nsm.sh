@@ -17,10 +17,9 @@
 # Its own "host" (tests/lib/isolate.sh: network, mount and pid namespaces,
 # a /run of its own): its rpcbind, the registrations it makes, the devices
 # and the daemons it starts go with it, whatever the suite runs in.
-if [ "${CFS_ISOLATED:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || { echo "SKIP: 56-nsm: needs root (namespaces: client and filer hosts of their own, the proxy registers with this host's rpcbind)"; exit 77; }
-	exec "$(dirname "$0")/../lib/isolate.sh" "$0" "$@"
-fi
+# shellcheck source=../lib/own-host.sh
+. "$(dirname "$0")/../lib/own-host.sh"
+own_host 56-nsm "namespaces: client and filer hosts of their own, the proxy registers with this host's rpcbind" "$@"
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
