@@ -479,6 +479,7 @@ int main(int argc, char **argv)
 		goto fail;
 	engine_set_room(d.engine, NLM_PROGRAM, locks_submit, d.locks);
 	engine_set_room(d.engine, NSM_PROGRAM, nsm_take, NULL);
+	nsm_use_workers(engine_workers(d.engine));
 	rc = proto_listen(d.loop, &d.cfg, engine_submit, d.engine, &d.srv, err, sizeof(err));
 	if (rc)
 		goto fail;
@@ -524,6 +525,7 @@ int main(int argc, char **argv)
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	nsm_stop();
+	nsm_use_workers(NULL); /* the engine's, freed next */
 	proto_shutdown(d.srv);
 	locks_free(d.locks);
 	engine_stop(d.engine);
@@ -541,6 +543,7 @@ fail:
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	nsm_stop();
+	nsm_use_workers(NULL); /* the engine's, freed next */
 	if (d.srv)
 		proto_shutdown(d.srv);
 	locks_free(d.locks);

@@ -54,8 +54,15 @@ void nsm_stop(void);
  * changed address is written again. 0, or -EINVAL (a name that cannot be
  * a file name, see above; an address that is not IPv4/IPv6), -ENOSPC
  * (NSM_HOSTS_MAX hosts already), -ENODEV (not started), or the file's
- * -errno (the host is then not remembered). */
+ * -errno when it is written inline (the host is then not remembered; on
+ * the workers a failure is logged when it is known). */
 int nsm_monitor(const char *caller_name, const struct sockaddr *peer, socklen_t len);
+
+/* The disk workers the host files are written on (they are fsynced, and
+ * the event loop never waits on the disk); NULL, the default: written
+ * inline. Kept across nsm_stop()/nsm_start(); w must outlive their use. */
+struct workers;
+void nsm_use_workers(struct workers *w);
 
 /* The function the lock room gives to release a rebooted client host's
  * locks upstream (NLM FREE_ALL for caller_name); called when that host's

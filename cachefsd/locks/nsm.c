@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "ucall.h"
 #include "upstream.h"
+#include "workers.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -60,6 +61,7 @@ static struct {
 	void (*on_reboot)(const char *caller_name, uint32_t state, void *arg);
 	void *on_reboot_arg;
 	struct ucall_client *uc;
+	struct workers *workers; /* NULL: host files are written inline */
 } N;
 
 /* --- names and addresses ---------------------------------------------------- */
@@ -290,16 +292,92 @@ static void load_hosts(void)
 	proto_counters.nsm_hosts = (uint64_t)N.nhosts;
 }
 
-static void forget_host(const char *name)
+/* A host file written or removed on a disk worker (a write fsyncs: not on
+ * the loop). */
+struct host_write {
+	char dir[PATH_MAX];
+	char name[NSM_NAME_MAX + 1];
+	char text[INET6_ADDRSTRLEN + 2]; /* "": remove the file */
+	int rc;
+};
+
+static int host_file(const char *dir, const char *name, const char *text)
 {
 	char path[PATH_MAX + NSM_NAME_MAX + 8];
+
+	if (*text)
+		return write_file(dir, name, text);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return unlink(path) != 0 && errno != ENOENT ? -errno : 0;
+}
+
+static void host_write_work(void *arg)
+{
+	struct host_write *w = arg;
+
+	w->rc = host_file(w->dir, w->name, w->text);
+}
+
+static void host_write_failed(const char *dir, const char *name, int rc)
+{
+	static struct log_limit lim;
+
+	log_limited(&lim, CFS_LOG_WARN, "NSM: cannot write or remove %s/%s: %s", dir, name,
+	            strerror(-rc));
+}
+
+static void host_write_done(void *arg)
+{
+	struct host_write *w = arg;
+
+	if (w->rc)
+		host_write_failed(w->dir, w->name, w->rc);
+	free(w);
+}
+
+/* Writes the host's file (text "": removes it): on a worker when there are
+ * workers (one host's changes in order, keyed by its name), else here. 0,
+ * or -errno of an inline change (a worker's failure is logged when it is
+ * known: the host is then told of a restart it should not be, or not told
+ * of one, which its statd survives). */
+static int host_write(const char *name, const char *text)
+{
+	struct host_write *w;
+	uint64_t key = 1469598103934665603ull; /* FNV-1a of the name, never 0 */
+	int rc;
+
+	if (N.workers == NULL) {
+		rc = host_file(N.smdir, name, text);
+		if (rc)
+			host_write_failed(N.smdir, name, rc);
+		return rc;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return -ENOMEM;
+	snprintf(w->dir, sizeof(w->dir), "%s", N.smdir);
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	snprintf(w->text, sizeof(w->text), "%s", text);
+	for (const char *c = name; *c; c++)
+		key = (key ^ (uint8_t)*c) * 1099511628211ull;
+	rc = workers_submit_keyed(N.workers, key | 1, host_write_work, host_write_done, w);
+	if (rc)
+		free(w);
+	return rc;
+}
+
+void nsm_use_workers(struct workers *w)
+{
+	N.workers = w;
+}
+
+static void forget_host(const char *name)
+{
 	int i = find_host(name);
 
 	if (i < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/%s", N.smdir, N.hosts[i].name);
-	if (unlink(path) != 0 && errno != ENOENT)
-		log_warn("NSM: cannot remove %s: %s", path, strerror(errno));
+	(void)host_write(N.hosts[i].name, "");
 	N.hosts[i] = N.hosts[N.nhosts - 1];
 	N.nhosts--;
 	proto_counters.nsm_hosts = (uint64_t)N.nhosts;
@@ -534,13 +612,9 @@ int nsm_monitor(const char *caller_name, const struct sockaddr *peer, socklen_t 
 	}
 	addr_text(&a, text, sizeof(text));
 	strcat(text, "\n");
-	rc = write_file(N.smdir, caller_name, text);
-	if (rc) {
-		static struct log_limit lim;
-		log_limited(&lim, CFS_LOG_WARN, "NSM: cannot write %s/%s: %s", N.smdir, caller_name,
-		            strerror(-rc));
+	rc = host_write(caller_name, text);
+	if (rc)
 		return rc;
-	}
 	if (i < 0) {
 		i = N.nhosts++;
 		snprintf(N.hosts[i].name, sizeof(N.hosts[i].name), "%s", caller_name);
@@ -600,12 +674,14 @@ int nsm_start(struct loop *l, const struct cfs_config *cfg, char *err, size_t er
 
 	void (*fn)(const char *, uint32_t, void *) = N.on_reboot;
 	void *fn_arg = N.on_reboot_arg;
+	struct workers *w = N.workers;
 
 	if (N.started)
 		return -EALREADY;
 	memset(&N, 0, sizeof(N));
 	N.on_reboot = fn; /* the lock room may have registered first */
 	N.on_reboot_arg = fn_arg;
+	N.workers = w;
 	N.cfg = cfg;
 	if (snprintf(N.dir, sizeof(N.dir), "%s/nsm", cfg->cache_dir) >= (int)sizeof(N.dir) ||
 	    snprintf(N.smdir, sizeof(N.smdir), "%s/sm", N.dir) >= (int)sizeof(N.smdir)) {
