@@ -584,7 +584,6 @@ static void res_sent(int status, const uint8_t *res, uint32_t len, void *priv)
 	(void)priv;
 }
 
-/* The filer's GRANTED (or GRANTED_MSG) for a lock it answered BLOCKED. */
 /* 1 when peer is the filer's host (any port: its lockd calls from its own). */
 static int from_filer(const struct locks *lk, const struct sockaddr_storage *peer)
 {
@@ -599,6 +598,7 @@ static int from_filer(const struct locks *lk, const struct sockaddr_storage *pee
 	              &((const struct sockaddr_in6 *)f)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
+/* The filer's GRANTED (or GRANTED_MSG) for a lock it answered BLOCKED. */
 static void callback(struct locks *lk, struct cfs_req *req)
 {
 	const NLM4_GRANTEDargs *a = &req->args.nlm_granted;

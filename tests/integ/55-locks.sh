@@ -12,6 +12,7 @@
 #     polls, as a kernel client does);
 #   - the proxy's own poll (lock_poll) gets a blocked lock granted for a
 #     client that asked once, and tries to tell the client host (GRANTED);
+#     a GRANTED for it from anyone but the filer is refused (DENIED);
 #   - a second cachefsd in front of the same filer sees the first one's
 #     lock (DENIED through it);
 #   - revalidation: in ttl mode a file cached through the proxy and changed
@@ -164,6 +165,14 @@ for ((i = 0; i < 50; i++)); do
 	[ "$(h_stat px nlm_polls)" -gt "$polls0" ] && break
 	sleep 0.1
 done
+# a GRANTED for B's blocked lock from anyone but the filer (here the
+# proxy's own host) is refused and changes nothing: B's entry stays, no
+# grant is counted, and the filer's own grant still reaches B below
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 granted 7>&-)
+[ "$got" = DENIED ] || h_fail "a GRANTED for B's blocked lock from a client host: '$got'"
+[ "$(h_stat px nlm_blocked_entries)" -ge 1 ] || h_fail "a GRANTED from a client host dropped B's blocked entry"
+[ "$(h_stat px nlm_granted_callback)" = "$cb0" ] || h_fail "a GRANTED from a client host counted as the filer's"
+grep -q "a GRANTED from 127.0.0.1.*not the filer: refused" "$H_LOG_px" || h_fail "the refused GRANTED was not logged: $(grep GRANTED "$H_LOG_px")"
 exec 7>&-
 wait "$HOLD" || h_fail "A's second hold did not unlock"
 for ((i = 0; i < 100; i++)); do

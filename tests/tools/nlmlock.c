@@ -14,6 +14,8 @@
  *           once and asks again every second, as a kernel client polls
  *           (every 30 s), until granted or --timeout; --once: not again;
  *   unlock  UNLOCK; cancel  CANCEL (of a blocking LOCK);
+ *   granted GRANTED, as a filer's lockd tells a client host a blocked lock
+ *           is now its (a proxy must take it only from the filer);
  *   hold    lock as above, print "GRANTED", hold it until stdin closes or
  *           SIGTERM/SIGINT, then unlock and print "UNLOCKED";
  *   register  (--port 111 --nlm-port N) PMAP SET of NLM v4/TCP at port N
@@ -155,7 +157,7 @@ static int lock_body(ZDR *z)
 	       zdr_uint64_t(z, &o.offset) && zdr_uint64_t(z, &o.len);
 }
 
-/* Sends one call; args by proc: TEST, LOCK, CANCEL, UNLOCK. */
+/* Sends one call; args by proc: TEST, LOCK, CANCEL, UNLOCK, GRANTED. */
 static int send_call(uint32_t proc, uint32_t vers)
 {
 	static uint8_t buf[8192];
@@ -170,6 +172,7 @@ static int send_call(uint32_t proc, uint32_t vers)
 	ok = header(&z, proc, vers) && zdr_bytes(&z, &ck, &cklen, 1024);
 	switch (proc) {
 	case 1: /* TEST: cookie, exclusive, lock */
+	case 5: /* GRANTED: the same */
 		ok = ok && zdr_u_int(&z, &excl) && lock_body(&z);
 		break;
 	case 3: /* CANCEL: cookie, block, exclusive, lock */
@@ -279,7 +282,7 @@ static int call(uint32_t proc)
 			return -1;
 		return (int)r.reply.status;
 	}
-	NLM4_LOCKres r; /* LOCK, CANCEL, UNLOCK: cookie, status */
+	NLM4_LOCKres r; /* LOCK, CANCEL, UNLOCK, GRANTED: cookie, status */
 	memset(&r, 0, sizeof(r));
 	if (!zdr_NLM4_LOCKres(&z, &r))
 		return -1;
@@ -497,8 +500,9 @@ int main(int argc, char **argv)
 		return do_test();
 	if (strcmp(action, "lock") == 0)
 		return do_lock();
-	if (strcmp(action, "unlock") == 0 || strcmp(action, "cancel") == 0) {
-		int st = call(action[0] == 'u' ? 4 : 3);
+	if (strcmp(action, "unlock") == 0 || strcmp(action, "cancel") == 0 ||
+	    strcmp(action, "granted") == 0) {
+		int st = call(action[0] == 'u' ? 4 : action[0] == 'c' ? 3 : 5);
 		if (st < 0)
 			return 1;
 		printf("%s\n", name(st));
