@@ -7,12 +7,19 @@
  * message, keeps any number of fragments, checks neither the RPC version
  * nor the credential flavour, and cannot send MSG_DENIED. See design.md.
  *
- * Output: one libnfs server context per connection queues and writes the
- * replies (rpc_send_reply() with the saved xid, rpc_service(POLLOUT)).
+ * Output: each reply is encoded here with libnfs's result encoders into a
+ * buffer of its own (record mark, accepted-reply header, result: the
+ * layout libnfs's rpc_send_reply() makes) and queued on the connection;
+ * the queue is written with sendmsg(), many replies per call, right after
+ * the calls of a wakeup are handled or at POLLOUT. No libnfs context is
+ * kept per connection: libnfs 4.0's rpc_service() scans the context's 1024
+ * hash buckets of calls awaiting replies on every call, 7 % of the proxy's
+ * CPU in a walk answered from the cache (perf), and nothing of a server
+ * context but its queue was used.
  *
  * Lifetime: a connection holds one reference for its socket and one per
- * request in flight. Closing it stops watching and destroys the libnfs
- * context at once (never while it is inside a callback of its own); the
+ * request in flight. Closing it stops watching, closes the socket and frees
+ * the unsent replies at once (never while inside a callback of its own); the
  * struct stays until the last request is freed, and replies for a closed
  * connection are dropped.
  *
@@ -52,6 +59,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define CONN_MAGIC	   0x434f4e4eu /* "CONN" */
@@ -89,13 +97,24 @@
 /* Listener back-off when no descriptor can be had. */
 #define ACCEPT_BACKOFF_MIN_MS 100
 #define ACCEPT_BACKOFF_MAX_MS 1000
-/* What a queued reply holds besides its data: libnfs 4.0 allocates its
- * encode buffer as ZDR_ENCODEBUF_MINSIZE (4 KiB) + hint, plus the PDU. */
-#define REPLY_OVERHEAD (4096 + 256)
+/* What a queued reply holds besides its data: its encode buffer is the
+ * result's size hint + REPLY_SLACK (headers, and what the hint leaves out),
+ * plus its queue entry. */
+#define REPLY_SLACK    4096
+#define REPLY_OVERHEAD (REPLY_SLACK + 256)
+/* Replies handed to one sendmsg() at most. */
+#define WRITE_IOVS 64
 /* Datagrams whose calls are still in flight; beyond, a datagram is
  * dropped (its sender retransmits): what UDP callers can make us hold is
  * bounded without a connection to count it against. */
 #define UDP_INFLIGHT_MAX 256
+
+/* A reply waiting to be written: bytes [off, len) of buf are not yet. */
+struct out_rec {
+	char *buf;
+	uint32_t len, off;
+	size_t held;
+};
 
 struct proto_conn {
 	uint32_t magic;
@@ -105,7 +124,6 @@ struct proto_conn {
 	int want_close;
 	int fd;
 	int inflight;
-	struct rpc_context *rpc; /* writer */
 	struct proto_server *srv;
 	/* input: bytes [0, inlen) of inbuf are received and not yet parsed */
 	uint8_t *inbuf;
@@ -128,9 +146,10 @@ struct proto_conn {
 	int udp;
 	struct proto_conn *udp_prev, *udp_next;
 	/* memory held, counted in srv->held: buffers, arguments of calls in
-	 * flight, and queued replies (their sizes in queue order, a ring) */
+	 * flight, and queued replies (a ring, in the order they are written;
+	 * the first may be partly written) */
 	size_t held_in, held_req, held_out;
-	size_t *outsz;
+	struct out_rec *outq;
 	unsigned out_head, out_n, out_cap;
 };
 
@@ -170,8 +189,7 @@ static void conn_update(struct proto_conn *c);
 /* May more requests be taken from this client now? */
 static int conn_can_take(const struct proto_conn *c)
 {
-	return c->inflight < c->srv->cfg->client_max_inflight &&
-	       rpc_queue_length(c->rpc) < OUTQ_MAX &&
+	return c->inflight < c->srv->cfg->client_max_inflight && c->out_n < OUTQ_MAX &&
 	       c->held_req + c->held_out + CALL_MAX_HOLD <= CONN_HOLD_MAX;
 }
 
@@ -230,41 +248,39 @@ static size_t conn_held(const struct proto_conn *c)
 	return c->held_in + c->held_req + c->held_out;
 }
 
-/* A queued reply of about n bytes. Returns 0 or -ENOMEM. */
-static int out_push(struct proto_conn *c, size_t n)
+/* Queues a reply record of len bytes in buf (the queue owns it now),
+ * counted as held bytes. Returns 0 or -ENOMEM (buf is not taken). */
+static int out_push(struct proto_conn *c, char *buf, uint32_t len, size_t held)
 {
 	if (c->out_n == c->out_cap) {
 		unsigned cap = c->out_cap ? c->out_cap * 2 : 16;
-		size_t *b = malloc(cap * sizeof(*b));
+		struct out_rec *b = malloc(cap * sizeof(*b));
 		if (b == NULL)
 			return -ENOMEM;
 		for (unsigned i = 0; i < c->out_n; i++)
-			b[i] = c->outsz[(c->out_head + i) % c->out_cap];
-		free(c->outsz);
-		c->outsz = b;
+			b[i] = c->outq[(c->out_head + i) % c->out_cap];
+		free(c->outq);
+		c->outq = b;
 		c->out_cap = cap;
 		c->out_head = 0;
 	}
 	if (c->out_n == 0)
 		c->out_move_ms = now_ms(c->srv);
-	c->outsz[(c->out_head + c->out_n) % c->out_cap] = n;
+	c->outq[(c->out_head + c->out_n) % c->out_cap] = (struct out_rec){buf, len, 0, held};
 	c->out_n++;
-	held_add(c, &c->held_out, n);
+	held_add(c, &c->held_out, held);
 	return 0;
 }
 
-/* Replies written since the last call leave the count (the writer's queue
- * is first in, first out). */
-static void out_sync(struct proto_conn *c)
+/* The first queued reply is written (or dropped): it leaves the queue. */
+static void out_pop(struct proto_conn *c)
 {
-	unsigned q = c->rpc ? (unsigned)rpc_queue_length(c->rpc) : 0;
+	struct out_rec *r = &c->outq[c->out_head];
 
-	while (c->out_n > q) {
-		held_sub(c, &c->held_out, c->outsz[c->out_head]);
-		c->out_head = (c->out_head + 1) % c->out_cap;
-		c->out_n--;
-		c->out_move_ms = now_ms(c->srv);
-	}
+	held_sub(c, &c->held_out, r->held);
+	free(r->buf);
+	c->out_head = (c->out_head + 1) % c->out_cap;
+	c->out_n--;
 }
 
 /* --- the activity list ------------------------------------------------------ */
@@ -305,7 +321,7 @@ static void act_touch(struct proto_conn *c, uint64_t now)
  * queued. Closing it loses nothing; its client reconnects. */
 static int conn_quiet(const struct proto_conn *c)
 {
-	return !c->busy && c->inflight == 0 && (c->rpc == NULL || rpc_queue_length(c->rpc) == 0);
+	return !c->busy && c->inflight == 0 && c->out_n == 0;
 }
 
 static void conn_free(struct proto_conn *c)
@@ -323,7 +339,7 @@ static void conn_free(struct proto_conn *c)
 	c->magic = 0;
 	free(c->inbuf);
 	free(c->frag);
-	free(c->outsz);
+	free(c->outq);
 	free(c);
 }
 
@@ -362,38 +378,6 @@ void proto_conn_submit(struct proto_conn *c, struct cfs_req *req)
 	c->srv->submit(req, c->srv->arg);
 }
 
-/* libnfs 4.0 calls a PDU's callback when it destroys a context with queued
- * PDUs, and reply PDUs have none: destroying a server context with unsent
- * replies would crash. So unsent replies are first written into a socket
- * pair and discarded. */
-static void destroy_writer(struct rpc_context *rpc)
-{
-	if (rpc_queue_length(rpc) > 0) {
-		int sp[2];
-		char junk[65536];
-
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0) {
-			log_err("cannot discard unsent replies: %s; leaking a context",
-				strerror(errno));
-			return;
-		}
-		close(rpc_get_fd(rpc));
-		rpc_set_fd(rpc, sp[0]);
-		for (int i = 0; i < 1000000 && rpc_queue_length(rpc) > 0; i++) {
-			if (rpc_service(rpc, POLLOUT) < 0)
-				break;
-			while (read(sp[1], junk, sizeof(junk)) > 0)
-				;
-		}
-		close(sp[1]);
-		if (rpc_queue_length(rpc) > 0) {
-			log_err("cannot discard unsent replies; leaking a context");
-			return;
-		}
-	}
-	rpc_destroy_context(rpc); /* closes the fd */
-}
-
 static void conn_close(struct proto_conn *c, const char *why)
 {
 	struct proto_server *srv = c->srv;
@@ -409,14 +393,13 @@ static void conn_close(struct proto_conn *c, const char *why)
 	loop_del(srv->loop, c->fd);
 	if (c->fd < srv->nbyfd && srv->byfd[c->fd] == c)
 		srv->byfd[c->fd] = NULL;
-	destroy_writer(c->rpc);
-	c->rpc = NULL;
+	close(c->fd);
 	act_unlink(c);
 	/* what it held is given back now; its requests in flight end later */
+	while (c->out_n)
+		out_pop(c);
 	held_sub(c, &c->held_in, c->held_in);
 	held_sub(c, &c->held_req, c->held_req);
-	held_sub(c, &c->held_out, c->held_out);
-	c->out_n = 0;
 	srv->nclients--;
 	proto_counters.conns_open--;
 	conn_unref(c);
@@ -458,7 +441,7 @@ static void conn_update(struct proto_conn *c)
 			loop_pending(c->srv->loop);
 		}
 	}
-	if (rpc_queue_length(c->rpc) > 0)
+	if (c->out_n > 0)
 		ev |= POLLOUT;
 	loop_set(c->srv->loop, c->fd, ev);
 }
@@ -683,23 +666,49 @@ static int conn_read(struct proto_conn *c, int hup)
  * normally goes out in the pass that made it, without waiting for the
  * next POLLOUT (which would cost an epoll_ctl and a wakeup per reply).
  * Returns 0, or -EIO when writing failed (close the connection). */
+/* Writes queued replies until the queue is empty, the socket is full
+ * (POLLOUT then) or WRITES_PER_WAKEUP sendmsg() calls were made. 0, or
+ * -EIO when the socket failed. */
 static int conn_flush(struct proto_conn *c)
 {
-	int rc = 0;
+	for (int i = 0; i < WRITES_PER_WAKEUP && c->out_n > 0; i++) {
+		struct iovec iov[WRITE_IOVS];
+		struct msghdr mh;
+		size_t want = 0;
+		unsigned n = 0;
+		ssize_t w;
 
-	for (int i = 0; i < WRITES_PER_WAKEUP; i++) {
-		int before = rpc_queue_length(c->rpc);
-		if (before == 0)
-			break;
-		if (rpc_service(c->rpc, POLLOUT) < 0) {
-			rc = -EIO;
-			break;
+		for (; n < WRITE_IOVS && n < c->out_n; n++) {
+			const struct out_rec *r = &c->outq[(c->out_head + n) % c->out_cap];
+
+			iov[n].iov_base = r->buf + r->off;
+			iov[n].iov_len = r->len - r->off;
+			want += iov[n].iov_len;
 		}
-		if (rpc_queue_length(c->rpc) >= before)
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = n;
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -EIO;
+		c->out_move_ms = now_ms(c->srv);
+		for (size_t left = (size_t)w; left > 0;) {
+			struct out_rec *r = &c->outq[c->out_head];
+			size_t part = r->len - r->off;
+
+			if (left < part) {
+				r->off += (uint32_t)left;
+				break;
+			}
+			left -= part;
+			out_pop(c);
+		}
+		if ((size_t)w < want)
 			break; /* the socket is full: wait for POLLOUT */
 	}
-	out_sync(c);
-	return rc;
+	return 0;
 }
 
 static void conn_io(struct loop *l, int fd, int revents, void *arg)
@@ -735,27 +744,51 @@ static socklen_t peer_len(const struct sockaddr_storage *ss)
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
-/* A reply datagram, laid out as libnfs lays out a TCP reply (a record
- * mark's 4 bytes first, not sent) so that the error encoders of rpc.c,
- * which step back over libnfs's accepted-reply header, work here too. */
-static int udp_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
+/* Encodes a reply record: a record mark (last fragment), then "xid,
+ * REPLY, MSG_ACCEPTED, null verifier, SUCCESS" and the result, as libnfs's
+ * rpc_send_reply() lays it out, so that the error encoders of rpc.c, which
+ * step back over that accepted-reply header, work on it. 0 with the
+ * malloc()ed record in *out (*len bytes, *cap allocated), -ENOMEM, or
+ * -EIO when the result does not encode in hint + REPLY_SLACK bytes. */
+static int encode_reply(uint32_t xid, void *res, zdrproc_t enc, int hint, char **out, uint32_t *len,
+                        size_t *cap)
 {
 	uint32_t head[7] = {0, xid, 1 /* REPLY */, MSG_ACCEPTED, AUTH_NONE, 0, SUCCESS};
-	size_t cap = (size_t)(hint > 0 ? hint : 0) + 4096;
-	char *buf = malloc(cap);
-	uint32_t len;
+	uint32_t mark;
 	int ok = 1;
 	ZDR z;
 
-	if (buf == NULL)
-		return 0; /* the client retransmits */
-	zdrmem_create(&z, buf, (uint32_t)cap, ZDR_ENCODE);
+	*cap = (size_t)(hint > 0 ? hint : 0) + REPLY_SLACK;
+	*out = malloc(*cap);
+	if (*out == NULL)
+		return -ENOMEM;
+	zdrmem_create(&z, *out, (uint32_t)*cap, ZDR_ENCODE);
 	for (int i = 0; i < 7 && ok; i++)
 		ok = zdr_u_int(&z, &head[i]);
 	ok = ok && enc(&z, res);
-	len = zdr_getpos(&z);
+	*len = zdr_getpos(&z);
 	zdr_destroy(&z);
-	if (!ok || len - 4 > 65507) {
+	if (!ok || *len < 4 + 12) { /* mark, xid, REPLY, reply_stat at least */
+		free(*out);
+		*out = NULL;
+		return -EIO;
+	}
+	mark = htonl(0x80000000u | (*len - 4));
+	memcpy(*out, &mark, 4);
+	return 0;
+}
+
+/* A reply datagram: the record without its mark. */
+static int udp_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
+{
+	char *buf;
+	uint32_t len;
+	size_t cap;
+	int rc = encode_reply(xid, res, enc, hint, &buf, &len, &cap);
+
+	if (rc == -ENOMEM)
+		return 0; /* the client retransmits */
+	if (rc || len - 4 > 65507) {
 		static struct log_limit lim;
 		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode a UDP reply", c->peer_text);
 		free(buf);
@@ -776,29 +809,32 @@ static int udp_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 
 int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
 {
-	struct rpc_msg stub;
+	char *buf;
+	uint32_t len;
+	size_t cap;
+	int rc;
 
 	assert(c->magic == CONN_MAGIC);
 	if (c->closed)
 		return 0;
 	if (c->udp)
 		return udp_send(c, xid, res, enc, hint);
-	memset(&stub, 0, sizeof(stub));
-	stub.xid = xid; /* on TCP rpc_send_reply uses nothing else of the call */
-	if (rpc_send_reply(c->rpc, &stub, res, enc, hint) != 0) {
+	rc = encode_reply(xid, res, enc, hint, &buf, &len, &cap);
+	if (rc == -EIO) {
 		static struct log_limit lim;
-		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode reply: %s", c->peer_text,
-			    rpc_get_error(c->rpc));
+		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode reply", c->peer_text);
 		conn_close(c, "reply encoding failed");
 		return -EIO;
 	}
-	proto_counters.replies++;
-	proto_counters.bytes_out += (uint64_t)hint;
-	if (out_push(c, (size_t)hint + REPLY_OVERHEAD) != 0) {
+	if (rc || out_push(c, buf, len, cap + (REPLY_OVERHEAD - REPLY_SLACK)) != 0) {
 		/* its memory would go uncounted: the client reconnects */
+		if (rc == 0)
+			free(buf);
 		conn_close(c, "out of memory");
 		return -ENOMEM;
 	}
+	proto_counters.replies++;
+	proto_counters.bytes_out += (uint64_t)hint;
 	if (!c->busy) {
 		if (conn_flush(c) != 0) {
 			conn_close(c, "write failed");
@@ -900,16 +936,12 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->incap = INBUF_MIN;
 	c->inbuf = malloc(c->incap);
-	c->rpc = c->inbuf ? rpc_init_server_context(fd) : NULL;
-	if (c->rpc == NULL || byfd_put(srv, fd, c) != 0 ||
+	if (c->inbuf == NULL || byfd_put(srv, fd, c) != 0 ||
 	    loop_add(srv->loop, fd, POLLIN, conn_io, c) != 0) {
 		static struct log_limit lim;
 		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot set up the connection",
 			    c->peer_text);
-		if (c->rpc)
-			rpc_destroy_context(c->rpc);
-		else
-			close(fd);
+		close(fd);
 		if (fd < srv->nbyfd && srv->byfd[fd] == c)
 			srv->byfd[fd] = NULL;
 		free(c->inbuf);

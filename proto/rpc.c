@@ -164,9 +164,10 @@ int proto_reply(struct cfs_req *req, void *res)
 	return rc;
 }
 
-/* An error reply through rpc_send_reply(): libnfs has already encoded
- * "MSG_ACCEPTED, null verifier, SUCCESS" (16 bytes) when it calls the result
- * encoder, and sizes the record from the final position. This encoder steps
+/* An error reply through proto_conn_send(): the accepted-reply header
+ * "MSG_ACCEPTED, null verifier, SUCCESS" (16 bytes) is already encoded
+ * when it calls the result encoder (as libnfs's rpc_send_reply() does), and
+ * the record is sized from the final position. This encoder steps
  * back over those 16 bytes and writes the reply body the error needs. */
 struct err_reply {
 	uint32_t reply_stat; /* MSG_ACCEPTED or MSG_DENIED */
