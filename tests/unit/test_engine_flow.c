@@ -128,6 +128,55 @@ static void test_ttl_access_from_cache(void **state)
 	forwarded(NFS3_ACCESS);
 }
 
+/* ttl mode, access_prefetch: a listing the upstream answered makes the
+ * engine ask ACCESS for its entries, as the caller that listed them; the
+ * answer then answers that caller's ACCESS, never another's. A listing
+ * whose entries are known asks nothing; with the key at 0 nothing is
+ * asked. */
+static void test_ttl_access_ahead(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+	struct call *c;
+
+	(void)state;
+	fx_new(60);
+	g->cfg.access_prefetch = 4;
+	start_cfg();
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_int_equal(last_answer(NFS3_READDIRPLUS)->status, NFS3_OK);
+	/* the client has its listing; the ACCESS ahead is the engine's */
+	c = peek_call();
+	assert_non_null(c);
+	assert_int_equal(c->proc, NFS3_ACCESS);
+	assert_int_equal(c->cred.uid, 1000);
+	assert_memory_equal(((ACCESS3args *)c->args)->object.data.data_val, h_file, strlen(h_file));
+	assert_int_equal(((ACCESS3args *)c->args)->access & ACCESS3_READ, ACCESS3_READ);
+	assert_int_equal(ctr()->access_prefetches, 1);
+	answer_access(ACCESS3_READ | ACCESS3_EXECUTE, &fa);
+	assert_int_equal(g->e->access_ahead_inflight, 0);
+	/* the opener's ACCESS is answered here, with the server's bits */
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	/* the same listing again (from the cache): all known, nothing asked */
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->access_prefetches, 1);
+	/* another uid has no answer of its own: the server is asked */
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+	stop(NULL);
+
+	fx_new(60); /* access_prefetch 0: off */
+	start_cfg();
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->access_prefetches, 0);
+}
+
 static void test_strict_access_forwarded(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
@@ -881,6 +930,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_ttl_lookup_other_credential, stop),
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_access_from_cache, stop),
+	    cmocka_unit_test_teardown(test_ttl_access_ahead, stop),
 	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),

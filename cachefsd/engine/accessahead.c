@@ -1,0 +1,121 @@
+/* ACCESS fetched ahead (ttl mode): a client that lists a directory with
+ * READDIRPLUS opens what it listed next, and an open asks ACCESS. The
+ * listing gave the attributes and the names (meta.c keeps them as GETATTR
+ * and LOOKUP answers), but no ACCESS answer: what each entry allows is the
+ * server's to say, per credential. So when a listing reaches its caller,
+ * the ACCESS answers that caller has no fresh record of are asked now, in
+ * the background, as that caller: by the time it opens the files, the
+ * answers are there (metaanswer.c answer_access()).
+ *
+ * Bounded: at most access_prefetch calls in flight at once and at most
+ * that many per listing; entries beyond are left to the client's own
+ * ACCESS. An answer goes through the reply pipeline like the client's own
+ * would (engine_answered(): attributes observed, the answer recorded for
+ * that credential only). Never on the client's path: the listing is
+ * answered first, and nothing waits for these calls.
+ *
+ * Called by forward.c (a listing the upstream answered) and metaanswer.c
+ * (one answered from the cache); it calls the reply pipeline (reply.c)
+ * and the metadata cache (meta.c). */
+#include "engine_int.h"
+#include "log.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AHEAD_MAGIC 0x41484541u /* "AHEA" */
+
+/* What a kernel client asks at an open (a directory: READ, LOOKUP, MODIFY,
+ * EXTEND, DELETE; a file: READ, MODIFY, EXTEND, EXECUTE), so one answer
+ * covers every later ACCESS of the entry (answer_access() answers a subset
+ * of what was asked). */
+#define AHEAD_MASK                                                                                 \
+	(ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE |        \
+	 ACCESS3_EXECUTE)
+
+struct ahead {
+	uint32_t magic;
+	struct engine *e;
+	struct engine_call call; /* args.access.object points at fh */
+	uint8_t fh[NFS3_FHSIZE];
+};
+
+static void ahead_done(int status, void *res, void *priv)
+{
+	struct ahead *a = priv;
+	struct engine *e = a->e;
+
+	assert(a->magic == AHEAD_MAGIC);
+	e->access_ahead_inflight--;
+	/* an answer is recorded as the client's own would be; no answer
+	 * (upstream trouble, stopping) records nothing */
+	if (status == 0 && res != NULL)
+		engine_answered(e, &a->call, res);
+	a->magic = 0;
+	free(a);
+}
+
+/* 1 when cred has a fresh ACCESS answer for fh covering AHEAD_MASK under
+ * the attributes at (the listing's, the freshest known). */
+static int known(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred, const fattr3 *at)
+{
+	struct access_ent ev;
+
+	return meta_get_access(e, fh, cred, &ev) == 0 && (ev.asked & AHEAD_MASK) == AHEAD_MASK &&
+	       ev.ctime_s == at->ctime.seconds && ev.ctime_ns == at->ctime.nseconds;
+}
+
+static int ahead_one(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred)
+{
+	struct ahead *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (a == NULL)
+		return -1;
+	a->magic = AHEAD_MAGIC;
+	a->e = e;
+	memcpy(a->fh, fh->data.data_val, fh->data.data_len);
+	a->call.prog = NFS_PROGRAM;
+	a->call.proc = NFS3_ACCESS;
+	a->call.t_call_us = loop_clock_us();
+	a->call.cred = *cred;
+	a->call.args.access.object.data.data_len = fh->data.data_len;
+	a->call.args.access.object.data.data_val = (char *)a->fh;
+	a->call.args.access.access = AHEAD_MASK;
+	rc = engine_up_call(e, NFS3_ACCESS, &a->call.args, cred, ahead_done, a);
+	if (rc != 0) {
+		free(a);
+		return -1;
+	}
+	e->access_ahead_inflight++;
+	e->ctr.access_prefetches++;
+	return 0;
+}
+
+void engine_access_ahead(struct engine *e, const struct cfs_cred *cred, const void *res)
+{
+	const READDIRPLUS3res *r = res;
+	const entryplus3 *next;
+	int cap = e->cfg->access_prefetch, sent = 0;
+
+	if (cap <= 0 || !meta_enabled(e) || e->stopping || r->status != NFS3_OK)
+		return;
+	next = r->READDIRPLUS3res_u.resok.reply.entries;
+	while (next && sent < cap && e->access_ahead_inflight < cap) {
+		/* libnfs places entries at 4-byte aligned addresses: copy out */
+		entryplus3 ent;
+		memcpy(&ent, next, sizeof(ent));
+		next = ent.nextentry;
+		const nfs_fh3 *fh = &ent.name_handle.post_op_fh3_u.handle;
+		if (!ent.name_handle.handle_follows || !ent.name_attributes.attributes_follow ||
+		    fh->data.data_len == 0 || fh->data.data_len > NFS3_FHSIZE ||
+		    strcmp(ent.name, ".") == 0 || strcmp(ent.name, "..") == 0)
+			continue;
+		if (known(e, fh, cred, &ent.name_attributes.post_op_attr_u.attributes))
+			continue;
+		if (ahead_one(e, fh, cred) != 0)
+			break; /* the upstream takes no more now */
+		sent++;
+	}
+}
