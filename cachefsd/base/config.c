@@ -146,7 +146,8 @@ static const struct cfg_key keys[] = {
 	{"access_prefetch", CFG_INT, OFF(access_prefetch), "16", 0, 1024, "N",
 	 "ttl mode: when a listing (READDIRPLUS) reaches a client, ask the upstream ACCESS "
 	 "for its entries that client has no answer of, as that client, in the background: "
-	 "at most N such calls in flight and N per listing; 0: off"},
+	 "at most N such calls in flight, the rest queued (32*N of a listing, 64*N in all); "
+	 "0: off"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

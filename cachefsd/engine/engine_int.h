@@ -105,7 +105,11 @@ struct engine {
 	uint64_t obs_call_us;
 	uint64_t prefetch_bytes;  /* what it asked the kernel to read */
 	uint64_t prefetch_t0_ms;
-	int access_ahead_inflight; /* ACCESS calls fetched ahead (accessahead.c) */
+	/* ACCESS calls fetched ahead (accessahead.c): in flight, and those
+	 * waiting for room, first in first out (struct ahead, owned here) */
+	int access_ahead_inflight;
+	struct ahead *ahead_head, *ahead_tail;
+	int ahead_queued;
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all
@@ -244,6 +248,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
  * entries that cred has no fresh record of (accessahead.c; ttl mode,
  * access_prefetch). res is only read during the call. */
 void engine_access_ahead(struct engine *e, const struct cfs_cred *cred, const void *res);
+/* Frees the ACCESS calls still waiting to be fetched ahead. */
+void engine_access_ahead_drop(struct engine *e);
 /* READ (read.c). */
 void engine_read(struct engine *e, struct cfs_req *req);
 /* Sets up the fill parameters from the upstream's FSINFO (read.c). */
