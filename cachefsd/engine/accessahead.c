@@ -11,16 +11,16 @@
  * of a listing wait in a queue for their turn (at most AHEAD_PER_LISTING
  * times access_prefetch of one listing, AHEAD_QUEUED times in all), in the
  * order listed, which is the order a walk opens them; entries beyond are
- * left to the client's own ACCESS. An answer goes through the reply pipeline like the client's own
- * would (engine_answered(): attributes observed, the answer recorded for
- * that credential only). Never on the client's path: the listing is
- * answered first, and nothing waits for these calls.
+ * left to the client's own ACCESS. An answer goes through the reply
+ * pipeline as the client's own would (engine_answered(): attributes
+ * observed, the answer recorded for that credential only). Never on the
+ * client's path: the listing is answered first, and nothing waits for
+ * these calls.
  *
  * Called by forward.c (a listing the upstream answered) and metaanswer.c
  * (one answered from the cache); it calls the reply pipeline (reply.c)
  * and the metadata cache (meta.c). */
 #include "engine_int.h"
-#include "log.h"
 
 #include <assert.h>
 #include <stdlib.h>
