@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha knfsd
 # ttl mode: what a listing (READDIRPLUS) told is what later calls are
 # answered with. After a directory is listed, LOOKUPs and GETATTRs of its
 # entries send no LOOKUP or GETATTR upstream and give the server's
@@ -10,12 +11,14 @@
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
 OP=$H_BUILD/tests/nfsop
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
 N=12
-mkdir -p "$E/ls"
-for i in $(seq 1 $N); do head -c $((i * 100)) /dev/urandom >"$E/ls/f$i"; done
-chmod 0600 "$E/ls/f1" # root may read it, uid 4242 may not
+h_up_mkdir up ls || h_fail "mkdir ls on the upstream"
+for i in $(seq 1 $N); do h_up_mkdata up "ls/f$i" "$i" "$i" || h_fail "ls/f$i on the upstream"; done
+h_up_chmod up 600 ls/f1 || h_fail "chmod ls/f1" # root may read it, uid 4242 may not
+# what the server says of a file: "size N mode OCTAL", as nfscall's getattr
+up_attrs() { h_up_stat up "$1" | awk '{print "size " $1 " mode " $3}'; }
 h_start_cachefsd px up --meta-ttl 60
 P=$H_PORT_px
 nc() { "$H_BUILD/tests/nfscall" --port "$P" --export "$E" "$@"; }
@@ -41,7 +44,7 @@ for i in $(seq 1 $N); do
 	grep -qx "status NFS3_OK" <<<"$out" || h_fail "LOOKUP f$i: $out"
 	fh[$i]=$(sed -n 's/^fh //p' <<<"$out")
 	out=$(nc --fh "${fh[$i]}" getattr)
-	want=$(stat -c 'size %s mode %a' "$E/ls/f$i")
+	want=$(up_attrs "ls/f$i")
 	grep -qx "$want" <<<"$out" || h_fail "GETATTR f$i: '$(grep size <<<"$out")', the server has '$want'"
 	out=$(nc --fh "${fh[$i]}" access)
 	grep -qx "access 0x1" <<<"$out" || h_fail "ACCESS (READ) of f$i for root: $out"
@@ -64,11 +67,11 @@ h_log "ok: uid 4242's ACCESS went to the server, which refused it"
 # changes through the proxy show in the next LOOKUP / GETATTR
 U=$H_URL_px
 "$OP" "$U" chmod 640 ls/f2 || h_fail "chmod through the proxy"
-grep -qx "$(stat -c 'size %s mode %a' "$E/ls/f2")" <<<"$(nc --fh "${fh[2]}" getattr)" ||
+grep -qx "$(up_attrs ls/f2)" <<<"$(nc --fh "${fh[2]}" getattr)" ||
 	h_fail "GETATTR after a SETATTR through the proxy: $(nc --fh "${fh[2]}" getattr)"
 printf 'abc' | "$OP" "$U" append ls/f3 || h_fail "append through the proxy"
-[ "$(stat -c %s "$E/ls/f3")" = 303 ] || h_fail "the append did not reach the server"
-grep -qx "$(stat -c 'size %s mode %a' "$E/ls/f3")" <<<"$(nc --fh "${fh[3]}" getattr)" ||
+[ "$(up_attrs ls/f3 | cut -d' ' -f2)" = 3075 ] || h_fail "the append did not reach the server: $(up_attrs ls/f3)"
+grep -qx "$(up_attrs ls/f3)" <<<"$(nc --fh "${fh[3]}" getattr)" ||
 	h_fail "GETATTR after a WRITE through the proxy: $(nc --fh "${fh[3]}" getattr)"
 "$OP" "$U" rename ls/f4 ls/g4 || h_fail "rename through the proxy"
 grep -qx "status NFS3ERR_NOENT" <<<"$(nc --fh "$dirfh" lookup f4)" ||
