@@ -719,6 +719,72 @@ for profile in ${profiles//,/ }; do
 	[ "$profile" = wan ] && b_stop_relay
 done
 
+# --- per pass: what cachefsd answered and what it sent upstream ----------------------------------
+# guest_watch LABEL PID GOUT: while the guest run PID lasts, cachefsd LABEL's
+# counters (b_cfs_stats: what `cachefsctl stats --raw` shows) at each mark the
+# guest script prints in GOUT (READY, then a RUN line per pass), into
+# raw/guest-LABEL-stats/K.txt for the K-th mark. Marks seen late (two at
+# once) leave a gap: guest_passes then reports no counts for that pass.
+guest_watch()
+{
+	local label=$1 pid=$2 gout=$3 seen=0 n sdir=$out/raw/guest-$1-stats
+	rm -rf "$sdir"
+	mkdir -p "$sdir"
+	while kill -0 "$pid" 2>/dev/null; do
+		n=$(grep -cE '^(READY|RUN):' "$gout" 2>/dev/null)
+		if [ "${n:-0}" -gt "$seen" ]; then
+			[ "$n" -gt $((seen + 1)) ] && b_log "guest: $label: counters read late, marks $((seen + 1))-$n together"
+			seen=$n
+			b_cfs_stats "$label" >"$sdir/$seen.txt" || rm -f "$sdir/$seen.txt"
+		fi
+		sleep 0.1
+	done
+}
+
+# guest_passes LABEL GOUT: guest-passes.csv rows of LABEL's run: for each
+# pass (round, workload) and procedure, the calls cachefsd received, the
+# calls it sent upstream (its own included: lookup prefetch, fills) and the
+# calls it answered alone (nfs_hit_<PROC>; READ: from the cache).
+guest_passes()
+{
+	local label=$1 gout=$2 sdir=$out/raw/guest-$1-stats k=1 round wl
+	while read -r _ round wl _; do
+		k=$((k + 1))
+		[ -s "$sdir/$((k - 1)).txt" ] && [ -s "$sdir/$k.txt" ] || continue
+		awk -v row="$label" -v round="$round" -v wl="$wl" '
+			FNR == NR { a[$1] = $2; next }
+			{ d = $2 - a[$1]
+			  if ($1 ~ /^nfs_calls_/) { p = substr($1, 11); c[p] = d; seen[p] = 1 }
+			  else if ($1 ~ /^upstream_calls_[A-Z]/) { p = substr($1, 16); u[p] = d; seen[p] = 1 }
+			  else if ($1 ~ /^nfs_hit_/) { p = substr($1, 9); h[p] = d } }
+			END { for (p in seen) if (c[p] + u[p] > 0)
+				printf "%s,%s,%s,%s,%d,%d,%d\n", row, round, wl, p, c[p], u[p], h[p] }' \
+			"$sdir/$((k - 1)).txt" "$sdir/$k.txt" | sort -t, -k4,4
+	done < <(grep '^RUN: ' "$gout")
+}
+
+# guest_passes_md CSV: the tar passes, a table per row: for each round the
+# calls by procedure as "upstream / received".
+guest_passes_md()
+{
+	[ "$(wc -l <"$1")" -gt 1 ] || return 0
+	echo "Per pass (guest-passes.csv), tar: calls sent upstream / calls received, by procedure (cachefsd's counters read between passes; round 1 includes the mount):"
+	echo
+	awk -F, 'NR > 1 && $3 == "tar" {
+			k = $1 SUBSEP $2; if (!(k in rk)) { rk[k] = 1; rows[++nr] = k }
+			if (!($4 in pk)) { pk[$4] = 1; procs[++np] = $4 }
+			v[k, $4] = $6 " / " $5; up[k] += $6; all[k] += $5 }
+		END {
+			if (nr == 0) exit
+			printf "| row | round |"; for (j = 1; j <= np; j++) printf " %s |", procs[j]; print " all |"
+			printf "|---|---:|"; for (j = 1; j <= np; j++) printf "---:|"; print "---:|"
+			for (i = 1; i <= nr; i++) {
+				split(rows[i], rr, SUBSEP); printf "| %s | %s |", rr[1], rr[2]
+				for (j = 1; j <= np; j++) printf " %s |", ((rows[i], procs[j]) in v) ? v[rows[i], procs[j]] : ""
+				printf " %d / %d |\n", up[rows[i]], all[rows[i]] } }' "$1"
+	echo
+}
+
 # --- the kernel client in the qemu guest (wan) ---------------------------------------------------
 # One guest boot per scenario; inside it, guest_n rounds of the seed's literal
 # commands, each after `sync; echo 3 >/proc/sys/vm/drop_caches` in the guest.
@@ -737,8 +803,14 @@ run_guest()
 	T_HOST=127.0.0.1 T_NFSPORT=$R_NFSPORT T_MNTPORT=$R_MNTPORT
 	PEER_PID=''
 	[[ ,$scenarios, == *,peer,* ]] && { b_start_peer "$T_HOST" "$T_NFSPORT" || PEER_PID=''; }
+	# READY before the first pass and each RUN line after a pass are the
+	# marks at which guest_watch reads cachefsd's counters; the script
+	# waits PAUSE seconds after each (outside the timed commands) so that
+	# the host reads them between passes
 	cat >"$B_TMP/guest.sh" <<'GEOF'
 up() { cut -d' ' -f1 /proc/uptime; }
+echo "READY:"
+sleep "${PAUSE:-0}"
 i=1
 while [ $i -le $N ]; do
 	for wl in cat-big tar; do
@@ -751,14 +823,16 @@ while [ $i -le $N ]; do
 		esac
 		t1=$(up)
 		echo "RUN: $i $wl $t0 $t1"
+		sleep "${PAUSE:-0}"
 	done
 	i=$((i + 1))
 done
 GEOF
 	echo "profile,client,workload,row,run,seconds" >"$gcsv"
-	local label port mport xport extra
+	echo "row,round,workload,proc,calls,upstream,local" >"$out/guest-passes.csv"
+	local label port mport xport extra pause gpid
 	for label in direct ganesha-proxy strict ttl; do
-		extra=()
+		extra=() pause=0
 		case $label in
 		direct) port=$T_NFSPORT mport=$T_MNTPORT xport=$DATA ;;
 		ganesha-proxy)
@@ -778,16 +852,20 @@ GEOF
 			b_start_cachefsd "$label" "$B_TMP/cache-$label" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$DATA" \
 				--secure-ports false "${extra[@]}" || continue
 			local pv="CFS_PORT_$label"
-			port=${!pv} mport=${!pv} xport=$DATA ;;
+			port=${!pv} mport=${!pv} xport=$DATA pause=2 ;;
 		esac
 		b_log "guest: $label ($guest_n rounds of cat bigfile and tar cf - $tree)"
 		local gout=$out/raw/guest-$label.out
-		if ! H_BUILD=$build "$grun" --port "$port" --mountport "$mport" --export "$xport" \
+		H_BUILD=$build "$grun" --port "$port" --mountport "$mport" --export "$xport" \
 			--script "$B_TMP/guest.sh" --timeout 1800 --env "N=$guest_n" --env "TREE=$tree" \
-			--out "$out/raw/guest-$label-console.log" >"$gout" 2>&1; then
+			--env "PAUSE=$pause" --out "$out/raw/guest-$label-console.log" >"$gout" 2>&1 &
+		gpid=$!
+		[ "$pause" = 0 ] || guest_watch "$label" "$gpid" "$gout"
+		if ! wait "$gpid"; then
 			b_log "guest run via $label failed (see $gout)"
 			continue
 		fi
+		[ "$pause" = 0 ] || guest_passes "$label" "$gout" >>"$out/guest-passes.csv"
 		grep -q '^FAILED' "$gout" && { b_log "guest: a command failed via $label"; continue; }
 		awk -v l="$label" '/^RUN: / {
 			row = l
@@ -811,6 +889,18 @@ GEOF
 			END { for (i = 1; i <= n; i++) printf "| %s | %s | %s |\n", order[i], v[order[i], "cat-big"], v[order[i], "tar"] }' \
 			"$out/guest-summary.csv"
 		echo
+		echo "tar per round, seconds (round 1 of strict and ttl is cold; speed = direct's mean / this time):"
+		echo
+		awk -F, 'NR > 1 && $3 == "tar" { r = $4; sub(/-(cold|warm)$/, "", r)
+				if (!(r in t)) order[++n] = r; t[r] = t[r] sprintf(" %.2f", $6)
+				if (r == "direct") { ds += $6; dn++ } else s[r, $5] = $6 }
+			END { d = dn ? ds / dn : 0
+				for (i = 1; i <= n; i++) { r = order[i]; line = "- " r ":" t[r]
+					if (r != "direct" && d > 0 && ((r, 2) in s) && s[r, 2] > 0)
+						line = line sprintf(" (first warm pass %.1f× direct)", d / s[r, 2])
+					print line } }' "$gcsv"
+		echo
+		guest_passes_md "$out/guest-passes.csv"
 		echo "What limits these numbers: the guest is emulated (TCG, no KVM here), so a READ's bytes cost guest CPU time: cat of a local tmpfs file runs at tens of MB/s in this guest, and slirp carries ~15-20 MB/s. Over wan (100 Mbit/s = 12.5 MB/s) the link is still the tighter limit for direct and cold reads; warm reads through cachefsd are bound by the guest, not by the proxy. The tar numbers are dominated by round trips (the wan delay) and are meaningful as ratios."
 	} >"$out/guest.md"
 	cat "$out/guest.md"

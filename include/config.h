@@ -77,6 +77,7 @@ struct cfs_config {
 	int rpcbind_register; /* enum cfs_register (key "register") */
 	char *nsm_name;	      /* NULL: the host name (cachefsd/locks/nsm.c) */
 	char *config_file; /* flag only */
+	int access_prefetch; /* ACCESS calls fetched ahead for listings, at most (0: off) */
 };
 
 enum config_action {

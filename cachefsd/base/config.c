@@ -143,6 +143,11 @@ static const struct cfg_key keys[] = {
 	{"nsm_name", CFG_STR, OFF(nsm_name), NULL, 0, 0, "NAME",
 	 "the proxy's name in the SM_NOTIFY it sends its clients' statd: the name they mount "
 	 "it by (default: the host name)"},
+	{"access_prefetch", CFG_INT, OFF(access_prefetch), "16", 0, 1024, "N",
+	 "ttl mode: when a listing (READDIRPLUS) reaches a client, ask the upstream ACCESS "
+	 "for its entries that client has no answer of, as that client, in the background: "
+	 "at most N such calls in flight, the rest queued (32*N of a listing, 64*N in all); "
+	 "0: off"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -840,7 +845,7 @@ static const char *const live_keys[] = {
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
-	"lock_poll",
+	"lock_poll", "access_prefetch",
 };
 
 int config_key_live(const char *key)

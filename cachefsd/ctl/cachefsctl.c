@@ -497,10 +497,12 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, ENGINE_STAT(data_drops)));
 	if (kv_num(info, "meta_ttl"))
 		printf(
-		    "metadata     ttl mode (meta_ttl %s s): %llu hits, %llu misses, %llu records\n",
+		    "metadata     ttl mode (meta_ttl %s s): %llu hits, %llu misses, %llu records, "
+		    "%llu ACCESS asked ahead\n",
 		    kv_get(info, "meta_ttl"), (unsigned long long)kv_num(s, ENGINE_STAT(meta_hits)),
 		    (unsigned long long)kv_num(s, ENGINE_STAT(meta_misses)),
-		    (unsigned long long)kv_num(s, "meta_records"));
+		    (unsigned long long)kv_num(s, "meta_records"),
+		    (unsigned long long)kv_num(s, ENGINE_STAT(access_prefetches)));
 	else
 		printf("metadata     strict mode (every metadata call goes upstream)\n");
 	printf("writers      %llu files entered the writer state, %llu READs bypassed the cache\n",

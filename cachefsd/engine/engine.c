@@ -347,6 +347,7 @@ void engine_free(struct engine *e)
 		store_close(e->store);
 	cobj_table_free(e->objs);
 	mount_free_all(e);
+	engine_access_ahead_drop(e);
 	free(e->export_path);
 	free(e);
 }

@@ -1,5 +1,5 @@
 /* Private to the engine (cachefsd/engine/): engine.c, mount.c,
- * metaanswer.c, mutate.c, read.c, passread.c, forward.c, reply.c,
+ * metaanswer.c, mutate.c, read.c, passread.c, forward.c, accessahead.c, reply.c,
  * observe.c, meta.c (in the order they call each other, from the top:
  * docs/design.md, "The engine's files"), engine_procs.c (their rows), and
  * the engine's unit tests. */
@@ -105,6 +105,11 @@ struct engine {
 	uint64_t obs_call_us;
 	uint64_t prefetch_bytes;  /* what it asked the kernel to read */
 	uint64_t prefetch_t0_ms;
+	/* ACCESS calls fetched ahead (accessahead.c): in flight, and those
+	 * waiting for room, first in first out (struct ahead, owned here) */
+	int access_ahead_inflight;
+	struct ahead *ahead_head, *ahead_tail;
+	int ahead_queued;
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all
@@ -238,6 +243,13 @@ void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
  * bytes now (lookup_prefetch). */
 void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_attr *pa,
 			    const struct cfs_cred *cred);
+/* A listing (READDIRPLUS3res res, NFS3_OK) reached cred's client: ask the
+ * upstream, in the background and as cred, the ACCESS answers of its
+ * entries that cred has no fresh record of (accessahead.c; ttl mode,
+ * access_prefetch). res is only read during the call. */
+void engine_access_ahead(struct engine *e, const struct cfs_cred *cred, const void *res);
+/* Frees the ACCESS calls still waiting to be fetched ahead. */
+void engine_access_ahead_drop(struct engine *e);
 /* READ (read.c). */
 void engine_read(struct engine *e, struct cfs_req *req);
 /* Sets up the fill parameters from the upstream's FSINFO (read.c). */

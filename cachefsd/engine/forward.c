@@ -178,6 +178,11 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 	 * must not let any user turn caching of anyone's file off */
 	if (r && r->status == NFS3_OK && written_file(req))
 		writer(e, written_file(req));
+	struct cfs_cred lister;
+	int listed =
+	    req->prog == NFS_PROGRAM && req->proc == NFS3_READDIRPLUS && r && r->status == NFS3_OK;
+	if (listed)
+		lister = req->cred;
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them
 		 * back), then what this reply says */
@@ -191,7 +196,9 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)
 			e->ctr.access_denied++; /* the caller got the server's refusal */
 	}
-	engine_reply(e, req, res);
+	engine_reply(e, req, res); /* frees req; res is the upstream's until we return */
+	if (listed)
+		engine_access_ahead(e, &lister, res);
 }
 
 static int req_alive(void *priv)

@@ -153,8 +153,12 @@ static int answer_blob(struct engine *e, struct cfs_req *req, const struct engin
 		meta_rec_free(&rec);
 		return -ENOENT;
 	}
+	struct cfs_cred lister = req->cred;
+	int listed = req->proc == NFS3_READDIRPLUS;
 	engine_count_reply(e, req, NFS3_OK);
-	engine_reply(e, req, &res);
+	engine_reply(e, req, &res); /* frees req */
+	if (listed)
+		engine_access_ahead(e, &lister, &res);
 	meta_rec_free(&rec);
 	return 0;
 }

@@ -15,8 +15,7 @@
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
 h_need_bench
-ls /boot/vmlinuz-* >/dev/null 2>&1 && command -v qemu-system-x86_64 >/dev/null ||
-	h_skip "no kernel image or qemu for the kernel nfsd guest"
+h_need_qemu "the kernel nfsd guest"
 
 res=$H_TMP/results
 mkdir -p "$H_TMP/bench-tmp"

@@ -84,6 +84,13 @@ h_need_bench()
 	command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || h_skip "no ip netns here"
 }
 
+# h_need_qemu WHAT: a kernel image and qemu for the guest WHAT, or SKIP
+h_need_qemu()
+{
+	ls /boot/vmlinuz-* >/dev/null 2>&1 && command -v qemu-system-x86_64 >/dev/null && return 0
+	h_skip "no kernel image or qemu for $1"
+}
+
 # h_bench_logs_clean TMPDIR: the cachefsd logs of bench runs kept under
 # TMPDIR (BENCH_KEEP=1, TMPDIR=TMPDIR) have no sanitizer report; h_fail's
 # with the report otherwise (h_cleanup only sees the test's own daemons)

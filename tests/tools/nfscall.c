@@ -14,8 +14,8 @@
  *                 (the first page; prints "entries N", . and .. included)
  *     NAME        a name, or @N for a name of N 'x' bytes
  * Prints one line: "status NFS3_OK", "status NFS3ERR_STALE", ... for an NFS
- * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" for
- * getattr), or "rpc-error TEXT" when the call got an RPC-level error
+ * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" and
+ * "size N mode OCTAL" for getattr), or "rpc-error TEXT" when the call got an RPC-level error
  * (libnfs's text). Exit: 0 an NFS answer (any status), 4 an RPC-level
  * error, 1 no answer or a set-up failure, 2 usage. */
 #include <stdio.h>
@@ -237,8 +237,10 @@ int main(int argc, char **argv)
 	rc = report(&c, &r);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "lookup") == 0 && r.has_fh)
 		print_fh("fh", &r.fh);
-	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "getattr") == 0 && r.has_attr)
+	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "getattr") == 0 && r.has_attr) {
 		printf("nlink %u\n", r.attr.nlink);
+		printf("size %llu mode %o\n", (unsigned long long)r.attr.size, r.attr.mode & 07777);
+	}
 	if (rc == 0 && r.stat == NFS3_OK && strncmp(callname, "readdir", 7) == 0)
 		printf("entries %zu\n", r.nents);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "write") == 0)

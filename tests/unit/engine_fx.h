@@ -229,6 +229,7 @@ static inline void fx_new(int meta_ttl)
 	g->cfg.cache_dir = strdup(g->dir);
 	g->cfg.meta_ttl = meta_ttl;
 	g->cfg.lookup_prefetch = 0; /* no READs of its own after a LOOKUP */
+	g->cfg.access_prefetch = 0; /* ... nor ACCESS calls after a listing */
 	g->cfg.io_threads = 1;
 	strcpy(g->up.info.url.host, "127.0.0.1");
 	strcpy(g->up.info.url.path, "/export");

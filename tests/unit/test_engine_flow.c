@@ -128,6 +128,119 @@ static void test_ttl_access_from_cache(void **state)
 	forwarded(NFS3_ACCESS);
 }
 
+/* ttl mode, access_prefetch: a listing the upstream answered makes the
+ * engine ask ACCESS for its entries, as the caller that listed them; the
+ * answer then answers that caller's ACCESS, never another's. A listing
+ * whose entries are known asks nothing; with the key at 0 nothing is
+ * asked. */
+static void test_ttl_access_ahead(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+	struct call *c;
+
+	(void)state;
+	fx_new(60);
+	g->cfg.access_prefetch = 4;
+	start_cfg();
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_int_equal(last_answer(NFS3_READDIRPLUS)->status, NFS3_OK);
+	/* the client has its listing; the ACCESS ahead is the engine's */
+	c = peek_call();
+	assert_non_null(c);
+	assert_int_equal(c->proc, NFS3_ACCESS);
+	assert_int_equal(c->cred.uid, 1000);
+	assert_memory_equal(((ACCESS3args *)c->args)->object.data.data_val, h_file, strlen(h_file));
+	assert_int_equal(((ACCESS3args *)c->args)->access & ACCESS3_READ, ACCESS3_READ);
+	assert_int_equal(ctr()->access_prefetches, 1);
+	answer_access(ACCESS3_READ | ACCESS3_EXECUTE, &fa);
+	assert_int_equal(g->e->access_ahead_inflight, 0);
+	/* the opener's ACCESS is answered here, with the server's bits */
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	/* the same listing again (from the cache): all known, nothing asked */
+	readdirplus_of(h_dir);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->access_prefetches, 1);
+	/* another uid has no answer of its own: the server is asked */
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+	stop(NULL);
+
+	fx_new(60); /* access_prefetch 0: off */
+	start_cfg();
+	readdirplus_of(h_dir);
+	answer_readdirplus(&dir, &fa);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->access_prefetches, 0);
+}
+
+/* access_prefetch 1: a listing of three files has one ACCESS in flight at
+ * a time, the others queued in the order listed; one the client asked
+ * itself meanwhile is not asked again. */
+static void test_ttl_access_ahead_queued(void **state)
+{
+	fattr3 dir = DIR_ATTRS, fa = attrs(7, NF3REG, 13, 200, 200);
+	fattr3 fb = attrs(8, NF3REG, 14, 200, 200), fc = attrs(9, NF3REG, 15, 200, 200);
+	struct call *c;
+	entryplus3 ent[3];
+	char *hs[3] = {h_file, h_other, h_dir};
+	char *ns[3] = {n_a, n_b, n_c};
+	fattr3 *as[3] = {&fa, &fb, &fc};
+	READDIRPLUS3res res;
+
+	(void)state;
+	fx_new(60);
+	g->cfg.access_prefetch = 1;
+	start_cfg();
+	readdirplus_of(h_dir);
+	memset(ent, 0, sizeof(ent));
+	for (int i = 0; i < 3; i++) {
+		ent[i].fileid = as[i]->fileid;
+		ent[i].name = ns[i];
+		ent[i].cookie = (uint64_t)i + 1;
+		ent[i].name_attributes = post(as[i]);
+		ent[i].name_handle.handle_follows = 1;
+		ent[i].name_handle.post_op_fh3_u.handle = fh_of(hs[i]);
+		ent[i].nextentry = i < 2 ? &ent[i + 1] : NULL;
+	}
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.READDIRPLUS3res_u.resok.dir_attributes = post(&dir);
+	res.READDIRPLUS3res_u.resok.reply.entries = ent;
+	res.READDIRPLUS3res_u.resok.reply.eof = 1;
+	c = next_call(NFS3_READDIRPLUS);
+	c->cb(0, &res, c->priv);
+	assert_int_equal(calls_waiting(), 1);
+	assert_int_equal(g->e->ahead_queued, 2);
+	answer_access(ACCESS3_READ, &fa); /* a's: then b's goes out */
+	assert_int_equal(calls_waiting(), 1);
+	c = peek_call();
+	assert_memory_equal(((ACCESS3args *)c->args)->object.data.data_val, h_other,
+	                    strlen(h_other));
+	/* c's answer comes from the client's own ACCESS meanwhile */
+	access_of(h_dir, ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND |
+	                     ACCESS3_DELETE | ACCESS3_EXECUTE);
+	assert_int_equal(calls_waiting(), 2);
+	c = &g->up.calls[g->up.ncalls - 1];
+	assert_int_equal(c->proc, NFS3_ACCESS);
+	c->answered = 1;
+	{
+		ACCESS3res ar;
+		memset(&ar, 0, sizeof(ar));
+		ar.status = NFS3_OK;
+		ar.ACCESS3res_u.resok.obj_attributes = post(&fc);
+		ar.ACCESS3res_u.resok.access = ACCESS3_READ;
+		c->cb(0, &ar, c->priv);
+	}
+	answer_access(ACCESS3_READ, &fb); /* b's: c is known, nothing more */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(g->e->ahead_queued, 0);
+	assert_int_equal(ctr()->access_prefetches, 2);
+}
+
 static void test_strict_access_forwarded(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
@@ -881,6 +994,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_ttl_lookup_other_credential, stop),
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_access_from_cache, stop),
+	    cmocka_unit_test_teardown(test_ttl_access_ahead, stop),
+	    cmocka_unit_test_teardown(test_ttl_access_ahead_queued, stop),
 	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
