@@ -143,6 +143,11 @@ static const struct cfg_key keys[] = {
 	{"nsm_name", CFG_STR, OFF(nsm_name), NULL, 0, 0, "NAME",
 	 "the proxy's name in the SM_NOTIFY it sends its clients' statd: the name they mount "
 	 "it by (default: the host name)"},
+	{"strict_access_reuse", CFG_BOOL, OFF(strict_access_reuse), "yes", 0, 1, "BOOL",
+	 "strict mode: answer an ACCESS call with the server's earlier ACCESS answer to the "
+	 "same credential (at most evidence_ttl old, kept across restarts) when the server "
+	 "answered a GETATTR or LOOKUP of the file within the last second showing its ctime, "
+	 "mode, owner and group unchanged since (docs/coherence.md); no: forward every ACCESS"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -840,7 +845,7 @@ static const char *const live_keys[] = {
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
-	"lock_poll",
+	"lock_poll", "strict_access_reuse",
 };
 
 int config_key_live(const char *key)

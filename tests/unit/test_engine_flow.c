@@ -143,6 +143,130 @@ static void test_strict_access_forwarded(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_PASSTHROUGH], 2);
 }
 
+/* strict mode (strict_access_reuse): an open's ACCESS is answered with the
+ * server's earlier ACCESS answer when the server's GETATTR of this
+ * revalidation shows ctime, mode, owner and group unchanged; the reply
+ * carries those fresh attributes and only the bits granted among those
+ * asked. */
+static void test_strict_access_reused(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200), fresh = a;
+
+	(void)state;
+	start(0);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	answer_access(ACCESS3_READ, &a);
+	/* the next open: GETATTR answered by the server, then ACCESS */
+	fresh.atime.seconds = 300; /* read since: not what ACCESS depends on */
+	getattr(h_file);
+	answer_getattr(&fresh);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_true(last_answer(NFS3_ACCESS)->attrs.atime.seconds == 300);
+	access_of(h_file, ACCESS3_MODIFY); /* asked, not granted: still not granted */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	assert_int_equal(ctr()->strict_access_reused, 2);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
+	/* bits the server was not asked, another credential: forwarded */
+	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
+	forwarded(NFS3_ACCESS);
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+	assert_int_equal(ctr()->strict_access_reused, 2);
+	assert_int_equal(ctr()->meta_hits, 0); /* strict mode keeps no metadata answers */
+}
+
+/* The revalidation must show nothing changed: a chmod (new ctime), a
+ * chown under the same ctime (a coarse server clock), no GETATTR of the
+ * server within the window, or the switch off, and ACCESS goes upstream. */
+static void test_strict_access_reuse_refused(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200), b;
+
+	(void)state;
+	start(0);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	/* chmod on the server: the GETATTR shows a new ctime and mode */
+	b = a;
+	b.mode = 0600;
+	b.ctime.seconds = 201;
+	getattr(h_file);
+	answer_getattr(&b);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b); /* uid 1000 owns it: refused only to show the answer passes */
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	/* chown under the same ctime */
+	b.uid = 1001;
+	getattr(h_file);
+	answer_getattr(&b);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b);
+	/* the same attributes again: now reused (the last answer: nothing) */
+	getattr(h_file);
+	answer_getattr(&b);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	/* no GETATTR of the server within the window */
+	pass_ms(1100);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b);
+	/* the switch off */
+	g->cfg.strict_access_reuse = 0;
+	getattr(h_file);
+	answer_getattr(&b);
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+	assert_int_equal(ctr()->strict_access_reused, 1);
+}
+
+/* The server's ACCESS answers are kept across a restart (warm-disk): the
+ * first open after it costs no ACCESS, and the answer is the evidence a
+ * READ from the cache needs (no ACCESS check of its own). */
+static void test_strict_access_after_restart(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	char err[256];
+	int n;
+
+	(void)state;
+	start(0);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, &a);
+	engine_free(g->e);
+	assert_int_equal(
+	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
+	seed_data(h_file, &a);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_int_equal(ctr()->strict_access_reused, 1);
+	n = g_nans;
+	read_file(h_file);
+	for (int i = 0; i < 200 && g_nans == n; i++)
+		pass_ms(1);
+	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
+	assert_int_equal(ctr()->access_checks, 0);
+	assert_int_equal(ctr()->read_hits, 1);
+	assert_int_equal(calls_waiting(), 0);
+}
+
 /* ttl mode: a READLINK answer (the server let this credential read the
  * link) is answered from the cache to it, not to another credential
  * with no evidence of its own. */
@@ -882,6 +1006,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_strict_lookup_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_access_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
+	    cmocka_unit_test_teardown(test_strict_access_reused, stop),
+	    cmocka_unit_test_teardown(test_strict_access_reuse_refused, stop),
+	    cmocka_unit_test_teardown(test_strict_access_after_restart, stop),
 	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_readdir_from_cache, stop),
