@@ -101,6 +101,23 @@ static void test_strict_lookup_forwarded(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
 }
 
+/* The server answered ACCESS(READ | MODIFY) granting READ, and the proxy
+ * answered one such call since: asking fewer bits gets the same answer
+ * from the proxy (MODIFY: not granted); bits the server was not asked, or
+ * another credential, go upstream. */
+static void access_fewer_then_more(void)
+{
+	access_of(h_file, ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
+	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
+	forwarded(NFS3_ACCESS);
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+}
+
 /* ttl mode: an ACCESS the server answered is answered from the cache to
  * the same credential asking no more bits; more bits, or another
  * credential, go upstream. */
@@ -117,15 +134,7 @@ static void test_ttl_access_from_cache(void **state)
 	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
-	access_of(h_file, ACCESS3_MODIFY); /* fewer bits: the same answer */
-	assert_int_equal(calls_waiting(), 0);
-	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
-	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
-	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
-	forwarded(NFS3_ACCESS);
-	g_uid = 2000;
-	access_of(h_file, ACCESS3_READ);
-	forwarded(NFS3_ACCESS);
+	access_fewer_then_more();
 }
 
 static void test_strict_access_forwarded(void **state)
@@ -167,17 +176,7 @@ static void test_strict_access_reused(void **state)
 	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
 	assert_true(last_answer(NFS3_ACCESS)->attrs.atime.seconds == 300);
-	access_of(h_file, ACCESS3_MODIFY); /* asked, not granted: still not granted */
-	assert_int_equal(calls_waiting(), 0);
-	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
-	assert_int_equal(ctr()->strict_access_reused, 2);
-	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
-	/* bits the server was not asked, another credential: forwarded */
-	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
-	forwarded(NFS3_ACCESS);
-	g_uid = 2000;
-	access_of(h_file, ACCESS3_READ);
-	forwarded(NFS3_ACCESS);
+	access_fewer_then_more();
 	assert_int_equal(ctr()->strict_access_reused, 2);
 	assert_int_equal(ctr()->meta_hits, 0); /* strict mode keeps no metadata answers */
 }
@@ -185,16 +184,23 @@ static void test_strict_access_reused(void **state)
 /* The revalidation must show nothing changed: a chmod (new ctime), a
  * chown under the same ctime (a coarse server clock), no GETATTR of the
  * server within the window, or the switch off, and ACCESS goes upstream. */
+/* Strict mode: an open of h_file under a (GETATTR, ACCESS(READ) granted),
+ * both answered by the server. */
+static void open_granted(const fattr3 *a)
+{
+	getattr(h_file);
+	answer_getattr(a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, a);
+}
+
 static void test_strict_access_reuse_refused(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 13, 200, 200), b;
 
 	(void)state;
 	start(0);
-	getattr(h_file);
-	answer_getattr(&a);
-	access_of(h_file, ACCESS3_READ);
-	answer_access(ACCESS3_READ, &a);
+	open_granted(&a);
 	/* chmod on the server: the GETATTR shows a new ctime and mode */
 	b = a;
 	b.mode = 0600;
@@ -243,10 +249,7 @@ static void test_strict_access_after_restart(void **state)
 
 	(void)state;
 	start(0);
-	getattr(h_file);
-	answer_getattr(&a);
-	access_of(h_file, ACCESS3_READ);
-	answer_access(ACCESS3_READ, &a);
+	open_granted(&a);
 	engine_free(g->e);
 	assert_int_equal(
 	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
