@@ -79,6 +79,7 @@ struct cfs_config {
 	/* strict mode: ACCESS answered with the server's earlier answer after
 	 * its GETATTR showed nothing changed (metaanswer.c strict_answer()) */
 	int strict_access_reuse;
+	int strict_access_ttl; /* seconds an ACCESS answer may be reused */
 	char *config_file; /* flag only */
 };
 

@@ -675,13 +675,13 @@ static int expired(const void *val, size_t vlen, void *arg)
 }
 
 /* Records long past their TTL are deleted a few hundred at a time. */
-/* Strict mode keeps only the 'X' records: useless once evidence_ttl old. */
+/* Strict mode keeps only the 'X' records: useless once strict_access_ttl old. */
 static int strict_expired(const void *val, size_t vlen, void *arg)
 {
 	const struct engine *e = arg;
 	const uint8_t *v = val;
 
-	return vlen < HDR || wall_ms() - get64(v) > (uint64_t)e->cfg->evidence_ttl * 1000;
+	return vlen < HDR || wall_ms() - get64(v) > (uint64_t)e->cfg->strict_access_ttl * 1000;
 }
 
 void meta_sweep(struct engine *e)

@@ -166,12 +166,20 @@ static int answer_blob(struct engine *e, struct cfs_req *req, const struct engin
  * LOOKUP and GETATTR, then ACCESS, back to back (docs/coherence.md). */
 #define REVAL_WINDOW_MS 1000
 
+/* How old an ACCESS answer may be to be reused (strict_access_ttl): the
+ * bound on how late what the attributes do not show (a group database
+ * change) is seen. */
+static uint64_t strict_access_age_ms(const struct engine *e)
+{
+	return (uint64_t)e->cfg->strict_access_ttl * 1000;
+}
+
 /* Strict mode: the stored ACCESS answer of req's credential for its
  * handle, in memory or kept by an earlier run (then put back in memory,
  * with its age, as the evidence a READ from the cache needs). NULL: none. */
-static const struct access_ent *strict_stored(struct engine *e, struct cfs_req *req, struct cobj *o)
+static struct access_ent *strict_stored(struct engine *e, struct cfs_req *req, struct cobj *o)
 {
-	const struct access_ent *a = cobj_access_find(o, &req->cred);
+	struct access_ent *a = cobj_access_find(o, &req->cred);
 	uint32_t asked, bits;
 	uint64_t age, now = loop_now(e->loop);
 	fattr3 under;
@@ -180,7 +188,7 @@ static const struct access_ent *strict_stored(struct engine *e, struct cfs_req *
 		return a;
 	if (meta_get_strict_access(e, &req->args.access.object, &req->cred, &asked, &bits, &under,
 	                           &age) != 0 ||
-	    age >= now || under.ctime.seconds != o->attrs.ctime.seconds ||
+	    age >= now || age >= strict_access_age_ms(e) || under.ctime.seconds != o->attrs.ctime.seconds ||
 	    under.ctime.nseconds != o->attrs.ctime.nseconds)
 		return NULL;
 	cobj_access_restore(o, &req->cred, asked, bits, &under, now - age);
@@ -191,7 +199,7 @@ int strict_answer(struct engine *e, struct cfs_req *req)
 {
 	ACCESS3res res;
 	struct cobj *o;
-	const struct access_ent *a;
+	struct access_ent *a;
 	uint32_t bits;
 
 	if (req->proc != NFS3_ACCESS || meta_enabled(e) || !e->cfg->strict_access_reuse)
@@ -204,9 +212,13 @@ int strict_answer(struct engine *e, struct cfs_req *req)
 		return -ENOENT;
 	a = strict_stored(e, req, o);
 	if (!cobj_access_reusable(a, &o->attrs, o->reval_ms, req->args.access.access,
-	                          loop_now(e->loop), REVAL_WINDOW_MS, engine_evidence_age_ms(e),
+	                          loop_now(e->loop), REVAL_WINDOW_MS, strict_access_age_ms(e),
 	                          &bits))
 		return -ENOENT;
+	/* the server's attributes just confirmed what the answer was given
+	 * under: it is fresh evidence for a READ from the cache again
+	 * (evidence_ttl from now), its own age as a reused answer stays */
+	a->when_ms = loop_now(e->loop);
 	memset(&res, 0, sizeof(res));
 	res.status = NFS3_OK;
 	/* the attributes the server just gave, and only what it granted */

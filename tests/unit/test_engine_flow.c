@@ -270,6 +270,41 @@ static void test_strict_access_after_restart(void **state)
 	assert_int_equal(calls_waiting(), 0);
 }
 
+/* An answer older than evidence_ttl is still reused (strict_access_ttl
+ * bounds that), and the reuse, which the server's fresh attributes just
+ * confirmed, lets a READ be served from the cache without an ACCESS of the
+ * proxy's own; past strict_access_ttl the server is asked again. */
+static void test_strict_access_ttl(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	int n;
+
+	(void)state;
+	fx_new(0);
+	g->cfg.evidence_ttl = 1;
+	g->cfg.strict_access_ttl = 3;
+	start_cfg();
+	open_granted(&a);
+	seed_data(h_file, &a);
+	pass_ms(1500);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 0);
+	n = g_nans;
+	read_file(h_file);
+	for (int i = 0; i < 200 && g_nans == n; i++)
+		pass_ms(1);
+	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
+	assert_int_equal(ctr()->access_checks, 0);
+	pass_ms(2000);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+	assert_int_equal(ctr()->strict_access_reused, 1);
+}
+
 /* ttl mode: a READLINK answer (the server let this credential read the
  * link) is answered from the cache to it, not to another credential
  * with no evidence of its own. */
@@ -1012,6 +1047,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_strict_access_reused, stop),
 	    cmocka_unit_test_teardown(test_strict_access_reuse_refused, stop),
 	    cmocka_unit_test_teardown(test_strict_access_after_restart, stop),
+	    cmocka_unit_test_teardown(test_strict_access_ttl, stop),
 	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_readdir_from_cache, stop),
