@@ -184,6 +184,27 @@ static void test_strict_access_reused(void **state)
 /* The revalidation must show nothing changed: a chmod (new ctime), a
  * chown under the same ctime (a coarse server clock), no GETATTR of the
  * server within the window, or the switch off, and ACCESS goes upstream. */
+/* The next open of h_file: GETATTR (the server answers a), ACCESS(READ). */
+static void reopen(const fattr3 *a)
+{
+	getattr(h_file);
+	answer_getattr(a);
+	access_of(h_file, ACCESS3_READ);
+}
+
+/* A READ of h_file answered from the cache, with no ACCESS call of the
+ * proxy's own. */
+static void read_served_without_check(void)
+{
+	int n = g_nans;
+
+	read_file(h_file);
+	for (int i = 0; i < 200 && g_nans == n; i++)
+		pass_ms(1);
+	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
+	assert_int_equal(ctr()->access_checks, 0);
+}
+
 /* Strict mode: an open of h_file under a (GETATTR, ACCESS(READ) granted),
  * both answered by the server. */
 static void open_granted(const fattr3 *a)
@@ -205,23 +226,17 @@ static void test_strict_access_reuse_refused(void **state)
 	b = a;
 	b.mode = 0600;
 	b.ctime.seconds = 201;
-	getattr(h_file);
-	answer_getattr(&b);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&b);
 	assert_int_equal(calls_waiting(), 1);
 	answer_access(0, &b); /* uid 1000 owns it: refused only to show the answer passes */
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
 	/* chown under the same ctime */
 	b.uid = 1001;
-	getattr(h_file);
-	answer_getattr(&b);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&b);
 	assert_int_equal(calls_waiting(), 1);
 	answer_access(0, &b);
 	/* the same attributes again: now reused (the last answer: nothing) */
-	getattr(h_file);
-	answer_getattr(&b);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&b);
 	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
 	/* no GETATTR of the server within the window */
@@ -231,9 +246,7 @@ static void test_strict_access_reuse_refused(void **state)
 	answer_access(0, &b);
 	/* the switch off */
 	g->cfg.strict_access_reuse = 0;
-	getattr(h_file);
-	answer_getattr(&b);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&b);
 	forwarded(NFS3_ACCESS);
 	assert_int_equal(ctr()->strict_access_reused, 1);
 }
@@ -245,7 +258,6 @@ static void test_strict_access_after_restart(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
 	char err[256];
-	int n;
 
 	(void)state;
 	start(0);
@@ -254,18 +266,11 @@ static void test_strict_access_after_restart(void **state)
 	assert_int_equal(
 	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
 	seed_data(h_file, &a);
-	getattr(h_file);
-	answer_getattr(&a);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&a);
 	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
 	assert_int_equal(ctr()->strict_access_reused, 1);
-	n = g_nans;
-	read_file(h_file);
-	for (int i = 0; i < 200 && g_nans == n; i++)
-		pass_ms(1);
-	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
-	assert_int_equal(ctr()->access_checks, 0);
+	read_served_without_check();
 	assert_int_equal(ctr()->read_hits, 1);
 	assert_int_equal(calls_waiting(), 0);
 }
@@ -277,7 +282,6 @@ static void test_strict_access_after_restart(void **state)
 static void test_strict_access_ttl(void **state)
 {
 	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
-	int n;
 
 	(void)state;
 	fx_new(0);
@@ -287,20 +291,11 @@ static void test_strict_access_ttl(void **state)
 	open_granted(&a);
 	seed_data(h_file, &a);
 	pass_ms(1500);
-	getattr(h_file);
-	answer_getattr(&a);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&a);
 	assert_int_equal(calls_waiting(), 0);
-	n = g_nans;
-	read_file(h_file);
-	for (int i = 0; i < 200 && g_nans == n; i++)
-		pass_ms(1);
-	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
-	assert_int_equal(ctr()->access_checks, 0);
+	read_served_without_check();
 	pass_ms(2000);
-	getattr(h_file);
-	answer_getattr(&a);
-	access_of(h_file, ACCESS3_READ);
+	reopen(&a);
 	forwarded(NFS3_ACCESS);
 	assert_int_equal(ctr()->strict_access_reused, 1);
 }
