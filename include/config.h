@@ -76,6 +76,10 @@ struct cfs_config {
 	char *metrics_listen; /* NULL or "off": no metrics listener */
 	int rpcbind_register; /* enum cfs_register (key "register") */
 	char *nsm_name;	      /* NULL: the host name (cachefsd/locks/nsm.c) */
+	/* strict mode: ACCESS answered with the server's earlier answer after
+	 * its GETATTR showed nothing changed (metaanswer.c strict_answer()) */
+	int strict_access_reuse;
+	int strict_access_ttl; /* seconds an ACCESS answer may be reused */
 	char *config_file; /* flag only */
 	int access_prefetch; /* ACCESS calls fetched ahead for listings, at most (0: off) */
 };

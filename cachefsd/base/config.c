@@ -148,6 +148,15 @@ static const struct cfg_key keys[] = {
 	 "for its entries that client has no answer of, as that client, in the background: "
 	 "at most N such calls in flight, the rest queued (32*N of a listing, 64*N in all); "
 	 "0: off"},
+	{"strict_access_reuse", CFG_BOOL, OFF(strict_access_reuse), "yes", 0, 1, "BOOL",
+	 "strict mode: answer an ACCESS call with the server's earlier ACCESS answer to the "
+	 "same credential (at most strict_access_ttl old, kept across restarts) when the server "
+	 "answered a GETATTR or LOOKUP of the file within the last second showing its ctime, "
+	 "mode, owner and group unchanged since (docs/coherence.md); no: forward every ACCESS"},
+	{"strict_access_ttl", CFG_INT, OFF(strict_access_ttl), "600", 1, 86400 * 7, "SECONDS",
+	 "strict mode: how old a server's ACCESS answer may be for strict_access_reuse; the "
+	 "bound on how late a change the file's attributes do not show (the server's group "
+	 "database, its export options) is seen by a client that revalidates"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -845,7 +854,7 @@ static const char *const live_keys[] = {
 	"fresh_guard",	"soft",	     "upstream_timeout",    "secure_ports", "root_squash",
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
-	"lock_poll", "access_prefetch",
+	"lock_poll", "access_prefetch", "strict_access_reuse", "strict_access_ttl",
 };
 
 int config_key_live(const char *key)

@@ -332,6 +332,7 @@ void access_ent_merge(struct access_ent *a, uint32_t asked, uint32_t bits, uint3
 	    (a->asked == 0 && a->proven == 0 && a->refused == 0)) {
 		/* other attributes: what was known then says nothing now */
 		a->asked = a->bits = a->proven = a->refused = 0;
+		a->acc_ms = 0;
 		a->ctime_s = attrs->ctime.seconds;
 		a->ctime_ns = attrs->ctime.nseconds;
 	}
@@ -369,13 +370,70 @@ static struct access_ent *access_get(struct cobj *o, const struct cfs_cred *cred
 	return a;
 }
 
+/* 1 when a's ACCESS answer was given under attrs' mode, owner and group. */
+static int acc_attrs_same(const struct access_ent *a, const fattr3 *attrs)
+{
+	return a->acc_mode == attrs->mode && a->acc_uid == attrs->uid && a->acc_gid == attrs->gid;
+}
+
+static void acc_attrs_set(struct access_ent *a, const fattr3 *attrs, uint64_t when_ms)
+{
+	a->acc_mode = attrs->mode;
+	a->acc_uid = attrs->uid;
+	a->acc_gid = attrs->gid;
+	a->acc_ms = when_ms ? when_ms : 1;
+}
+
 void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
 		     const fattr3 *attrs, uint64_t now_ms)
 {
 	struct access_ent *a = access_get(o, cred);
 
-	if (a)
-		access_ent_merge(a, asked, bits, 0, 0, attrs, now_ms);
+	if (a == NULL)
+		return;
+	/* a server whose ctime did not move with a chmod or chown (a coarse
+	 * clock): the bits granted under the other mode say nothing now */
+	if (a->acc_ms && !acc_attrs_same(a, attrs))
+		a->asked = a->bits = 0;
+	access_ent_merge(a, asked, bits, 0, 0, attrs, now_ms);
+	acc_attrs_set(a, attrs, now_ms);
+}
+
+void cobj_access_restore(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
+                         const fattr3 *attrs, uint64_t when_ms)
+{
+	struct access_ent *a = cobj_access_find(o, cred);
+
+	if (a && a->ctime_s == attrs->ctime.seconds && a->ctime_ns == attrs->ctime.nseconds &&
+	    a->acc_ms)
+		return; /* an answer of this run is newer */
+	a = access_get(o, cred);
+	if (a == NULL)
+		return;
+	access_ent_merge(a, asked, bits, 0, 0, attrs, when_ms);
+	acc_attrs_set(a, attrs, when_ms);
+}
+
+int cobj_access_reusable(const struct access_ent *a, const fattr3 *attrs, uint64_t reval_ms,
+                         uint32_t asked, uint64_t now_ms, uint64_t window_ms, uint64_t max_age_ms,
+                         uint32_t *bits)
+{
+	if (a == NULL || a->acc_ms == 0 || reval_ms == 0 || asked == 0)
+		return 0;
+	/* the server answered this revalidation: its GETATTR or LOOKUP */
+	if (now_ms < reval_ms || now_ms - reval_ms > window_ms)
+		return 0;
+	/* ... showing nothing an AUTH_SYS check reads changed since the
+	 * ACCESS answer (a chmod, chown or ACL change moves the ctime) */
+	if (a->ctime_s != attrs->ctime.seconds || a->ctime_ns != attrs->ctime.nseconds ||
+	    !acc_attrs_same(a, attrs))
+		return 0;
+	if ((a->asked & asked) != asked)
+		return 0; /* bits the server was not asked */
+	if (max_age_ms && (now_ms < a->acc_ms || now_ms - a->acc_ms >= max_age_ms))
+		return 0;
+	*bits = a->bits & asked;
+	return 1;
 }
 
 void cobj_access_answered(struct cobj *o, const struct cfs_cred *cred, uint32_t proven,

@@ -64,6 +64,11 @@ struct access_ent {
 	uint32_t ctime_s, ctime_ns; /* attributes they were given under */
 	uint64_t when_ms;
 	struct access_ent *next;
+	/* The ACCESS answer (asked, bits) was given under this mode, owner and
+	 * group too, at acc_ms (0: no ACCESS answer under the current ctime):
+	 * what the strict-mode reuse compares (cobj_access_reusable()). */
+	uint32_t acc_mode, acc_uid, acc_gid;
+	uint64_t acc_ms;
 };
 
 /* What a call answered from the cache by a credential may do
@@ -101,6 +106,10 @@ struct cobj {
 	/* changed through the proxy in a way no reply described: attributes
 	 * from calls issued before this time (loop_clock_us) are not taken */
 	uint64_t attrs_stale_us;
+	/* when the server last answered a GETATTR or LOOKUP of it whose
+	 * attributes are the freshest known (loop_now; 0: never): a client's
+	 * revalidation, which the strict-mode ACCESS reuse needs */
+	uint64_t reval_ms;
 };
 
 struct cobj_table;
@@ -142,6 +151,11 @@ void cobj_access_set(struct cobj *o, const struct cfs_cred *cred, uint32_t asked
 void cobj_access_answered(struct cobj *o, const struct cfs_cred *cred, uint32_t proven,
 			  uint32_t refused, const fattr3 *attrs, uint64_t now_ms);
 void cobj_access_clear(struct cobj *o);
+/* Puts back an ACCESS answer kept across a restart (strict mode): asked
+ * and bits under the ctime, mode, owner and group in attrs, given at
+ * when_ms (loop_now's clock), unless more is known under that ctime. */
+void cobj_access_restore(struct cobj *o, const struct cfs_cred *cred, uint32_t asked, uint32_t bits,
+                         const fattr3 *attrs, uint64_t when_ms);
 /* Merges an ACCESS answer (asked, bits) and/or what a call proved or
  * refused into a, which holds what was known for the same credential
  * (zeroed: nothing). */
@@ -162,6 +176,17 @@ int cfs_mode_allows(const fattr3 *attrs, const struct cfs_cred *cred, uint32_t w
 enum evidence cobj_evidence(const struct access_ent *a, const fattr3 *attrs,
 			    const struct cfs_cred *cred, uint32_t want, int rule,
 			    uint64_t now_ms, uint64_t max_age_ms);
+
+/* Strict mode (access_reuse): whether an ACCESS call asking `asked` may
+ * be answered with a's stored ACCESS answer: 1 with *bits (what the server
+ * granted among asked) when the server's answer to a GETATTR or LOOKUP at
+ * reval_ms, no more than window_ms before now_ms, gave attrs (the
+ * freshest known) with the ctime, mode, uid and gid that answer was given
+ * under, the answer covers every bit asked and is younger than max_age_ms
+ * (0: no bound); else 0 (forward the call). */
+int cobj_access_reusable(const struct access_ent *a, const fattr3 *attrs, uint64_t reval_ms,
+                         uint32_t asked, uint64_t now_ms, uint64_t window_ms, uint64_t max_age_ms,
+                         uint32_t *bits);
 
 /* The time used to keep objects in the writer state from being trimmed. */
 void cobj_set_now(struct cobj_table *t, uint64_t now_ms);

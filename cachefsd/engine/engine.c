@@ -79,7 +79,7 @@ static void nfs_submit(struct engine *e, struct cfs_req *req)
 		engine_reply(e, req, NULL);
 		return;
 	case ED_META:
-		if (meta_answer(e, req) != 0)
+		if (meta_answer(e, req) != 0 && strict_answer(e, req) != 0)
 			engine_forward(e, req);
 		return;
 	case ED_READ:

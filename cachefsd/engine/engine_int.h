@@ -301,6 +301,21 @@ void meta_put_access(struct engine *e, const nfs_fh3 *fh, const struct access_en
  * read (a miss too). */
 int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
 		    struct access_ent *out);
+/* Strict mode with strict_access_reuse: keeps the server's ACCESS answer
+ * a (cobj_access_set()d under attrs) for a later run ('X' record) ... */
+void meta_put_strict_access(struct engine *e, const nfs_fh3 *fh, const struct access_ent *a,
+                            const fattr3 *attrs);
+/* ... and reads it back: 0 with what was asked and allowed, the ctime,
+ * mode, uid and gid in *under (the rest zeroed) and its age by the wall
+ * clock; -ENOENT when there is none (or its age is not known), another
+ * -errno when it cannot be read. */
+int meta_get_strict_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+                           uint32_t *asked, uint32_t *bits, fattr3 *under, uint64_t *age_ms);
+/* Strict mode: an ACCESS call answered with the server's earlier answer
+ * to the same credential when the server's GETATTR or LOOKUP of this
+ * revalidation shows nothing changed (metaanswer.c): 0, or -ENOENT and
+ * the caller forwards it. */
+int strict_answer(struct engine *e, struct cfs_req *req);
 void meta_sweep(struct engine *e);
 void meta_start(struct engine *e);
 /* ESTALE: everything cached about fh goes (observe.c). */

@@ -88,7 +88,13 @@
 
 const struct engine_proc engine_procs[NFS3_NPROCS] = {
     [NFS3_NULL] = {.dispatch = ED_PROXY},
-    [NFS3_GETATTR] = {.obs = {FATTR_OK(GETATTR3args, object, GETATTR3res, obj_attributes)},
+    /* the server's GETATTR is a client's revalidation (the strict-mode
+     * ACCESS reuse, metaanswer.c strict_answer()) */
+    [NFS3_GETATTR] = {.obs = {{.what = OBS_FATTR,
+                               .arm = ARM_OK,
+                               ARG(GETATTR3args, object),
+                               .at_off = offsetof(GETATTR3res, GETATTR3res_u.resok.obj_attributes),
+                               .reval = 1}},
                       .dispatch = ED_META,
                       .answer = ANS_GETATTR},
     [NFS3_SETATTR] = {.obs = {WCC(SETATTR3args, object, SETATTR3res, obj_wcc)},
@@ -102,7 +108,8 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                   .arm = ARM_OK,
                   .fh_in = FH_RES,
                   .fh_off = offsetof(LOOKUP3res, LOOKUP3res_u.resok.object),
-                  .at_off = offsetof(LOOKUP3res, LOOKUP3res_u.resok.obj_attributes)},
+                  .at_off = offsetof(LOOKUP3res, LOOKUP3res_u.resok.obj_attributes),
+                  .reval = 1},
                  POST1(ARM_OK, LOOKUP3args, what.dir, LOOKUP3res, resok, dir_attributes),
                  POST1(ARM_FAIL, LOOKUP3args, what.dir, LOOKUP3res, resfail, dir_attributes)},
          .name = NAME_LOOKUP,

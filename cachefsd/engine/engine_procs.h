@@ -61,6 +61,9 @@ struct obs_ent {
 	/* OBS_EVIDENCE: NFS3ERR_NOENT also means the call was allowed (a
 	 * LOOKUP of a missing name searched the directory) */
 	uint8_t noent_allowed;
+	/* OBS_FATTR / OBS_POST: the answer is a revalidation of the handle by
+	 * the server (GETATTR, LOOKUP's object): it stamps cobj.reval_ms */
+	uint8_t reval;
 	uint32_t bits; /* OBS_EVIDENCE: ACCESS3 bits */
 	size_t fh_off;
 	size_t at_off; /* in the result */

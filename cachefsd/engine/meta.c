@@ -9,6 +9,9 @@
  *   'r' fh                 target (XDR string)      READLINK
  *   'p'/'d' dirfh cookie verf counts   READDIRPLUS/READDIR reply (XDR)
  *   's'/'i'/'c' fh         FSSTAT/FSINFO/PATHCONF reply (XDR)
+ *   'X' fh cred            asked, allowed, ctime, mode, uid, gid
+ *                          strict mode: the server's ACCESS answer, for
+ *                          strict_access_reuse after a restart
  *
  * (fh is a length byte and the handle bytes.) A record is fresh while
  * younger than meta_ttl (meta_neg_ttl for NOENT lookups). Served results
@@ -375,6 +378,70 @@ int meta_get_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *
 	return get_access(e, k, kl, out);
 }
 
+/* --- strict mode: the server's ACCESS answers, across restarts ------------------- */
+
+/* Value: asked, allowed, ctime s, ns, mode, uid, gid; the header is when
+ * the server answered. */
+#define SACCESS_VLEN (HDR + 28)
+
+static int strict_reuse(const struct engine *e)
+{
+	return !meta_enabled(e) && e->cfg->strict_access_reuse;
+}
+
+void meta_put_strict_access(struct engine *e, const nfs_fh3 *fh, const struct access_ent *a,
+                            const fattr3 *attrs)
+{
+	uint8_t k[KEY_MAX], v[SACCESS_VLEN];
+	size_t kl;
+
+	if (!strict_reuse(e) || a == NULL || a->acc_ms == 0 ||
+	    (kl = access_key(k, fh, &a->cred)) == 0)
+		return;
+	k[0] = 'X';
+	put64(v, wall_ms());
+	memcpy(v + HDR, &a->asked, 4);
+	memcpy(v + HDR + 4, &a->bits, 4);
+	memcpy(v + HDR + 8, &attrs->ctime.seconds, 4);
+	memcpy(v + HDR + 12, &attrs->ctime.nseconds, 4);
+	memcpy(v + HDR + 16, &attrs->mode, 4);
+	memcpy(v + HDR + 20, &attrs->uid, 4);
+	memcpy(v + HDR + 24, &attrs->gid, 4);
+	store_meta_put(e->store, k, kl, v, sizeof(v));
+}
+
+int meta_get_strict_access(struct engine *e, const nfs_fh3 *fh, const struct cfs_cred *cred,
+                           uint32_t *asked, uint32_t *bits, fattr3 *under, uint64_t *age_ms)
+{
+	uint8_t k[KEY_MAX];
+	const uint8_t *v;
+	size_t kl, vlen;
+	uint64_t now = wall_ms(), at;
+	int rc;
+
+	if (!strict_reuse(e) || (kl = access_key(k, fh, cred)) == 0)
+		return -ENOENT;
+	k[0] = 'X';
+	rc = store_meta_get(e->store, k, kl, (const void **)&v, &vlen);
+	if (rc)
+		return rc;
+	if (vlen != SACCESS_VLEN)
+		return -EBADMSG;
+	at = get64(v);
+	if (at > now + 1000)
+		return -ENOENT; /* the clock went back: its age is not known */
+	memset(under, 0, sizeof(*under));
+	memcpy(asked, v + HDR, 4);
+	memcpy(bits, v + HDR + 4, 4);
+	memcpy(&under->ctime.seconds, v + HDR + 8, 4);
+	memcpy(&under->ctime.nseconds, v + HDR + 12, 4);
+	memcpy(&under->mode, v + HDR + 16, 4);
+	memcpy(&under->uid, v + HDR + 20, 4);
+	memcpy(&under->gid, v + HDR + 24, 4);
+	*age_ms = at > now ? 0 : now - at;
+	return 0;
+}
+
 /* --- directory pages, READLINK, FS* -------------------------------------------- */
 
 struct page_key {
@@ -554,8 +621,11 @@ void meta_purge(struct engine *e, const nfs_fh3 *fh)
 {
 	static const char types[] = {'a', 'r', 's', 'i', 'c'};
 
-	if (!meta_enabled(e))
+	if (!meta_enabled(e)) {
+		if (e->cfg->strict_access_reuse)
+			del_prefix(e, 'X', fh);
 		return;
+	}
 	for (size_t i = 0; i < sizeof(types); i++)
 		del_key(e, types[i], fh);
 	del_prefix(e, 'x', fh);
@@ -605,10 +675,21 @@ static int expired(const void *val, size_t vlen, void *arg)
 }
 
 /* Records long past their TTL are deleted a few hundred at a time. */
+/* Strict mode keeps only the 'X' records: useless once strict_access_ttl old. */
+static int strict_expired(const void *val, size_t vlen, void *arg)
+{
+	const struct engine *e = arg;
+	const uint8_t *v = val;
+
+	return vlen < HDR || wall_ms() - get64(v) > (uint64_t)e->cfg->strict_access_ttl * 1000;
+}
+
 void meta_sweep(struct engine *e)
 {
 	if (meta_enabled(e))
 		store_meta_sweep(e->store, 256, expired, e);
+	else if (store_meta_count(e->store) > 0)
+		store_meta_sweep(e->store, 256, strict_expired, e);
 }
 
 /* Strict mode keeps no metadata: whatever an earlier ttl-mode run left
@@ -616,11 +697,15 @@ void meta_sweep(struct engine *e)
 void meta_start(struct engine *e)
 {
 	static const uint8_t types[] = {'a', 'l', 'x', 'r', 'p', 'd', 's', 'i', 'c'};
+	int n = 0, rc;
 
 	if (meta_enabled(e) || store_meta_count(e->store) == 0)
 		return;
+	/* 'X' (strict mode's own ACCESS answers) stays */
 	for (size_t i = 0; i < sizeof(types); i++)
-		store_meta_del_prefix(e->store, &types[i], 1);
+		if ((rc = store_meta_del_prefix(e->store, &types[i], 1)) > 0)
+			n += rc;
 	store_commit(e->store);
-	log_info("strict mode: dropped the metadata cache of an earlier ttl-mode run");
+	if (n > 0)
+		log_info("strict mode: dropped the metadata cache of an earlier ttl-mode run");
 }

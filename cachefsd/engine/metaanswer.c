@@ -1,7 +1,9 @@
 /* Answering from the metadata cache (ttl mode): GETATTR, ACCESS, LOOKUP,
  * READDIR(PLUS), READLINK and FS* calls whose answer the cache holds fresh
  * (meta.c), given to a caller only with evidence that the server would
- * give it the same (engine_evidence()). A handler: called by the
+ * give it the same (engine_evidence()); and in strict mode an ACCESS call
+ * the server's GETATTR of the same revalidation leaves nothing to add to
+ * (strict_answer()). A handler: called by the
  * dispatcher (engine.c) before a call is forwarded; above the reply
  * pipeline and the store of records it reads. */
 #include "engine_int.h"
@@ -160,6 +162,76 @@ static int answer_blob(struct engine *e, struct cfs_req *req, const struct engin
 	if (listed)
 		engine_access_ahead(e, &lister, &res);
 	meta_rec_free(&rec);
+	return 0;
+}
+
+/* How recent the server's GETATTR or LOOKUP of a file must be for its
+ * attributes to stand for this revalidation of it: a client's open sends
+ * LOOKUP and GETATTR, then ACCESS, back to back (docs/coherence.md). */
+#define REVAL_WINDOW_MS 1000
+
+/* How old an ACCESS answer may be to be reused (strict_access_ttl): the
+ * bound on how late what the attributes do not show (a group database
+ * change) is seen. */
+static uint64_t strict_access_age_ms(const struct engine *e)
+{
+	return (uint64_t)e->cfg->strict_access_ttl * 1000;
+}
+
+/* Strict mode: the stored ACCESS answer of req's credential for its
+ * handle, in memory or kept by an earlier run (then put back in memory,
+ * with its age, as the evidence a READ from the cache needs). NULL: none. */
+static struct access_ent *strict_stored(struct engine *e, struct cfs_req *req, struct cobj *o)
+{
+	struct access_ent *a = cobj_access_find(o, &req->cred);
+	uint32_t asked, bits;
+	uint64_t age, now = loop_now(e->loop);
+	fattr3 under;
+
+	if (a && a->acc_ms)
+		return a;
+	if (meta_get_strict_access(e, &req->args.access.object, &req->cred, &asked, &bits, &under,
+	                           &age) != 0 ||
+	    age >= now || age >= strict_access_age_ms(e) || under.ctime.seconds != o->attrs.ctime.seconds ||
+	    under.ctime.nseconds != o->attrs.ctime.nseconds)
+		return NULL;
+	cobj_access_restore(o, &req->cred, asked, bits, &under, now - age);
+	return cobj_access_find(o, &req->cred);
+}
+
+int strict_answer(struct engine *e, struct cfs_req *req)
+{
+	ACCESS3res res;
+	struct cobj *o;
+	struct access_ent *a;
+	uint32_t bits;
+
+	if (req->proc != NFS3_ACCESS || meta_enabled(e) || !e->cfg->strict_access_reuse)
+		return -ENOENT;
+	o = cobj_find(e->objs, req->args.access.object.data.data_val,
+	              req->args.access.object.data.data_len);
+	/* no revalidation by the server just now: nothing to compare with */
+	if (o == NULL || !o->have_attrs || o->attrs_stale_us || o->reval_ms == 0 ||
+	    loop_now(e->loop) - o->reval_ms > REVAL_WINDOW_MS)
+		return -ENOENT;
+	a = strict_stored(e, req, o);
+	if (!cobj_access_reusable(a, &o->attrs, o->reval_ms, req->args.access.access,
+	                          loop_now(e->loop), REVAL_WINDOW_MS, strict_access_age_ms(e),
+	                          &bits))
+		return -ENOENT;
+	/* the server's attributes just confirmed what the answer was given
+	 * under: it is fresh evidence for a READ from the cache again
+	 * (evidence_ttl from now), its own age as a reused answer stays */
+	a->when_ms = loop_now(e->loop);
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	/* the attributes the server just gave, and only what it granted */
+	res.ACCESS3res_u.resok.obj_attributes.attributes_follow = 1;
+	res.ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes = o->attrs;
+	res.ACCESS3res_u.resok.access = bits;
+	e->ctr.strict_access_reused++;
+	engine_count_reply(e, req, NFS3_OK);
+	engine_reply(e, req, &res);
 	return 0;
 }
 

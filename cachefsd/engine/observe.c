@@ -125,6 +125,7 @@ uint32_t engine_observe_access(struct engine *e, const union cfs_args *a,
 	cobj_access_set(o, cred, a->access.access, r->ACCESS3res_u.resok.access,
 			&pa->post_op_attr_u.attributes, loop_now(e->loop));
 	meta_put_access(e, fh, cobj_access_find(o, cred));
+	meta_put_strict_access(e, fh, cobj_access_find(o, cred), &pa->post_op_attr_u.attributes);
 	cobj_put(e->objs, o);
 	return 0;
 }
@@ -220,6 +221,20 @@ static const nfs_fh3 *entry_fh(const struct obs_ent *o, const union cfs_args *a,
 }
 
 static void observe_result(struct engine *e, const struct engine_call *call, void *res);
+
+/* The server's answer to a GETATTR or LOOKUP of fh gave attrs: when they
+ * are what the proxy now knows of it (taken, not older news), it has just
+ * revalidated the handle (cobj.reval_ms). */
+static void reval_stamp(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
+{
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+
+	if (o && o->have_attrs && o->attrs_stale_us == 0 &&
+	    o->attrs.ctime.seconds == attrs->ctime.seconds &&
+	    o->attrs.ctime.nseconds == attrs->ctime.nseconds && o->attrs.mode == attrs->mode &&
+	    o->attrs.uid == attrs->uid && o->attrs.gid == attrs->gid)
+		o->reval_ms = loop_now(e->loop);
+}
 
 /* A GETATTR of a handle the upstream called STALE in an answer about it. */
 struct stale_check {
@@ -335,10 +350,15 @@ static void observe_result(struct engine *e, const struct engine_call *call, voi
 		switch (o->what) {
 		case OBS_FATTR:
 			engine_observe_attrs(e, fh, at);
+			if (o->reval)
+				reval_stamp(e, fh, at);
 			break;
 		case OBS_POST:
 			if (fh)
 				engine_observe_post(e, fh, at);
+			if (fh && o->reval && ((const post_op_attr *)at)->attributes_follow)
+				reval_stamp(e, fh,
+				            &((const post_op_attr *)at)->post_op_attr_u.attributes);
 			break;
 		case OBS_WCC:
 			observe_wcc(e, fh, at);

@@ -101,6 +101,23 @@ static void test_strict_lookup_forwarded(void **state)
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_LOOKUP][ENGINE_HIT], 0);
 }
 
+/* The server answered ACCESS(READ | MODIFY) granting READ, and the proxy
+ * answered one such call since: asking fewer bits gets the same answer
+ * from the proxy (MODIFY: not granted); bits the server was not asked, or
+ * another credential, go upstream. */
+static void access_fewer_then_more(void)
+{
+	access_of(h_file, ACCESS3_MODIFY);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
+	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
+	forwarded(NFS3_ACCESS);
+	g_uid = 2000;
+	access_of(h_file, ACCESS3_READ);
+	forwarded(NFS3_ACCESS);
+}
+
 /* ttl mode: an ACCESS the server answered is answered from the cache to
  * the same credential asking no more bits; more bits, or another
  * credential, go upstream. */
@@ -117,15 +134,7 @@ static void test_ttl_access_from_cache(void **state)
 	assert_int_equal(calls_waiting(), 0);
 	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
-	access_of(h_file, ACCESS3_MODIFY); /* fewer bits: the same answer */
-	assert_int_equal(calls_waiting(), 0);
-	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
-	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_HIT], 2);
-	access_of(h_file, ACCESS3_READ | ACCESS3_EXECUTE);
-	forwarded(NFS3_ACCESS);
-	g_uid = 2000;
-	access_of(h_file, ACCESS3_READ);
-	forwarded(NFS3_ACCESS);
+	access_fewer_then_more();
 }
 
 /* ttl mode, access_prefetch: a listing the upstream answered makes the
@@ -254,6 +263,154 @@ static void test_strict_access_forwarded(void **state)
 	answer_access(ACCESS3_READ, &a);
 	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
 	assert_int_equal(ctr()->nfs_outcomes[NFS3_ACCESS][ENGINE_PASSTHROUGH], 2);
+}
+
+/* strict mode (strict_access_reuse): an open's ACCESS is answered with the
+ * server's earlier ACCESS answer when the server's GETATTR of this
+ * revalidation shows ctime, mode, owner and group unchanged; the reply
+ * carries those fresh attributes and only the bits granted among those
+ * asked. */
+static void test_strict_access_reused(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200), fresh = a;
+
+	(void)state;
+	start(0);
+	getattr(h_file);
+	answer_getattr(&a);
+	access_of(h_file, ACCESS3_READ | ACCESS3_MODIFY);
+	answer_access(ACCESS3_READ, &a);
+	/* the next open: GETATTR answered by the server, then ACCESS */
+	fresh.atime.seconds = 300; /* read since: not what ACCESS depends on */
+	getattr(h_file);
+	answer_getattr(&fresh);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->status, NFS3_OK);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_true(last_answer(NFS3_ACCESS)->attrs.atime.seconds == 300);
+	access_fewer_then_more();
+	assert_int_equal(ctr()->strict_access_reused, 2);
+	assert_int_equal(ctr()->meta_hits, 0); /* strict mode keeps no metadata answers */
+}
+
+/* The revalidation must show nothing changed: a chmod (new ctime), a
+ * chown under the same ctime (a coarse server clock), no GETATTR of the
+ * server within the window, or the switch off, and ACCESS goes upstream. */
+/* The next open of h_file: GETATTR (the server answers a), ACCESS(READ). */
+static void reopen(const fattr3 *a)
+{
+	getattr(h_file);
+	answer_getattr(a);
+	access_of(h_file, ACCESS3_READ);
+}
+
+/* A READ of h_file answered from the cache, with no ACCESS call of the
+ * proxy's own. */
+static void read_served_without_check(void)
+{
+	int n = g_nans;
+
+	read_file(h_file);
+	for (int i = 0; i < 200 && g_nans == n; i++)
+		pass_ms(1);
+	assert_int_equal(last_answer(NFS3_READ)->status, NFS3_OK);
+	assert_int_equal(ctr()->access_checks, 0);
+}
+
+/* Strict mode: an open of h_file under a (GETATTR, ACCESS(READ) granted),
+ * both answered by the server. */
+static void open_granted(const fattr3 *a)
+{
+	getattr(h_file);
+	answer_getattr(a);
+	access_of(h_file, ACCESS3_READ);
+	answer_access(ACCESS3_READ, a);
+}
+
+static void test_strict_access_reuse_refused(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200), b;
+
+	(void)state;
+	start(0);
+	open_granted(&a);
+	/* chmod on the server: the GETATTR shows a new ctime and mode */
+	b = a;
+	b.mode = 0600;
+	b.ctime.seconds = 201;
+	reopen(&b);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b); /* uid 1000 owns it: refused only to show the answer passes */
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	/* chown under the same ctime */
+	b.uid = 1001;
+	reopen(&b);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b);
+	/* the same attributes again: now reused (the last answer: nothing) */
+	reopen(&b);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, 0);
+	/* no GETATTR of the server within the window */
+	pass_ms(1100);
+	access_of(h_file, ACCESS3_READ);
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(0, &b);
+	/* the switch off */
+	g->cfg.strict_access_reuse = 0;
+	reopen(&b);
+	forwarded(NFS3_ACCESS);
+	assert_int_equal(ctr()->strict_access_reused, 1);
+}
+
+/* The server's ACCESS answers are kept across a restart (warm-disk): the
+ * first open after it costs no ACCESS, and the answer is the evidence a
+ * READ from the cache needs (no ACCESS check of its own). */
+static void test_strict_access_after_restart(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	char err[256];
+
+	(void)state;
+	start(0);
+	open_granted(&a);
+	engine_free(g->e);
+	assert_int_equal(
+	    engine_new_io(g->loop, &g->cfg, &g->up, &scripted, &g->e, err, sizeof(err)), 0);
+	seed_data(h_file, &a);
+	reopen(&a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(last_answer(NFS3_ACCESS)->access, ACCESS3_READ);
+	assert_int_equal(ctr()->strict_access_reused, 1);
+	read_served_without_check();
+	assert_int_equal(ctr()->read_hits, 1);
+	assert_int_equal(calls_waiting(), 0);
+}
+
+/* An answer older than evidence_ttl is still reused (strict_access_ttl
+ * bounds that), and the reuse, which the server's fresh attributes just
+ * confirmed, lets a READ be served from the cache without an ACCESS of the
+ * proxy's own; past strict_access_ttl the server is asked again. */
+static void test_strict_access_ttl(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+
+	(void)state;
+	fx_new(0);
+	g->cfg.evidence_ttl = 1;
+	g->cfg.strict_access_ttl = 3;
+	start_cfg();
+	open_granted(&a);
+	seed_data(h_file, &a);
+	pass_ms(1500);
+	reopen(&a);
+	assert_int_equal(calls_waiting(), 0);
+	read_served_without_check();
+	pass_ms(2000);
+	reopen(&a);
+	forwarded(NFS3_ACCESS);
+	assert_int_equal(ctr()->strict_access_reused, 1);
 }
 
 /* ttl mode: a READLINK answer (the server let this credential read the
@@ -997,6 +1154,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_ttl_access_ahead, stop),
 	    cmocka_unit_test_teardown(test_ttl_access_ahead_queued, stop),
 	    cmocka_unit_test_teardown(test_strict_access_forwarded, stop),
+	    cmocka_unit_test_teardown(test_strict_access_reused, stop),
+	    cmocka_unit_test_teardown(test_strict_access_reuse_refused, stop),
+	    cmocka_unit_test_teardown(test_strict_access_after_restart, stop),
+	    cmocka_unit_test_teardown(test_strict_access_ttl, stop),
 	    cmocka_unit_test_teardown(test_ttl_readlink_from_cache, stop),
 	    cmocka_unit_test_teardown(test_strict_readlink_forwarded, stop),
 	    cmocka_unit_test_teardown(test_ttl_readdir_from_cache, stop),

@@ -201,14 +201,80 @@ static void test_directories(void **state)
 			 EV_UNKNOWN);
 }
 
+/* Strict mode's ACCESS reuse (cobj_access_reusable()): the server's ACCESS
+ * answer stands for a later open when the server's GETATTR of that open
+ * shows the ctime, mode, owner and group it was given under. */
+static void test_strict_access_reuse(void **state)
+{
+	fattr3 a = file(0640, 1000, 100), b;
+	struct cfs_cred u = user(1001, 100);
+	struct access_ent e;
+	uint32_t bits = 0xff;
+	const uint64_t win = 1000, age = 60000;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.cred = u;
+	/* READs proven are not an ACCESS answer: nothing to reuse */
+	access_ent_merge(&e, 0, 0, ACCESS3_READ, 0, &a, 1000);
+	assert_false(cobj_access_reusable(&e, &a, 1500, ACCESS3_READ, 1600, win, age, &bits));
+	/* an ACCESS answer under a (what cobj_access_set() records) */
+	access_ent_merge(&e, ACCESS3_READ | ACCESS3_MODIFY, ACCESS3_READ, 0, 0, &a, 1000);
+	e.acc_mode = a.mode;
+	e.acc_uid = a.uid;
+	e.acc_gid = a.gid;
+	e.acc_ms = 1000;
+	assert_true(cobj_access_reusable(&e, &a, 1500, ACCESS3_READ, 1600, win, age, &bits));
+	assert_int_equal(bits, ACCESS3_READ);
+	/* only what was granted among the bits asked */
+	assert_true(cobj_access_reusable(&e, &a, 1500, ACCESS3_READ | ACCESS3_MODIFY, 1600, win,
+	                                 age, &bits));
+	assert_int_equal(bits, ACCESS3_READ);
+	/* a bit the server was not asked: forward */
+	assert_false(cobj_access_reusable(&e, &a, 1500, ACCESS3_READ | ACCESS3_EXECUTE, 1600, win,
+	                                  age, &bits));
+	/* no revalidation, or one older than the window */
+	assert_false(cobj_access_reusable(&e, &a, 0, ACCESS3_READ, 1600, win, age, &bits));
+	assert_false(cobj_access_reusable(&e, &a, 1500, ACCESS3_READ, 2501, win, age, &bits));
+	/* a chmod (new ctime and mode) */
+	b = a;
+	b.mode = 0600;
+	b.ctime.seconds++;
+	assert_false(cobj_access_reusable(&e, &b, 1500, ACCESS3_READ, 1600, win, age, &bits));
+	/* the mode, owner or group changed under the same ctime (a coarse
+	 * server clock): forward too */
+	for (int i = 0; i < 3; i++) {
+		b = a;
+		*(i == 0 ? &b.mode : i == 1 ? &b.uid : &b.gid) = 0600 + 1000 * (uint32_t)i;
+		assert_false(
+		    cobj_access_reusable(&e, &b, 1500, ACCESS3_READ, 1600, win, age, &bits));
+	}
+	/* what a changed size or mtime says nothing about permissions */
+	b = a;
+	b.size = 99;
+	b.mtime.seconds = 5;
+	assert_true(cobj_access_reusable(&e, &b, 1500, ACCESS3_READ, 1600, win, age, &bits));
+	/* an answer as old as evidence_ttl is asked again */
+	assert_false(cobj_access_reusable(&e, &a, 61000, ACCESS3_READ, 61000, win, age, &bits));
+	assert_true(cobj_access_reusable(&e, &a, 60900, ACCESS3_READ, 60999, win, age, &bits));
+	/* a later answer under a new ctime starts afresh: no ACCESS answer */
+	b = a;
+	b.ctime.seconds++;
+	access_ent_merge(&e, 0, 0, ACCESS3_READ, 0, &b, 2000);
+	assert_int_equal(e.acc_ms, 0);
+	assert_false(cobj_access_reusable(&e, &b, 2000, ACCESS3_READ, 2100, win, age, &bits));
+	assert_false(cobj_access_reusable(NULL, &a, 1500, ACCESS3_READ, 1600, win, age, &bits));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mode_check),
-		cmocka_unit_test(test_access_grants_too_much),
-		cmocka_unit_test(test_agreeing_evidence),
-		cmocka_unit_test(test_evidence_ages_and_changes),
-		cmocka_unit_test(test_directories),
+	    cmocka_unit_test(test_mode_check),
+	    cmocka_unit_test(test_access_grants_too_much),
+	    cmocka_unit_test(test_agreeing_evidence),
+	    cmocka_unit_test(test_evidence_ages_and_changes),
+	    cmocka_unit_test(test_directories),
+	    cmocka_unit_test(test_strict_access_reuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

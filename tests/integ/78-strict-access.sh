@@ -1,0 +1,125 @@
+#!/bin/bash
+# Strict mode without needless ACCESS round trips (strict_access_reuse),
+# against ganesha with Attr_Expiration_Time = 0 (the harness's export):
+#  1. a file opened twice through the proxy (LOOKUP, GETATTR, ACCESS, READ:
+#     nfsbench cat) by uid 2000 sends one ACCESS upstream; the second
+#     open's ACCESS is answered with the server's first answer (the GETATTR
+#     just answered shows ctime, mode, owner and group unchanged);
+#  2. after a chmod made directly on the server's export directory that
+#     takes READ from uid 2000, its next open forwards ACCESS again, the
+#     answer grants no READ, and its READ gets NFS3ERR_ACCES, never the
+#     cached bytes;
+#  3. the same after a chown made on the server (uid 2000 no longer owns
+#     its 0600 file);
+#  4. with strict_access_reuse = no, every ACCESS goes upstream.
+# shellcheck source=tests/lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init
+NB=$H_BUILD/bench/nfsbench
+NC=$H_BUILD/tests/nfscall
+NR=$H_BUILD/tests/nfsread
+for t in "$NB" "$NC" "$NR"; do
+	[ -x "$t" ] || h_fail "$t not built (make tools)"
+done
+h_start_upstream up
+E=$H_EXPORT_up
+{
+	h_up_mkdir up d && h_up_chmod up 755 d &&
+		h_up_mkdata up d/f 64 7 && h_up_chown up 1000:1000 d/f && h_up_chmod up 644 d/f &&
+		h_up_mkdata up d/g 64 8 && h_up_chown up 2000:2000 d/g && h_up_chmod up 600 d/g
+} || h_fail "cannot set up the files on the upstream"
+want_f=$(h_up_md5 up d/f) || h_fail "md5 of d/f"
+want_g=$(h_up_md5 up d/g) || h_fail "md5 of d/g"
+sleep 2.2 # past the fresh guard: the first reads are stored
+
+X="--uid 2000 --gid 2000"
+# xx PATH: uid 2000 opens and reads PATH as a close-to-open client does
+# (LOOKUP, GETATTR, ACCESS, READ): the bytes' xxh64, or "failed"
+xx()
+{
+	# shellcheck disable=SC2086 # $X is two flags
+	"$NB" cat --port "$H_PORT_px" --export "$E" --path "$1" $X \
+		--verify "$H_TMP/verify" >/dev/null 2>"$H_TMP/nb.err" || {
+		echo failed
+		return
+	}
+	awk '{print $2}' "$H_TMP/verify"
+}
+# access PATH: the bits the proxy answers uid 2000's ACCESS(READ) with
+access_bits()
+{
+	# shellcheck disable=SC2086
+	"$NC" --port "$H_PORT_px" --export "$E" $X --path "$1" access | awk '$1=="access"{print $2}'
+}
+# read PATH by uid 2000 without an ACCESS of its own: md5 or the status
+rd()
+{
+	local out rc
+	# shellcheck disable=SC2086
+	out=$("$NR" --port "$H_PORT_px" --export "$E" --path "$1" $X --out "$H_TMP/rd.out" 2>/dev/null)
+	rc=$?
+	case $rc in
+	0) md5sum <"$H_TMP/rd.out" | cut -d' ' -f1 ;;
+	3) echo "$out" | sed -n 's/^status //p' | tail -1 ;;
+	*) echo "error $rc" ;;
+	esac
+}
+up_access() { h_stat px upstream_calls_ACCESS; }
+reused() { h_stat px strict_access_reused; }
+
+# --- 1. two opens, one ACCESS upstream ---
+# (the first open comes first: a READ before any ACCESS may make the proxy
+# ask ACCESS itself, and the open would reuse that answer)
+h_start_cachefsd px up
+a0=$(up_access)
+x1=$(xx d/f)
+[ "$x1" != failed ] || h_fail "first open of d/f failed: $(cat "$H_TMP/nb.err")"
+[ "$(up_access)" = $((a0 + 1)) ] || h_fail "the first open sent $(($(up_access) - a0)) ACCESS upstream, not 1"
+x2=$(xx d/f)
+[ "$x2" = "$x1" ] || h_fail "the second open read other bytes ($x2, not $x1)"
+[ "$(up_access)" = $((a0 + 1)) ] || h_fail "the second open sent ACCESS upstream again"
+[ "$(reused)" = 1 ] || h_fail "strict_access_reused is $(reused), not 1"
+[ "$(h_stat px read_hits)" -gt 0 ] || h_fail "the reads were not served from the cache"
+[ "$(rd d/f)" = "$want_f" ] || h_fail "uid 2000 cannot read the 0644 file through the proxy"
+[ "$(access_bits d/f)" = 0x1 ] || h_fail "the reused ACCESS answer is not READ"
+[ "$(reused)" = 2 ] || h_fail "an ACCESS after a LOOKUP was not answered from the server's answer"
+
+# --- 2. chmod on the server: READ taken from uid 2000 ---
+h_up_chmod up 640 d/f || h_fail "chmod on the server"
+a1=$(up_access)
+r1=$(reused)
+bits=$(access_bits d/f)
+[ "$(up_access)" = $((a1 + 1)) ] || h_fail "after a chmod on the server, ACCESS was not asked of the server"
+[ "$(reused)" = "$r1" ] || h_fail "after a chmod on the server, the old ACCESS answer was reused"
+[ "$bits" = 0x0 ] || h_fail "after chmod 640 the ACCESS answer to uid 2000 is $bits, not 0x0"
+[ "$(xx d/f)" = failed ] || h_fail "after chmod 640 uid 2000 opened and read the file"
+[ "$(rd d/f)" = NFS3ERR_ACCES ] || h_fail "after chmod 640 uid 2000's READ got $(rd d/f), not NFS3ERR_ACCES"
+
+# --- 3. chown on the server: uid 2000 no longer owns its 0600 file ---
+xg=$(xx d/g)
+[ "$xg" != failed ] || h_fail "uid 2000 cannot open its own 0600 file"
+[ "$(rd d/g)" = "$want_g" ] || h_fail "uid 2000 cannot read its own 0600 file"
+r2=$(reused)
+[ "$(xx d/g)" = "$xg" ] || h_fail "the second open of d/g"
+[ "$(reused)" = $((r2 + 1)) ] || h_fail "the second open of d/g asked ACCESS upstream"
+h_up_chown up 1000:1000 d/g || h_fail "chown on the server"
+a2=$(up_access)
+bits=$(access_bits d/g)
+[ "$(up_access)" = $((a2 + 1)) ] || h_fail "after a chown on the server, ACCESS was not asked of the server"
+[ "$(reused)" = $((r2 + 1)) ] || h_fail "after a chown on the server, the old ACCESS answer was reused"
+[ "$bits" = 0x0 ] || h_fail "after the chown the ACCESS answer to uid 2000 is $bits, not 0x0"
+[ "$(xx d/g)" = failed ] || h_fail "after the chown uid 2000 opened and read the file"
+[ "$(rd d/g)" = NFS3ERR_ACCES ] || h_fail "after the chown uid 2000's READ got $(rd d/g), not NFS3ERR_ACCES"
+h_stop_cachefsd px
+
+# --- 4. the switch off: every ACCESS forwarded ---
+h_up_chmod up 644 d/f || h_fail "chmod back on the server"
+sleep 2.2 # the ctime is new: past the fresh guard again
+h_start_cachefsd px up --strict-access-reuse no
+a3=$(up_access)
+for i in 1 2 3; do
+	[ "$(xx d/f)" != failed ] || h_fail "open $i of d/f with the switch off"
+done
+[ "$(up_access)" = $((a3 + 3)) ] || h_fail "with strict_access_reuse = no, $(($(up_access) - a3)) of 3 ACCESS calls went upstream"
+[ "$(reused)" = 0 ] || h_fail "with strict_access_reuse = no an ACCESS was reused"
+h_pass "strict mode: a second open costs no ACCESS upstream; a chmod or chown on the server is seen at the next open (ACCESS asked again, READ refused); switch off: every ACCESS forwarded"
