@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,8 +19,8 @@
 
 #include "log.h"
 
-#define IDENTITY_MAX     4096
-#define META_KEY         "totals"
+#define IDENTITY_MAX 4096
+#define META_KEY     "totals"
 
 uint64_t store_now(const struct store *s)
 {
@@ -756,6 +757,32 @@ static const char *type_name(mode_t m)
 	return S_ISDIR(m) ? "a directory" : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
 }
 
+/* The check of data.mdb (fd) before LMDB maps it: whole, or quick with
+ * the whole one deferred to after the open (see STORE_CHECK_SYNC_MAX). As
+ * store_index_check. */
+static int index_check_at_open(struct store *s, int fd, uint64_t map_size, int *reason, char *why,
+                               size_t whylen)
+{
+	int unfinished = exists_at(s->indexfd, STORE_CHECKING), rc;
+	struct stat st;
+
+	s->check_deferred = 0;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > STORE_CHECK_SYNC_MAX && !unfinished) {
+		rc = store_index_check_quick(fd, map_size, reason, why, whylen);
+		s->check_deferred = rc == 0;
+		return rc;
+	}
+	if (unfinished)
+		log_warn("cache index: the last start did not finish checking %s/index/data.mdb "
+		         "(cachefsd crashed or was stopped meanwhile): checking all of it before "
+		         "serving",
+		         s->dir);
+	rc = store_index_check(fd, map_size, reason, why, whylen);
+	if (rc == 0 && unfinished)
+		unlinkat(s->indexfd, STORE_CHECKING, 0);
+	return rc;
+}
+
 /* Looks at index/ before LMDB maps anything in it: 0 (intact or new), an
  * enum store_damage with why filled, or -errno with err filled (refused). */
 static int index_inspect(struct store *s, uint64_t map_size, char *why, size_t whylen, char *err,
@@ -815,7 +842,7 @@ static int index_inspect(struct store *s, uint64_t map_size, char *why, size_t w
 		snprintf(why, whylen, "cannot open data.mdb: %s", strerror(errno));
 		return STORE_DMG_READ;
 	}
-	rc = store_index_check(fd, map_size, &reason, why, whylen);
+	rc = index_check_at_open(s, fd, map_size, &reason, why, whylen);
 	close(fd);
 	if (rc < 0) {
 		snprintf(err, errlen, "cache_dir %s: cannot check the index: %s", s->dir,
@@ -843,6 +870,7 @@ static int index_recover(struct store *s, int reason, const char *why, char *err
 	        s->dir, why, s->dir, aside);
 	snprintf(s->kept, sizeof(s->kept), "%s", aside);
 	s->recoveries[reason]++;
+	s->check_deferred = 0;
 	memset(&s->tot, 0, sizeof(s->tot));
 	s->next_data_id = 0;
 	return open_indexfd(s, err, errlen);
@@ -949,10 +977,114 @@ static int check_params(const struct store_params *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* The whole index check of a large index, after the open (see
+ * STORE_CHECK_SYNC_MAX). Damage is looked at twice, each time under a
+ * read transaction of its own: a commit may rewrite a meta page while it
+ * is read. */
+static void *check_main(void *arg)
+{
+	struct store *s = arg;
+	struct timespec t0, t1;
+	char why[sizeof(s->check_why)];
+	int reason, rc = -EIO, state;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int tries = 0; tries < 2; tries++) {
+		MDB_txn *txn;
+		int fd;
+
+		if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0) {
+			rc = -EIO;
+			break;
+		}
+		fd = openat(s->indexfd, "data.mdb", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		rc = fd < 0 ? -errno
+		            : store_index_check_stop(fd, s->map_size, &reason, why, sizeof(why),
+		                                     &s->check_stop);
+		if (fd >= 0)
+			close(fd);
+		mdb_txn_abort(txn);
+		if (rc != 1)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == 1) {
+		memcpy(s->check_why, why, sizeof(why));
+		state = 2;
+	} else if (rc == 0) {
+		unlinkat(s->indexfd, STORE_CHECKING, 0);
+		log_info("cache index %s/index/data.mdb checked in the background: intact (%.1f s)",
+		         s->dir,
+		         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		state = 1;
+	} else if (rc == -ECANCELED) {
+		/* a clean stop: no crash to guard the next start against */
+		unlinkat(s->indexfd, STORE_CHECKING, 0);
+		state = 3;
+	} else {
+		log_warn("cache index: the background check could not run: %s; the next "
+		         "start checks the whole index first",
+		         strerror(-rc));
+		state = 3;
+	}
+	__atomic_store_n(&s->check_state, state, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* After the open: marks the check as running (index/checking), starts it. */
+static void check_start(struct store *s)
+{
+	sigset_t all, old;
+	int fd, rc;
+
+	if (!s->check_deferred)
+		return;
+	fd = openat(s->indexfd, STORE_CHECKING, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&s->check_thread, NULL, check_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		log_warn("cache index: cannot start the background check: %s; the next start "
+		         "checks the whole index first",
+		         strerror(rc));
+		return;
+	}
+	s->check_started = 1;
+	log_info("cache index %s/index/data.mdb is larger than %llu MiB: its top levels are "
+	         "checked, the rest is being checked in the background while serving",
+	         s->dir, (unsigned long long)(STORE_CHECK_SYNC_MAX >> 20));
+}
+
+void store_check_poll(struct store *s)
+{
+	int state;
+
+	if (!s->check_started || s->check_handled)
+		return;
+	state = __atomic_load_n(&s->check_state, __ATOMIC_ACQUIRE);
+	if (state == 0)
+		return;
+	s->check_handled = 1;
+	if (state != 2)
+		return;
+	log_err("cache index %s/index/data.mdb: the background check found damage: %s", s->dir,
+	        s->check_why);
+	store_set_broken(s, MDB_CORRUPTED, "background index check");
+	unlinkat(s->indexfd, STORE_CHECKING, 0);
+}
+
 static void store_free(struct store *s)
 {
 	if (s == NULL)
 		return;
+	if (s->check_started) {
+		__atomic_store_n(&s->check_stop, 1, __ATOMIC_RELAXED);
+		pthread_join(s->check_thread, NULL);
+		s->check_started = 0;
+	}
 	if (s->wtxn)
 		mdb_txn_abort(s->wtxn);
 	if (s->rtxn)
@@ -1031,6 +1163,7 @@ int store_open(const struct store_params *p, struct store **out, char *err, size
 		store_free(s);
 		return rc;
 	}
+	check_start(s);
 	store_fs_read(s, &st);
 	s->oldest_access = store_lru_oldest(s);
 	store_commit(s);
@@ -1048,7 +1181,7 @@ void store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
-		/* Twice: a round in progress leaves out entries accessed again. */
+	/* Twice: a round in progress leaves out entries accessed again. */
 	for (int i = 0; i < 2 && !s->broken && s->touched.n; i++)
 		if (store_touch_flush(s, UINT32_MAX, 1) != 0)
 			break;
@@ -1085,6 +1218,8 @@ void store_get_stats(const struct store *s, struct store_stats *out)
 	memcpy(out->index_recoveries, s->recoveries, sizeof(out->index_recoveries));
 	out->index_broken = s->broken;
 	out->data_files_refused = s->data_refused;
+	out->index_checking =
+	    s->check_started && __atomic_load_n(&s->check_state, __ATOMIC_ACQUIRE) == 0;
 }
 
 uint64_t store_checksum_failures(const struct store *s)

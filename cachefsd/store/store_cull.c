@@ -616,6 +616,7 @@ int store_cull_step(struct store *s, int max)
 
 	if (s == NULL)
 		return 0;
+	store_check_poll(s);
 	if (s->broken) {
 		fill_update(s);
 		return 0;

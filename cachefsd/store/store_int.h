@@ -117,6 +117,23 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 
 #define STORE_DEFAULT_MAP_SIZE (16ull << 30)
 
+/* The index check at open (store_check.c) reads every page the index
+ * uses: 0.25 s for a 180 MB index in the page cache, 1.5 s from the disk,
+ * minutes for the 10 M-object one (docs/bench.md "Cost curves"). An index
+ * file up to STORE_CHECK_SYNC_MAX bytes is checked whole before LMDB maps
+ * it, as always. A larger one gets the quick check (meta pages, sizes, the
+ * database records, the top STORE_CHECK_QUICK_DEPTH levels of every tree)
+ * before, and the whole check on a thread of its own after the open, under
+ * a read transaction that keeps its snapshot's pages from being reused.
+ * index/checking is there while that check runs: a start that finds it
+ * (the last run crashed, maybe on the damage being looked for, or stopped
+ * before its check was done) checks the whole index before serving. Damage
+ * found in the background makes the index broken (store_set_broken):
+ * caching stops, the next start replaces it. */
+#define STORE_CHECK_SYNC_MAX    (256ull << 20)
+#define STORE_CHECK_QUICK_DEPTH 2
+#define STORE_CHECKING          "checking"
+
 struct store_totals {
 	uint64_t bytes;
 	uint64_t objects;
@@ -209,17 +226,17 @@ struct store {
 
 	MDB_env *env;
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
-	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
-	uint64_t mcache_sweep_ms; /* next expiry sweep */
+	MDB_dbi db_mcache;                      /* the metadata cache (store_meta.c) */
+	uint64_t mcache_sweep_ms;               /* next expiry sweep */
 	uint64_t mcache_bad, mcache_bad_logged; /* records failing their checksum */
-	uint8_t mcache_cursor[512]; /* where the sweep goes on */
+	uint8_t mcache_cursor[512];             /* where the sweep goes on */
 	size_t mcache_cursor_len;
 	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;
-	uint64_t txn_bytes; /* written by wtxn, roughly */
-	int txn_drops;      /* wtxn removes data or metadata: commit it now */
-	int broken;         /* sticky: the index failed at run time */
+	uint64_t txn_bytes;               /* written by wtxn, roughly */
+	int txn_drops;                    /* wtxn removes data or metadata: commit it now */
+	int broken;                       /* sticky: the index failed at run time */
 	uint64_t lost_logged;             /* data id of the last unusable data file logged */
 	uint64_t data_refused;            /* unusable data files met */
 	uint32_t recoveries[STORE_DMG_N]; /* damaged indexes replaced at open */
@@ -275,6 +292,15 @@ struct store {
 	void *statvfs_arg;
 
 	struct store_bg bg;
+
+	/* the whole index check after the open (STORE_CHECK_SYNC_MAX) */
+	int check_deferred; /* to start after the open */
+	int check_started;  /* check_thread runs or ran */
+	int check_stop;     /* atomic: store_free asks it to give up */
+	int check_state;    /* atomic: 0 running, 1 intact, 2 damaged, 3 gave up */
+	int check_handled;  /* the loop thread acted on a final state */
+	pthread_t check_thread;
+	char check_why[320]; /* damage found (written before check_state 2) */
 };
 
 /* store.c */
@@ -361,6 +387,11 @@ int store_data_unlink(struct store *s, uint64_t data_id);
  * relies on when it maps it; map_size is the map the store asks for.
  * 0: intact; 1: damaged, *reason and why (a sentence) say how; -ENOMEM. */
 int store_index_check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
+/* The quick check (see STORE_CHECK_SYNC_MAX): O(1) pages. */
+int store_index_check_quick(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
+/* The whole check, giving up with -ECANCELED once *stop is nonzero. */
+int store_index_check_stop(int fd, uint64_t map_size, int *reason, char *why, size_t whylen,
+                           const int *stop);
 /* The same check; on success *n gets the pages some tree uses (the first
  * max, ascending), for tests that damage live pages. */
 int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n, char *why,
@@ -388,6 +419,10 @@ void store_commit_failed(struct store *s, int rc);
  * evicts go first (see unlink_now). */
 void store_commit_prepare(struct store *s);
 void store_commit_worked(struct store *s);
+
+/* store.c: the loop thread takes the background check's result (from
+ * store_cull_step, once a second): damage found makes the index broken. */
+void store_check_poll(struct store *s);
 
 /* store_bg.c */
 int store_bg_start(struct store *s);
