@@ -19,8 +19,8 @@
 
 #include "log.h"
 
-#define IDENTITY_MAX 4096
-#define META_KEY     "totals"
+#define IDENTITY_MAX     4096
+#define META_KEY         "totals"
 
 uint64_t store_now(const struct store *s)
 {
@@ -757,6 +757,10 @@ static const char *type_name(mode_t m)
 	return S_ISDIR(m) ? "a directory" : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
 }
 
+/* test hooks (store_test_set_check) */
+static uint64_t check_sync_max = STORE_CHECK_SYNC_MAX;
+static int check_hold;
+
 /* The check of data.mdb (fd) before LMDB maps it: whole, or quick with
  * the whole one deferred to after the open (see STORE_CHECK_SYNC_MAX). As
  * store_index_check. */
@@ -767,7 +771,7 @@ static int index_check_at_open(struct store *s, int fd, uint64_t map_size, int *
 	struct stat st;
 
 	s->check_deferred = 0;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > STORE_CHECK_SYNC_MAX && !unfinished) {
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > check_sync_max && !unfinished) {
 		rc = store_index_check_quick(fd, map_size, reason, why, whylen);
 		s->check_deferred = rc == 0;
 		return rc;
@@ -988,6 +992,9 @@ static void *check_main(void *arg)
 	char why[sizeof(s->check_why)];
 	int reason, rc = -EIO, state;
 
+	while (__atomic_load_n(&check_hold, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&s->check_stop, __ATOMIC_RELAXED))
+		usleep(1000);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int tries = 0; tries < 2; tries++) {
 		MDB_txn *txn;
@@ -1181,7 +1188,7 @@ void store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
-	/* Twice: a round in progress leaves out entries accessed again. */
+		/* Twice: a round in progress leaves out entries accessed again. */
 	for (int i = 0; i < 2 && !s->broken && s->touched.n; i++)
 		if (store_touch_flush(s, UINT32_MAX, 1) != 0)
 			break;
@@ -1248,6 +1255,12 @@ int store_snap_equal(const struct store_snap *a, const struct store_snap *b)
 void store_test_set_now(struct store *s, uint64_t now)
 {
 	s->test_now = now;
+}
+
+void store_test_set_check(uint64_t sync_max, int hold)
+{
+	check_sync_max = sync_max;
+	__atomic_store_n(&check_hold, hold, __ATOMIC_RELAXED);
 }
 
 void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg)

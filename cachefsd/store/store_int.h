@@ -226,17 +226,17 @@ struct store {
 
 	MDB_env *env;
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
-	MDB_dbi db_mcache;                      /* the metadata cache (store_meta.c) */
-	uint64_t mcache_sweep_ms;               /* next expiry sweep */
+	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
+	uint64_t mcache_sweep_ms; /* next expiry sweep */
 	uint64_t mcache_bad, mcache_bad_logged; /* records failing their checksum */
-	uint8_t mcache_cursor[512];             /* where the sweep goes on */
+	uint8_t mcache_cursor[512]; /* where the sweep goes on */
 	size_t mcache_cursor_len;
 	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;
-	uint64_t txn_bytes;               /* written by wtxn, roughly */
-	int txn_drops;                    /* wtxn removes data or metadata: commit it now */
-	int broken;                       /* sticky: the index failed at run time */
+	uint64_t txn_bytes; /* written by wtxn, roughly */
+	int txn_drops;      /* wtxn removes data or metadata: commit it now */
+	int broken;         /* sticky: the index failed at run time */
 	uint64_t lost_logged;             /* data id of the last unusable data file logged */
 	uint64_t data_refused;            /* unusable data files met */
 	uint32_t recoveries[STORE_DMG_N]; /* damaged indexes replaced at open */
@@ -441,6 +441,10 @@ int store_rmtree(int parent, const char *name, int depth);
 
 /* Pretends the unix time is now (0: the real clock). */
 void store_test_set_now(struct store *s, uint64_t now);
+/* The index size above which the whole check runs after the open
+ * (STORE_CHECK_SYNC_MAX); hold: that check waits until called again with
+ * hold 0. */
+void store_test_set_check(uint64_t sync_max, int hold);
 /* Replaces statvfs(2) for the cull step (NULL: the real one). */
 void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg);
 /* 0: open data files the way kernels without openat2 do (one level at a
