@@ -18,12 +18,15 @@
 # PNG per measure against N (log x) with gnuplot, and report.md.
 #
 #   bench/costcurve.sh --build DIR [--points 100000,1000000] [--work DIR]
-#                      [--out DIR] [--chunked-pct P] [--keep]
+#                      [--out DIR] [--chunked-pct P] [--keep] [--reuse]
 #
 # Needs root (nfs-ganesha as the daemon's upstream, as the tests start it):
 # run it in its own namespaces, tests/lib/isolate.sh bench/costcurve.sh ...
 # The cache directories go to --work (default /tmp/costcurve; the 10 M point
-# needs about 12 GB) and are removed after each point unless --keep.
+# needs about 15 GB) and are removed after each point unless --keep; with
+# --reuse a point whose cache and fill output (WORK/fill-N.txt) are there is
+# measured again without filling it again (culls change it: the second run's
+# cull figures are of a cache culled once).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build
@@ -32,6 +35,7 @@ WORK=/tmp/costcurve
 OUT=
 PCT=5
 KEEP=
+REUSE=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) BUILD=$(cd "$2" && pwd); shift ;;
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift ;;
 	--chunked-pct) PCT=$2; shift ;;
 	--keep) KEEP=1 ;;
+	--reuse) REUSE=1 ;;
 	*) echo "costcurve.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -55,7 +60,8 @@ export H_BUILD=$BUILD H_TEST=costcurve
 . "$ROOT/tests/lib/harness.sh"
 h_init
 mkdir -p "$OUT/raw" "$WORK"
-h_start_ganesha up
+# a fixed export directory: the cache's identity names it (--reuse)
+h_start_ganesha up "$WORK/export"
 E=$H_EXPORT_up
 ID="nfs://127.0.0.1$E"
 
@@ -95,10 +101,15 @@ echo "$hdr" >"$OUT/costcurve.csv"
 
 for N in ${POINTS//,/ }; do
 	C=$WORK/cache-$N
-	rm -rf "$C"
-	h_log "$N objects: fill"
-	"$CC" fill --cache-dir "$C" --identity "$ID" --objects "$N" --chunked-pct "$PCT" \
-		>"$OUT/raw/$N-fill.txt" || h_fail "costcurve fill $N failed"
+	if [ -n "$REUSE" ] && [ -s "$WORK/fill-$N.txt" ] && [ -d "$C" ]; then
+		h_log "$N objects: the fill of $WORK/fill-$N.txt, reused"
+	else
+		rm -rf "$C" "$WORK/fill-$N.txt"
+		h_log "$N objects: fill"
+		"$CC" fill --cache-dir "$C" --identity "$ID" --objects "$N" --chunked-pct "$PCT" \
+			>"$WORK/fill-$N.txt" || h_fail "costcurve fill $N failed"
+	fi
+	cp "$WORK/fill-$N.txt" "$OUT/raw/$N-fill.txt"
 	[ "$(val "$OUT/raw/$N-fill.txt" objects)" = "$N" ] ||
 		h_fail "the fill of $N stored $(val "$OUT/raw/$N-fill.txt" objects) objects"
 	h_log "$N objects: measure"
@@ -151,7 +162,7 @@ for N in ${POINTS//,/ }; do
 	done
 	echo "$row" >>"$OUT/costcurve.csv"
 	du -sh "$C" | awk -v n="$N" '{print "cache directory of " n " objects: " $1}' >>"$OUT/raw/sizes.txt"
-	[ -n "$KEEP" ] || rm -rf "$C"
+	[ -n "$KEEP" ] || rm -rf "$C" "$WORK/fill-$N.txt"
 done
 
 # --- charts: one per measure, against N (log x) -------------------------------

@@ -164,14 +164,14 @@ enum store_counter_row {
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
-/* [worker] Asks the kernel to read the index file of the cache directory
- * dir into the page cache, at
- * most limit bytes from its start, so that lookups after a restart or a
- * reboot of the proxy host do not fault pages in from the disk one by one
- * on the event loop (the FS-Cache lesson). One POSIX_FADV_WILLNEED for the
- * whole file would read only its first few MiB (the kernel caps a request
- * at the readahead size), so it asks 128 KiB at a time. Stops early once
- * *stop is nonzero. Returns the bytes asked for. */
+/* [worker] Reads the index file of the cache directory dir into the page
+ * cache, at most limit bytes from its start, so that lookups after a
+ * restart or a reboot of the proxy host do not fault pages in from the
+ * disk one by one on the event loop (the FS-Cache lesson). It reads 1 MiB
+ * at a time with pread, one read in flight: other reads and fsyncs at
+ * start wait for at most one of them (asking the kernel for the whole file
+ * at once, POSIX_FADV_WILLNEED 128 KiB at a time, queued all of it ahead of
+ * them). Stops early once *stop is nonzero. Returns the bytes read. */
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
 
 /* Commits the pending write transaction (the batch), with a bounded part

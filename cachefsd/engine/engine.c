@@ -228,8 +228,7 @@ static void prefetch_done(void *arg)
 	struct engine *e = arg;
 
 	if (e->prefetch_bytes >= (1u << 20))
-		log_info("cache index: %" PRIu64 " MiB being read into the page cache (asked in %" PRIu64
-			 " ms)",
+		log_info("cache index: %" PRIu64 " MiB read into the page cache in %" PRIu64 " ms",
 			 e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
 }
 

@@ -578,10 +578,11 @@ static int index_corrupt(int rc)
 
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 {
-	const off_t step = 128 * 1024;
+	const size_t step = 1u << 20;
 	char mdb[PATH_MAX];
 	struct stat st;
 	uint64_t done = 0;
+	uint8_t *buf;
 	int fd;
 
 	/* links inside the cache dir are not followed (store_open checked
@@ -595,16 +596,28 @@ uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop)
 	fd = dfd;
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	buf = malloc(step);
+	if (buf && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		uint64_t end = (uint64_t)st.st_size < limit ? (uint64_t)st.st_size : limit;
-		for (off_t off = 0; (uint64_t)off < end; off += step) {
-			if (__atomic_load_n(stop, __ATOMIC_RELAXED))
+
+		/* One read at a time (not a POSIX_FADV_WILLNEED per 128 KiB, which
+		 * queued the whole file at once): a client's lookup, the index
+		 * check or an fsync at start waits for at most one 1 MiB read
+		 * (before, the NSM state file's fsync at start waited 1.5 s behind
+		 * 1.6 GB of read-ahead of a 1 M-object index). */
+		posix_fadvise(fd, 0, (off_t)end, POSIX_FADV_SEQUENTIAL);
+		while (done < end && !__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+			size_t want = end - done < step ? (size_t)(end - done) : step;
+			ssize_t n = pread(fd, buf, want, (off_t)done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
 				break;
-			if (posix_fadvise(fd, off, step, POSIX_FADV_WILLNEED) != 0)
-				break;
-			done = (uint64_t)off + (uint64_t)step < end ? (uint64_t)(off + step) : end;
+			done += (uint64_t)n;
 		}
 	}
+	free(buf);
 	close(fd);
 	return done;
 }

@@ -1390,9 +1390,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The index is read into the page cache 128 KiB at a time, up to the
+/* The index is read into the page cache 1 MiB at a time, up to the
  * limit, and stops when asked: after a restart every page of it is
- * resident again (one WILLNEED for the whole file would read ~8 MiB). */
+ * resident again. */
 static void test_index_prefetch(void **state)
 {
 	struct ctx *c = *state;
