@@ -13,6 +13,8 @@
 #                       anonymous RSS then
 #   cachefsctl verify   its wall time (exit 0 required: the fill is correct)
 #   cachefsctl cull     --to 90 through the daemon: objects evicted per second
+#   cachefsd            again with cache_size at 80 % of what is cached: the
+#                       objects it culls on its own per second, from its start
 #   costcurve cull      the same cull path (store_cull_to) without a daemon
 # One CSV row per N in costcurve.csv, the subcommands' output in raw/, one
 # PNG per measure against N (log x) with gnuplot, and report.md.
@@ -76,9 +78,11 @@ start_daemon()
 	local f=$OUT/raw/$N-daemon-$1.txt t0 pid
 	PORT=$(h_free_port)
 	t0=$(date +%s%N)
+	T0=$t0
+	# shellcheck disable=SC2086 # DAEMON_ARGS: words
 	"$BUILD/cachefsd" --foreground --upstream "$H_URL_up" --listen "127.0.0.1:$PORT" \
 		--cache-dir "$C" --stats-file "$H_TMP/px.stats" --meta-ttl 86400 \
-		--chunk-size 64K >>"$H_TMP/px-cachefsd.log" 2>&1 &
+		--chunk-size 64K ${DAEMON_ARGS:-} >>"$H_TMP/px-cachefsd.log" 2>&1 &
 	pid=$!
 	h_track cachefsd "$pid"
 	DPID=$pid
@@ -97,6 +101,7 @@ hdr=$hdr,lookup_cold_p50_us,lookup_cold_p99_us,lookup_warm_p50_us,lookup_warm_p9
 hdr=$hdr,insert_more_p50_us,insert_more_p99_us,tool_rss_peak_kib,tool_rss_anon_kib
 hdr=$hdr,first_null_cold_ms,first_null_warm_ms,daemon_rss_peak_kib,daemon_rss_anon_kib
 hdr=$hdr,verify_s,daemon_cull_objects,daemon_cull_per_s,cull_objects,cull_per_s
+hdr=$hdr,autocull_objects,autocull_per_s
 echo "$hdr" >"$OUT/costcurve.csv"
 
 for N in ${POINTS//,/ }; do
@@ -138,6 +143,26 @@ for N in ${POINTS//,/ }; do
 		echo "daemon_cull_per_s $(awk -v n="$ev" -v t="$ms" 'BEGIN{printf "%.0f", t ? n * 1000 / t : 0}')"
 	} >>"$OUT/raw/$N-daemon-cull.txt"
 	h_stop_pid "$DPID" 60
+	# culling on its own: cache_size 80 % of what is cached, from the start
+	h_log "$N objects: cachefsd with cache_size at 80 %: culling on its own"
+	cached=$(awk '$1=="cached"{print $2}' "$OUT/raw/$N-daemon-cull.txt")
+	before=$(awk '$1=="cached"{print $5}' "$OUT/raw/$N-daemon-cull.txt")
+	DAEMON_ARGS="--cache-size $((cached / 100 * 80))" start_daemon autocull
+	f=$OUT/raw/$N-daemon-autocull.txt
+	for ((i = 0; ; i++)); do
+		"$CTL" --cache-dir "$C" stats --raw >"$H_TMP/st" 2>/dev/null
+		cu=$(awk '$1=="culling"{print $2}' "$H_TMP/st")
+		left=$(awk '$1=="cache_objects"{print $2}' "$H_TMP/st")
+		[ "$cu" = 0 ] && [ -n "$left" ] && [ "$left" -lt "$before" ] && break
+		[ $i -lt 6000 ] || h_fail "culling to cache_size did not end in 20 minutes"
+		sleep 0.2
+	done
+	ms=$(ms_since "$T0")
+	{
+		echo "autocull_objects $((before - left))"
+		echo "autocull_per_s $(awk -v n=$((before - left)) -v t="$ms" 'BEGIN{printf "%.0f", n * 1000 / t}')"
+	} >>"$f"
+	h_stop_pid "$DPID" 60
 	h_log "$N objects: costcurve cull"
 	cnt=$((N / 10 < 200000 ? N / 10 : 200000))
 	"$CC" cull --cache-dir "$C" --identity "$ID" --count "$cnt" >"$OUT/raw/$N-cull.txt" ||
@@ -147,7 +172,7 @@ for N in ${POINTS//,/ }; do
 	for k in ${hdr//,/ }; do
 		[ "$k" = objects ] && continue
 		v=
-		for f in fill measure daemon-cold daemon-warm verify daemon-cull cull; do
+		for f in fill measure daemon-cold daemon-warm verify daemon-cull daemon-autocull cull; do
 			[ -n "$v" ] && break
 			case $k in
 			first_null_cold_ms) [ $f = daemon-cold ] && v=$(val "$OUT/raw/$N-$f.txt" first_null_ms) ;;

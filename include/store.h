@@ -299,8 +299,11 @@ void store_write_landed(struct store *s, uint64_t bytes, int rc);
 void store_write_end(struct store *s, int rc);
 /* "none", "read_only", "disk_full", ...: for stats and metrics. */
 const char *store_fill_reason_name(enum store_fill_reason r);
-/* 1 when a reservation crossed bcull or a commit found the disk full: call
- * store_cull_step() before sleeping. */
+/* 1 when a reservation crossed bcull or a commit found the disk full, or
+ * while culling is in progress and its last step evicted something: call
+ * store_cull_step() before sleeping (culling then goes on every loop pass,
+ * a bounded step each, not only from a once-a-second timer: 256 objects a
+ * second could not keep up with a cache of millions). */
 int store_cull_wanted(const struct store *s);
 
 void store_get_stats(const struct store *s, struct store_stats *out);

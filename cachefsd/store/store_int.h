@@ -301,6 +301,9 @@ struct store {
 	int check_handled;  /* the loop thread acted on a final state */
 	pthread_t check_thread;
 	char check_why[320]; /* damage found (written before check_state 2) */
+	/* the last cull step evicted nothing: culling in progress waits for
+	 * the next timer step instead of every loop pass */
+	int cull_stalled;
 };
 
 /* store.c */

@@ -10,8 +10,9 @@
 #  3. cachefsctl verify passes on it (exit 0, no bad entry) and checked
 #     every chunk and the cached bytes the store holds;
 #  4. cachefsctl cull --to 90 evicts objects, and the daemon's object count
-#     drops by exactly what it reports; the tool's own cull (the same store
-#     path) removes the count asked for.
+#     drops by exactly what it reports; started with cache_size below what
+#     is cached, cachefsd culls on its own until it is done; the tool's own
+#     cull (the same store path) removes the count asked for.
 # Not a timed test: no speed is asserted.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -73,5 +74,8 @@ t=$raw/$N-cull.txt
 [ "$(val "$t" culled)" = $((N / 10)) ] &&
 	[ "$(val "$t" objects_after)" = $(($(val "$t" objects_before) - N / 10)) ] ||
 	h_fail "the tool's cull: $(cat "$t")"
-h_log "ok: cachefsctl cull evicted $ev objects and $left are left; the tool culled $((N / 10))"
+a=$raw/$N-daemon-autocull.txt
+[ "$(val "$a" autocull_objects)" -gt 0 ] || h_fail "cachefsd culled nothing on its own: $(cat "$a")"
+h_log "ok: cachefsctl cull evicted $ev objects and $left are left; the tool culled $((N / 10));" \
+	"with cache_size at 80 % cachefsd culled $(val "$a" autocull_objects) on its own"
 h_pass "the cost-curve bench runs at $N objects and reports every measure"
