@@ -38,6 +38,7 @@ OUT=
 PCT=5
 KEEP=
 REUSE=
+REPORT_ONLY=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) BUILD=$(cd "$2" && pwd); shift ;;
@@ -47,11 +48,74 @@ while [ $# -gt 0 ]; do
 	--chunked-pct) PCT=$2; shift ;;
 	--keep) KEEP=1 ;;
 	--reuse) REUSE=1 ;;
+	--report-only) REPORT_ONLY=$2; shift ;;
 	*) echo "costcurve.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 [ -n "$OUT" ] || OUT=$ROOT/bench/results/$(date -u +%Y-%m-%dT%H%M)-costcurve
+[ -z "$REPORT_ONLY" ] || OUT=$REPORT_ONLY
+hdr=objects,fill_objects_per_s,insert_p50_us,insert_p99_us,commit_p50_us,commit_p99_us
+hdr=$hdr,index_bytes,index_bytes_per_object,open_cold_ms,open_warm_ms,prefetch_ask_ms
+hdr=$hdr,lookup_cold_p50_us,lookup_cold_p99_us,lookup_warm_p50_us,lookup_warm_p99_us
+hdr=$hdr,insert_more_p50_us,insert_more_p99_us,tool_rss_peak_kib,tool_rss_anon_kib
+hdr=$hdr,first_null_cold_ms,first_null_warm_ms,daemon_rss_peak_kib,daemon_rss_anon_kib
+hdr=$hdr,verify_s,daemon_cull_objects,daemon_cull_per_s,cull_objects,cull_per_s
+hdr=$hdr,autocull_objects,autocull_per_s
+
+# report: the table and one PNG per measure against N (log x) from
+# OUT/costcurve.csv, whose rows may come from several runs (--report-only)
+report()
+{
+	local charts=() k c png p points
+	points=$(awk -F, 'NR>1{printf "%s%s", (NR>2 ? "," : ""), $1}' "$OUT/costcurve.csv")
+	mkdir -p "$OUT/raw"
+	if command -v gnuplot >/dev/null; then
+		for k in ${hdr//,/ }; do
+			[ "$k" = objects ] && continue
+			c=$(head -1 "$OUT/costcurve.csv" | tr , '\n' | grep -nx "$k" | cut -d: -f1)
+			png=$k.png
+			gnuplot <<EOF 2>>"$OUT/raw/gnuplot.log" || true
+set terminal pngcairo size 640,400 noenhanced font ",10"
+set output "$OUT/$png"
+set datafile separator ","
+set title "$k against cached objects"
+set xlabel "objects in the index (log)"
+set logscale x
+set yrange [0:*]
+set grid
+unset key
+plot "$OUT/costcurve.csv" every ::1 using 1:$c with linespoints lw 2 pt 7 lc rgb "#4477aa", \
+     "" every ::1 using 1:$c:(sprintf("%.4g", \$$c)) with labels offset 0,1 notitle
+EOF
+			[ -f "$OUT/$png" ] && charts+=("$png")
+		done
+	fi
+	{
+		echo "# cachefsd cost curves — $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo
+		echo "Command: \`bench/costcurve.sh --points $points --chunked-pct $PCT\`"
+		echo "Build: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $BUILD"
+		echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+		echo
+		echo "| measure | ${points//,/ | } |"
+		echo "|---$(for _ in ${points//,/ }; do printf '|---:'; done)|"
+		for k in ${hdr//,/ }; do
+			[ "$k" = objects ] && continue
+			c=$(head -1 "$OUT/costcurve.csv" | tr , '\n' | grep -nx "$k" | cut -d: -f1)
+			printf '| %s |' "$k"
+			awk -F, -v c="$c" 'NR>1{printf " %s |", $c}' "$OUT/costcurve.csv"
+			echo
+		done
+		echo
+		for p in "${charts[@]}"; do echo "![${p%.png}]($p)"; done
+	} >"$OUT/report.md"
+}
+if [ -n "$REPORT_ONLY" ]; then
+	report
+	exit 0
+fi
+
 CC=$BUILD/bench/costcurve
 CTL=$BUILD/cachefsctl
 for b in "$CC" "$CTL" "$BUILD/cachefsd"; do
@@ -95,13 +159,6 @@ start_daemon()
 		tail -n 1 >>"$f"
 }
 
-hdr=objects,fill_objects_per_s,insert_p50_us,insert_p99_us,commit_p50_us,commit_p99_us
-hdr=$hdr,index_bytes,index_bytes_per_object,open_cold_ms,open_warm_ms,prefetch_ask_ms
-hdr=$hdr,lookup_cold_p50_us,lookup_cold_p99_us,lookup_warm_p50_us,lookup_warm_p99_us
-hdr=$hdr,insert_more_p50_us,insert_more_p99_us,tool_rss_peak_kib,tool_rss_anon_kib
-hdr=$hdr,first_null_cold_ms,first_null_warm_ms,daemon_rss_peak_kib,daemon_rss_anon_kib
-hdr=$hdr,verify_s,daemon_cull_objects,daemon_cull_per_s,cull_objects,cull_per_s
-hdr=$hdr,autocull_objects,autocull_per_s
 echo "$hdr" >"$OUT/costcurve.csv"
 
 for N in ${POINTS//,/ }; do
@@ -190,48 +247,6 @@ for N in ${POINTS//,/ }; do
 	[ -n "$KEEP" ] || rm -rf "$C" "$WORK/fill-$N.txt"
 done
 
-# --- charts: one per measure, against N (log x) -------------------------------
-charts=()
-if command -v gnuplot >/dev/null; then
-	for k in ${hdr//,/ }; do
-		[ "$k" = objects ] && continue
-		c=$(head -1 "$OUT/costcurve.csv" | tr , '\n' | grep -nx "$k" | cut -d: -f1)
-		png=$k.png
-		gnuplot <<EOF 2>>"$OUT/raw/gnuplot.log" || true
-set terminal pngcairo size 640,400 noenhanced font ",10"
-set output "$OUT/$png"
-set datafile separator ","
-set title "$k against cached objects"
-set xlabel "objects in the index (log)"
-set logscale x
-set yrange [0:*]
-set grid
-unset key
-plot "$OUT/costcurve.csv" every ::1 using 1:$c with linespoints lw 2 pt 7 lc rgb "#4477aa", \
-     "" every ::1 using 1:$c:(sprintf("%.4g", \$$c)) with labels offset 0,1 notitle
-EOF
-		[ -f "$OUT/$png" ] && charts+=("$png")
-	done
-fi
-
-{
-	echo "# cachefsd cost curves — $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo
-	echo "Command: \`bench/costcurve.sh --points $POINTS --chunked-pct $PCT\`"
-	echo "Build: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $BUILD"
-	echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
-	echo
-	echo "| measure | ${POINTS//,/ | } |"
-	echo "|---$(for _ in ${POINTS//,/ }; do printf '|---:'; done)|"
-	for k in ${hdr//,/ }; do
-		[ "$k" = objects ] && continue
-		c=$(head -1 "$OUT/costcurve.csv" | tr , '\n' | grep -nx "$k" | cut -d: -f1)
-		printf '| %s |' "$k"
-		awk -F, -v c="$c" 'NR>1{printf " %s |", $c}' "$OUT/costcurve.csv"
-		echo
-	done
-	echo
-	for p in "${charts[@]}"; do echo "![${p%.png}]($p)"; done
-} >"$OUT/report.md"
+report
 h_log "results in $OUT"
 exit 0
