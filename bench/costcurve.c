@@ -190,7 +190,7 @@ static struct store *open_store(const struct opts *o, uint64_t *ms)
 	p.frun = 10;
 	p.fcull = 7;
 	p.fstop = 3;
-	p.map_size = 64ull << 30; /* the 10 M point's index is bigger than the default */
+	p.map_size = 0; /* the daemon's default */
 	if (store_open(&p, &s, err, sizeof(err)) != 0)
 		die("%s", err);
 	if (ms)

@@ -75,7 +75,7 @@ struct store_params {
 	uint64_t cache_size;   /* cap on cached bytes; 0: only the thresholds */
 	int brun, bcull, bstop; /* % of free blocks on the cache filesystem */
 	int frun, fcull, fstop; /* % of free files (inodes) */
-	uint64_t map_size;      /* LMDB map size in bytes; 0: default (16 GiB) */
+	uint64_t map_size;      /* LMDB map size in bytes; 0: default (64 GiB) */
 };
 
 /* What was wrong with an index found damaged at open (the metric's reason

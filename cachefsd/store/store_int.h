@@ -115,7 +115,10 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 
 #define STORE_SYNC_SECONDS 5
 
-#define STORE_DEFAULT_MAP_SIZE (16ull << 30)
+/* The LMDB map (address space, not memory): 16 GiB held about 11 M
+ * objects of the cost-curve mix (1.4 KB of index each, docs/bench.md
+ * "Cost curves"), and a 10 M-object index grew past it with churn. */
+#define STORE_DEFAULT_MAP_SIZE (64ull << 30)
 
 /* The index check at open (store_check.c) reads every page the index
  * uses: 0.25 s for a 180 MB index in the page cache, 1.5 s from the disk,
