@@ -175,7 +175,7 @@ clean:
 #   make bench QUICK=1    a few minutes: quick data set, n=3
 PKGS_BENCH  := nfs-ganesha-proxy-v4 gnuplot-nox
 BENCH_ARGS  ?= --budget 600
-BENCH_TOOLS := nfsbench nfsput benchgen benchstat relay relayprobe
+BENCH_TOOLS := nfsbench nfsput benchgen benchstat relay relayprobe costcurve
 BENCH_BINS  := $(BENCH_TOOLS:%=$(BUILD)/bench/%)
 BENCH_OBJS  := $(BUILD)/obj/bench/dataset.o $(BUILD)/obj/bench/stats.o
 BENCH_ALLOBJS := $(BENCH_TOOLS:%=$(BUILD)/obj/bench/%.o) $(BENCH_OBJS)
@@ -203,6 +203,10 @@ $(BUILD)/bench/relay: $(BUILD)/obj/bench/relay.o
 $(BUILD)/bench/relayprobe: $(BUILD)/obj/bench/relayprobe.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lpthread
+# the cost-curve tool fills and measures an index through the store's API
+$(BUILD)/bench/costcurve: $(BUILD)/obj/bench/costcurve.o $(BUILD)/libcachefsd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 # unit tests of the bench's own code (statistics, data-set generator)
 $(BUILD)/tests/test_bench_%: tests/unit/test_bench_%.c $(BENCH_OBJS)
 	@mkdir -p $(dir $@)

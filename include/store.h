@@ -75,7 +75,7 @@ struct store_params {
 	uint64_t cache_size;   /* cap on cached bytes; 0: only the thresholds */
 	int brun, bcull, bstop; /* % of free blocks on the cache filesystem */
 	int frun, fcull, fstop; /* % of free files (inodes) */
-	uint64_t map_size;      /* LMDB map size in bytes; 0: default (16 GiB) */
+	uint64_t map_size;      /* LMDB map size in bytes; 0: default (64 GiB) */
 };
 
 /* What was wrong with an index found damaged at open (the metric's reason
@@ -164,14 +164,14 @@ enum store_counter_row {
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
-/* [worker] Asks the kernel to read the index file of the cache directory
- * dir into the page cache, at
- * most limit bytes from its start, so that lookups after a restart or a
- * reboot of the proxy host do not fault pages in from the disk one by one
- * on the event loop (the FS-Cache lesson). One POSIX_FADV_WILLNEED for the
- * whole file would read only its first few MiB (the kernel caps a request
- * at the readahead size), so it asks 128 KiB at a time. Stops early once
- * *stop is nonzero. Returns the bytes asked for. */
+/* [worker] Reads the index file of the cache directory dir into the page
+ * cache, at most limit bytes from its start, so that lookups after a
+ * restart or a reboot of the proxy host do not fault pages in from the
+ * disk one by one on the event loop (the FS-Cache lesson). It reads 1 MiB
+ * at a time with pread, one read in flight: other reads and fsyncs at
+ * start wait for at most one of them (asking the kernel for the whole file
+ * at once, POSIX_FADV_WILLNEED 128 KiB at a time, queued all of it ahead of
+ * them). Stops early once *stop is nonzero. Returns the bytes read. */
 uint64_t store_index_prefetch(const char *dir, uint64_t limit, const int *stop);
 
 /* Commits the pending write transaction (the batch), with a bounded part
@@ -299,8 +299,11 @@ void store_write_landed(struct store *s, uint64_t bytes, int rc);
 void store_write_end(struct store *s, int rc);
 /* "none", "read_only", "disk_full", ...: for stats and metrics. */
 const char *store_fill_reason_name(enum store_fill_reason r);
-/* 1 when a reservation crossed bcull or a commit found the disk full: call
- * store_cull_step() before sleeping. */
+/* 1 when a reservation crossed bcull or a commit found the disk full, or
+ * while culling is in progress and its last step evicted something: call
+ * store_cull_step() before sleeping (culling then goes on every loop pass,
+ * a bounded step each, not only from a once-a-second timer: 256 objects a
+ * second could not keep up with a cache of millions). */
 int store_cull_wanted(const struct store *s);
 
 void store_get_stats(const struct store *s, struct store_stats *out);

@@ -178,8 +178,11 @@ static void commit_hook(struct loop *l, void *arg)
 	struct engine *e = arg;
 	uint64_t wait;
 
-	if (store_cull_wanted(e->store))
-		store_cull_step(e->store, 256);
+	/* a cull in progress goes on in the next pass, without sleeping, while
+	 * its steps evict (store_cull_wanted) */
+	if (store_cull_wanted(e->store) && store_cull_step(e->store, 256) > 0 &&
+	    store_cull_wanted(e->store))
+		loop_pending(l);
 	wait = store_commit_wait_ms(e->store);
 	if (wait == 0 && !store_commit_deferrable(e->store)) {
 		store_commit(e->store);
@@ -228,8 +231,7 @@ static void prefetch_done(void *arg)
 	struct engine *e = arg;
 
 	if (e->prefetch_bytes >= (1u << 20))
-		log_info("cache index: %" PRIu64 " MiB being read into the page cache (asked in %" PRIu64
-			 " ms)",
+		log_info("cache index: %" PRIu64 " MiB read into the page cache in %" PRIu64 " ms",
 			 e->prefetch_bytes >> 20, loop_clock_ms() - e->prefetch_t0_ms);
 }
 

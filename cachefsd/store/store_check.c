@@ -117,6 +117,10 @@ struct chk {
 	int *reason;
 	char *why;
 	size_t whylen;
+	/* the quick check (store_index_check_quick): the named databases'
+	 * trees to this many levels, no free list, no counts */
+	int depth_max;   /* -1: every level */
+	const int *stop; /* nonzero: give up (-ECANCELED) */
 };
 
 static uint16_t u16(const uint8_t *p)
@@ -345,6 +349,8 @@ static int walk(struct chk *c, uint64_t pgno, int level, struct key lo, struct k
 
 	if (level >= MAX_DEPTH)
 		return bad(c, STORE_DMG_PAGE, "%s: deeper than %d levels", c->name, MAX_DEPTH);
+	if (c->stop && __atomic_load_n(c->stop, __ATOMIC_RELAXED))
+		return -ECANCELED;
 	rc = take(c, pgno, 1, level ? "child" : "root");
 	if (rc)
 		return rc;
@@ -412,7 +418,8 @@ static int walk(struct chk *c, uint64_t pgno, int level, struct key lo, struct k
 				return rc;
 		}
 	}
-	if (flags == PG_LEAF)
+	if (flags == PG_LEAF ||
+	    (c->depth_max >= 0 && c->tree == T_NAMED && level + 1 >= c->depth_max))
 		return 0;
 	/* the children, each between its key and the next */
 	for (size_t i = 0; i < nkeys; i++) {
@@ -458,7 +465,7 @@ static int tree(struct chk *c, enum tree t, const char *name, const struct dbrec
 		return 0;
 	}
 	rc = walk(c, r->root, 0, none, none);
-	if (rc)
+	if (rc || (c->depth_max >= 0 && t == T_NAMED))
 		return rc;
 	if (r->depth != c->leaf_level + 1 || r->entries != c->entries || r->branch != c->branch ||
 	    r->leaf != c->leaf || r->overflow != c->overflow)
@@ -489,9 +496,14 @@ static int meta_read(struct chk *c, int i, uint64_t off, uint8_t *m)
 }
 
 static int check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen, uint64_t *pages,
-                 size_t max, size_t *npages)
+                 size_t max, size_t *npages, int depth_max, const int *stop)
 {
-	struct chk c = {.fd = fd, .reason = reason, .why = why, .whylen = whylen};
+	struct chk c = {.fd = fd,
+	                .reason = reason,
+	                .why = why,
+	                .whylen = whylen,
+	                .depth_max = depth_max,
+	                .stop = stop};
 	uint8_t m0[META_LEN], m1[META_LEN], *m;
 	struct dbrec fr, mr;
 	struct stat st;
@@ -553,9 +565,9 @@ static int check(int fd, uint64_t map_size, int *reason, char *why, size_t whyle
 		snprintf(name, sizeof(name), "database '%s'", c.names[i]);
 		rc = tree(&c, T_NAMED, name, &r);
 	}
-	if (rc == 0)
+	if (rc == 0 && depth_max < 0)
 		rc = tree(&c, T_FREE, "free list", &fr);
-	for (uint64_t i = 2; rc == 0 && i <= c.last_pg; i++) {
+	for (uint64_t i = 2; rc == 0 && depth_max < 0 && i <= c.last_pg; i++) {
 		if (bit_get(c.used, i) && bit_get(c.freed, i))
 			rc = bad(&c, STORE_DMG_PAGE, "page %" PRIu64 " is both in use and free", i);
 		if (bit_get(c.used, i) && pages && *npages < max)
@@ -573,7 +585,19 @@ out:
 
 int store_index_check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen)
 {
-	return check(fd, map_size, reason, why, whylen, NULL, 0, NULL);
+	return check(fd, map_size, reason, why, whylen, NULL, 0, NULL, -1, NULL);
+}
+
+int store_index_check_quick(int fd, uint64_t map_size, int *reason, char *why, size_t whylen)
+{
+	return check(fd, map_size, reason, why, whylen, NULL, 0, NULL, STORE_CHECK_QUICK_DEPTH,
+	             NULL);
+}
+
+int store_index_check_stop(int fd, uint64_t map_size, int *reason, char *why, size_t whylen,
+                           const int *stop)
+{
+	return check(fd, map_size, reason, why, whylen, NULL, 0, NULL, -1, stop);
 }
 
 int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n, char *why,
@@ -582,7 +606,7 @@ int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, si
 	int reason;
 
 	*n = 0;
-	return check(fd, map_size, &reason, why, whylen, pages, max, n);
+	return check(fd, map_size, &reason, why, whylen, pages, max, n, -1, NULL);
 }
 
 int store_index_check_path(const char *path, uint64_t map_size, int *reason, char *why,

@@ -516,7 +516,7 @@ int store_reserve_write(struct store *s, uint64_t bytes)
 
 int store_cull_wanted(const struct store *s)
 {
-	return s && (s->cull_wanted || s->disk_full);
+	return s && (s->cull_wanted || s->disk_full || (s->culling && !s->cull_stalled));
 }
 
 /* --- culling ------------------------------------------------------------- */
@@ -616,6 +616,7 @@ int store_cull_step(struct store *s, int max)
 
 	if (s == NULL)
 		return 0;
+	store_check_poll(s);
 	if (s->broken) {
 		fill_update(s);
 		return 0;
@@ -661,6 +662,7 @@ int store_cull_step(struct store *s, int max)
 			store_txn_commit(s);
 	}
 	s->index_full = 0;
+	s->cull_stalled = n == 0;
 	if (cull_done(s, b, f)) {
 		s->culling = 0;
 		log_debug("cache culling done: %" PRIu64 " bytes cached, %" PRIu64

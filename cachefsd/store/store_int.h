@@ -115,7 +115,27 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 
 #define STORE_SYNC_SECONDS 5
 
-#define STORE_DEFAULT_MAP_SIZE (16ull << 30)
+/* The LMDB map (address space, not memory): 16 GiB held about 11 M
+ * objects of the cost-curve mix (1.4 KB of index each, docs/bench.md
+ * "Cost curves"), and a 10 M-object index grew past it with churn. */
+#define STORE_DEFAULT_MAP_SIZE (64ull << 30)
+
+/* The index check at open (store_check.c) reads every page the index
+ * uses: 0.25 s for a 180 MB index in the page cache, 1.5 s from the disk,
+ * minutes for the 10 M-object one (docs/bench.md "Cost curves"). An index
+ * file up to STORE_CHECK_SYNC_MAX bytes is checked whole before LMDB maps
+ * it, as always. A larger one gets the quick check (meta pages, sizes, the
+ * database records, the top STORE_CHECK_QUICK_DEPTH levels of every tree)
+ * before, and the whole check on a thread of its own after the open, under
+ * a read transaction that keeps its snapshot's pages from being reused.
+ * index/checking is there while that check runs: a start that finds it
+ * (the last run crashed, maybe on the damage being looked for, or stopped
+ * before its check was done) checks the whole index before serving. Damage
+ * found in the background makes the index broken (store_set_broken):
+ * caching stops, the next start replaces it. */
+#define STORE_CHECK_SYNC_MAX    (256ull << 20)
+#define STORE_CHECK_QUICK_DEPTH 2
+#define STORE_CHECKING          "checking"
 
 struct store_totals {
 	uint64_t bytes;
@@ -275,6 +295,18 @@ struct store {
 	void *statvfs_arg;
 
 	struct store_bg bg;
+
+	/* the whole index check after the open (STORE_CHECK_SYNC_MAX) */
+	int check_deferred; /* to start after the open */
+	int check_started;  /* check_thread runs or ran */
+	int check_stop;     /* atomic: store_free asks it to give up */
+	int check_state;    /* atomic: 0 running, 1 intact, 2 damaged, 3 gave up */
+	int check_handled;  /* the loop thread acted on a final state */
+	pthread_t check_thread;
+	char check_why[320]; /* damage found (written before check_state 2) */
+	/* the last cull step evicted nothing: culling in progress waits for
+	 * the next timer step instead of every loop pass */
+	int cull_stalled;
 };
 
 /* store.c */
@@ -361,6 +393,11 @@ int store_data_unlink(struct store *s, uint64_t data_id);
  * relies on when it maps it; map_size is the map the store asks for.
  * 0: intact; 1: damaged, *reason and why (a sentence) say how; -ENOMEM. */
 int store_index_check(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
+/* The quick check (see STORE_CHECK_SYNC_MAX): O(1) pages. */
+int store_index_check_quick(int fd, uint64_t map_size, int *reason, char *why, size_t whylen);
+/* The whole check, giving up with -ECANCELED once *stop is nonzero. */
+int store_index_check_stop(int fd, uint64_t map_size, int *reason, char *why, size_t whylen,
+                           const int *stop);
 /* The same check; on success *n gets the pages some tree uses (the first
  * max, ascending), for tests that damage live pages. */
 int store_index_pages(int fd, uint64_t map_size, uint64_t *pages, size_t max, size_t *n, char *why,
@@ -389,6 +426,10 @@ void store_commit_failed(struct store *s, int rc);
 void store_commit_prepare(struct store *s);
 void store_commit_worked(struct store *s);
 
+/* store.c: the loop thread takes the background check's result (from
+ * store_cull_step, once a second): damage found makes the index broken. */
+void store_check_poll(struct store *s);
+
 /* store_bg.c */
 int store_bg_start(struct store *s);
 void store_bg_stop(struct store *s);
@@ -406,6 +447,10 @@ int store_rmtree(int parent, const char *name, int depth);
 
 /* Pretends the unix time is now (0: the real clock). */
 void store_test_set_now(struct store *s, uint64_t now);
+/* The index size above which the whole check runs after the open
+ * (STORE_CHECK_SYNC_MAX); hold: that check waits until called again with
+ * hold 0. */
+void store_test_set_check(uint64_t sync_max, int hold);
 /* Replaces statvfs(2) for the cull step (NULL: the real one). */
 void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg);
 /* 0: open data files the way kernels without openat2 do (one level at a

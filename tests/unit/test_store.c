@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <lmdb.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ static int teardown(void **state)
 	struct ctx *c = *state;
 
 	store_close(c->s);
+	store_test_set_check(STORE_CHECK_SYNC_MAX, 0);
 	nftw(c->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(c);
 	return 0;
@@ -1388,9 +1390,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The index is read into the page cache 128 KiB at a time, up to the
+/* The index is read into the page cache 1 MiB at a time, up to the
  * limit, and stops when asked: after a restart every page of it is
- * resident again (one WILLNEED for the whole file would read ~8 MiB). */
+ * resident again. */
 static void test_index_prefetch(void **state)
 {
 	struct ctx *c = *state;
@@ -1879,6 +1881,144 @@ static void test_index_damage(void **state)
 	}
 }
 
+/* A page in use from the middle of used[] that is a tree page (its header
+ * names it, flags leaf or branch), not a page of an overflow run, whose
+ * bytes only the values' checksums see. */
+static uint64_t tree_page(const char *path, const uint64_t *used, size_t nused)
+{
+	int fd = open(path, O_RDONLY);
+	uint8_t h[16];
+
+	assert_true(fd >= 0);
+	for (size_t i = nused / 2; i < nused; i++) {
+		uint64_t no;
+		uint16_t flags;
+
+		assert_int_equal(pread(fd, h, sizeof(h), (off_t)(used[i] * 4096)),
+		                 (ssize_t)sizeof(h));
+		memcpy(&no, h, 8);
+		memcpy(&flags, h + 10, 2);
+		if (no == used[i] && (flags == 1 || flags == 2)) {
+			close(fd);
+			return no;
+		}
+	}
+	close(fd);
+	fail_msg("no tree page in the second half of the pages in use");
+	return 0;
+}
+
+/* Waits until the background index check is over (store_cull_step takes
+ * its result, as the daemon's cull timer does). */
+static void wait_checked(struct store *s)
+{
+	struct store_stats st;
+
+	for (int i = 0; i < 5000; i++) {
+		store_cull_step(s, 0);
+		store_get_stats(s, &st);
+		if (!st.index_checking)
+			return;
+		usleep(2000);
+	}
+	fail_msg("the background index check did not end");
+}
+
+/* A large index (here: any, through the hook) is served after its quick
+ * check and checked whole in the background: intact, the mark goes; damage
+ * found there makes the index broken and the next open replaces it; a
+ * mark left by a run that died during its check makes the next open check
+ * the whole index before serving. */
+static void test_index_check_deferred(void **state)
+{
+	struct ctx *c = *state;
+	char path[256], log[8192], why[320], mark[300];
+	static uint64_t used[1 << 16];
+	struct store_stats st;
+	struct stat sb;
+	struct cap k;
+	size_t nused;
+	uint64_t pg;
+	int fd;
+
+	open_ok(c);
+	populate(c->s, 1500);
+	store_close(c->s);
+	c->s = NULL;
+	snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
+	snprintf(mark, sizeof(mark), "%s/index/checking", c->dir);
+	store_test_set_check(0, 1);
+	cap_begin(&k, c, log, sizeof(log));
+	open_ok(c);
+	cap_end(&k);
+	store_get_stats(c->s, &st);
+	assert_int_equal(st.index_checking, 1);
+	assert_true(exists(c->dir, "index/checking"));
+	assert_true(verify_populated(c->s, 1500) > 500); /* served meanwhile */
+	store_test_set_check(0, 0);
+	wait_checked(c->s);
+	store_get_stats(c->s, &st);
+	assert_int_equal(st.index_broken, 0);
+	assert_false(exists(c->dir, "index/checking"));
+	store_close(c->s);
+	c->s = NULL;
+
+	/* damage in a page LMDB has not read yet (a page in use after the
+	 * open's own commit), found in the background */
+	store_test_set_check(0, 1);
+	open_ok(c);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(
+	    store_index_pages(fd, c->p.map_size, used, 1 << 16, &nused, why, sizeof(why)), 0);
+	close(fd);
+	assert_int_equal(stat(path, &sb), 0);
+	pg = tree_page(path, used, nused);
+	dmg_random(path, sb.st_size, (long)pg);
+	store_get_stats(c->s, &st);
+	assert_int_equal(st.index_checking, 1);
+	store_test_set_check(0, 0);
+	cap_begin(&k, c, log, sizeof(log));
+	wait_checked(c->s);
+	cap_end(&k);
+	store_get_stats(c->s, &st);
+	if (!st.index_broken)
+		fail_msg("damage in page %" PRIu64 " not found in the background: %s", pg, log);
+	assert_non_null(strstr(log, "the background check found damage"));
+	store_close(c->s);
+	c->s = NULL;
+	cap_begin(&k, c, log, sizeof(log));
+	open_ok(c);
+	cap_end(&k);
+	assert_non_null(strstr(log, "is damaged"));
+	store_get_stats(c->s, &st);
+	assert_int_equal(st.index_recoveries[STORE_DMG_LMDB], 1);
+	assert_int_equal(st.objects, 0);
+
+	/* a run that died during its check: the next open checks first */
+	populate(c->s, 1500);
+	store_close(c->s);
+	c->s = NULL;
+	fd = open(path, O_RDONLY);
+	assert_int_equal(
+	    store_index_pages(fd, c->p.map_size, used, 1 << 16, &nused, why, sizeof(why)), 0);
+	close(fd);
+	assert_int_equal(stat(path, &sb), 0);
+	dmg_random(path, sb.st_size, (long)tree_page(path, used, nused));
+	fd = open(mark, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	cap_begin(&k, c, log, sizeof(log));
+	open_ok(c);
+	cap_end(&k);
+	assert_non_null(strstr(log, "did not finish checking"));
+	assert_non_null(strstr(log, "is damaged"));
+	store_get_stats(c->s, &st);
+	assert_int_equal(st.index_checking, 0);
+	assert_int_equal(st.objects, 0);
+	store_test_set_check(STORE_CHECK_SYNC_MAX, 0);
+}
+
 /* LMDB reporting damage while the store runs leaves a mark: the next open
  * replaces the index even if its pages look fine. */
 static void test_runtime_damage(void **state)
@@ -2121,6 +2261,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_index_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stale_writer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_check_healthy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_index_check_deferred, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runtime_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_private_dir, setup, teardown),
