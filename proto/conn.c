@@ -845,6 +845,18 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	return 0;
 }
 
+int proto_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->ss_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+	              &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
 const struct sockaddr_storage *proto_conn_peer(const struct proto_conn *c)
 {
 	return &c->peer;

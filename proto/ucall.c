@@ -5,6 +5,7 @@
 #include "ucall.h"
 #include "log.h"
 #include "loop.h"
+#include "proto.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -63,17 +64,6 @@ static void unlink_call(struct ucall_client *u, struct ucall *c)
 	}
 }
 
-static int same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-	              &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
-}
-
 /* A reply: xid, REPLY, then MSG_ACCEPTED (verifier, accept_stat, result)
  * or MSG_DENIED. */
 static void on_reply(struct ucall_client *u, const uint8_t *buf, size_t len,
@@ -89,7 +79,7 @@ static void on_reply(struct ucall_client *u, const uint8_t *buf, size_t len,
 	if (!zdr_u_int(&z, &xid) || !zdr_u_int(&z, &mtype) || mtype != 1)
 		goto out;
 	for (c = u->calls; c; c = c->next)
-		if (c->xid == xid && same_host(&c->to, from))
+		if (c->xid == xid && proto_same_host(&c->to, from))
 			break;
 	if (c == NULL)
 		goto out; /* a late answer to a retransmission, or not ours */

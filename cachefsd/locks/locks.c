@@ -587,15 +587,7 @@ static void res_sent(int status, const uint8_t *res, uint32_t len, void *priv)
 /* 1 when peer is the filer's host (any port: its lockd calls from its own). */
 static int from_filer(const struct locks *lk, const struct sockaddr_storage *peer)
 {
-	const struct sockaddr_storage *f = &lk->filer_addr;
-
-	if (peer == NULL || peer->ss_family != f->ss_family)
-		return 0;
-	if (f->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)peer)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)f)->sin_addr.s_addr;
-	return memcmp(&((const struct sockaddr_in6 *)peer)->sin6_addr,
-	              &((const struct sockaddr_in6 *)f)->sin6_addr, sizeof(struct in6_addr)) == 0;
+	return peer != NULL && proto_same_host(peer, &lk->filer_addr);
 }
 
 /* The filer's GRANTED (or GRANTED_MSG) for a lock it answered BLOCKED. */

@@ -111,17 +111,6 @@ static socklen_t addr_len(const struct sockaddr_storage *a)
 	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
-static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET)
-		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
-		              &((const struct sockaddr_in *)b)->sin_addr, 4) == 0;
-	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-	              &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
-}
-
 static void addr_text(const struct sockaddr_storage *a, char *buf, size_t len)
 {
 	const void *p = a->ss_family == AF_INET6
@@ -485,7 +474,7 @@ static int from_upstream(const char *mon_name, const struct sockaddr_storage *pe
 	if (mon_name && N.up_host[0] && strcasecmp(mon_name, N.up_host) == 0)
 		return 1;
 	for (int i = 0; peer && i < N.nup; i++)
-		if (same_addr(&N.up_addr[i], peer))
+		if (proto_same_host(&N.up_addr[i], peer))
 			return 1;
 	return 0;
 }
@@ -600,7 +589,7 @@ int nsm_monitor(const char *caller_name, const struct sockaddr *peer, socklen_t 
 	if (caller_name == NULL || !name_ok(caller_name) || norm_addr(peer, len, &a) != 0)
 		return -EINVAL;
 	i = find_host(caller_name);
-	if (i >= 0 && same_addr(&N.hosts[i].addr, &a))
+	if (i >= 0 && proto_same_host(&N.hosts[i].addr, &a))
 		return 0;
 	if (i < 0 && N.nhosts >= NSM_HOSTS_MAX) {
 		static struct log_limit lim;

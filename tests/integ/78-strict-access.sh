@@ -1,6 +1,8 @@
 #!/bin/bash
+# upstreams: ganesha knfsd
 # Strict mode without needless ACCESS round trips (strict_access_reuse),
-# against ganesha with Attr_Expiration_Time = 0 (the harness's export):
+# against ganesha with Attr_Expiration_Time = 0 (the harness's export)
+# and the kernel nfsd in the guest (its files made there, h_up_*):
 #  1. a file opened twice through the proxy (LOOKUP, GETATTR, ACCESS, READ:
 #     nfsbench cat) by uid 2000 sends one ACCESS upstream; the second
 #     open's ACCESS is answered with the server's first answer (the GETATTR
