@@ -82,6 +82,10 @@ struct cfs_config {
 	int strict_access_ttl; /* seconds an ACCESS answer may be reused */
 	char *config_file; /* flag only */
 	int access_prefetch; /* ACCESS calls fetched ahead for listings, at most (0: off) */
+	/* strict mode: µs after the server's LOOKUP answer within which the
+	 * same connection's GETATTR of that file is answered with its
+	 * attributes (metaanswer.c strict_answer(); 0: off) */
+	int strict_lookup_attrs;
 };
 
 enum config_action {

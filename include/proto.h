@@ -74,6 +74,9 @@ int proto_req_alive(const struct cfs_req *req);
 const char *proto_req_peer(const struct cfs_req *req);
 /* The client's socket address (struct sockaddr_storage *), or NULL. */
 const struct sockaddr_storage *proto_req_peer_addr(const struct cfs_req *req);
+/* The number of req's client connection: a TCP connection's, never given
+ * to another in this process's life; 0 for a UDP datagram or no client. */
+uint64_t proto_req_conn_serial(const struct cfs_req *req);
 /* 1 when a and b are the same host: family and address, any port. */
 int proto_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 

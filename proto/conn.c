@@ -151,6 +151,8 @@ struct proto_conn {
 	size_t held_in, held_req, held_out;
 	struct out_rec *outq;
 	unsigned out_head, out_n, out_cap;
+	/* this connection's number, never reused (0: a UDP datagram's) */
+	uint64_t serial;
 };
 
 struct proto_server {
@@ -180,6 +182,7 @@ struct proto_server {
 	int ufd;		      /* UDP socket, or -1 */
 	struct proto_conn *udp_conns; /* datagrams with requests in flight */
 	int nudp;		      /* their number, at most UDP_INFLIGHT_MAX */
+	uint64_t serials;             /* connections accepted so far */
 };
 
 struct proto_counters proto_counters;
@@ -896,6 +899,11 @@ const struct sockaddr_storage *proto_req_peer_addr(const struct cfs_req *req)
 	return req->conn ? &req->conn->peer : NULL;
 }
 
+uint64_t proto_req_conn_serial(const struct cfs_req *req)
+{
+	return req->conn ? req->conn->serial : 0;
+}
+
 static int byfd_put(struct proto_server *srv, int fd, struct proto_conn *c)
 {
 	if (fd >= srv->nbyfd) {
@@ -933,6 +941,7 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	}
 	c->magic = CONN_MAGIC;
 	c->refs = 1;
+	c->serial = ++srv->serials;
 	c->fd = fd;
 	c->srv = srv;
 	c->peer = *ss;

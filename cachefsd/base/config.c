@@ -157,6 +157,11 @@ static const struct cfg_key keys[] = {
 	 "strict mode: how old a server's ACCESS answer may be for strict_access_reuse; the "
 	 "bound on how late a change the file's attributes do not show (the server's group "
 	 "database, its export options) is seen by a client that revalidates"},
+	{"strict_lookup_attrs", CFG_INT, OFF(strict_lookup_attrs), "2000", 0, 100000, "MICROSECONDS",
+	 "strict mode: a GETATTR that comes on the same client connection at most this long "
+	 "after the server answered a LOOKUP of the file, the first since, is answered with "
+	 "the attributes that LOOKUP just gave (an open's LOOKUP and GETATTR, back to back; "
+	 "docs/coherence.md); 0: forward every GETATTR"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -855,6 +860,7 @@ static const char *const live_keys[] = {
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
 	"lock_poll", "access_prefetch", "strict_access_reuse", "strict_access_ttl",
+	"strict_lookup_attrs",
 };
 
 int config_key_live(const char *key)

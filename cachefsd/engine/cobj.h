@@ -110,6 +110,11 @@ struct cobj {
 	 * attributes are the freshest known (loop_now; 0: never): a client's
 	 * revalidation, which the strict-mode ACCESS reuse needs */
 	uint64_t reval_ms;
+	/* strict mode: the client connection (proto_req_conn_serial(); 0:
+	 * none) whose LOOKUP the server answered with the freshest attributes,
+	 * and when (loop_clock_us): its next GETATTR may take them */
+	uint64_t lookup_conn;
+	uint64_t lookup_us;
 };
 
 struct cobj_table;

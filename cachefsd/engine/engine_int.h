@@ -313,9 +313,15 @@ int meta_get_strict_access(struct engine *e, const nfs_fh3 *fh, const struct cfs
                            uint32_t *asked, uint32_t *bits, fattr3 *under, uint64_t *age_ms);
 /* Strict mode: an ACCESS call answered with the server's earlier answer
  * to the same credential when the server's GETATTR or LOOKUP of this
- * revalidation shows nothing changed (metaanswer.c): 0, or -ENOENT and
- * the caller forwards it. */
+ * revalidation shows nothing changed, and a GETATTR right after the
+ * server's LOOKUP of the file for the same connection with that LOOKUP's
+ * attributes (metaanswer.c): 0, or -ENOENT and the caller forwards it. */
 int strict_answer(struct engine *e, struct cfs_req *req);
+/* Strict mode: the server answered req, a client's forwarded call, with
+ * res (after the reply pipeline took it): a LOOKUP whose object
+ * attributes are the freshest known marks them for that connection's
+ * next GETATTR of the object (strict_lookup_attrs). */
+void strict_lookup_seen(struct engine *e, const struct cfs_req *req, const void *res);
 void meta_sweep(struct engine *e);
 void meta_start(struct engine *e);
 /* ESTALE: everything cached about fh goes (observe.c). */

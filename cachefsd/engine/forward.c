@@ -191,6 +191,7 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 		meta_mutation(e, req);
 		engine_call_of(&call, req);
 		engine_answered(e, &call, r);
+		strict_lookup_seen(e, req, r);
 		if (req->proc == NFS3_READ && r->status == NFS3_OK)
 			e->ctr.bytes_read += r->read.READ3res_u.resok.count;
 		if (req->proc == NFS3_READ && r->status == NFS3ERR_ACCES)

@@ -2,13 +2,14 @@
  * READDIR(PLUS), READLINK and FS* calls whose answer the cache holds fresh
  * (meta.c), given to a caller only with evidence that the server would
  * give it the same (engine_evidence()); and in strict mode an ACCESS call
- * the server's GETATTR of the same revalidation leaves nothing to add to
- * (strict_answer()). A handler: called by the
+ * the server's GETATTR of the same revalidation leaves nothing to add to,
+ * and the GETATTR right after the server's LOOKUP (strict_answer()). A handler: called by the
  * dispatcher (engine.c) before a call is forwarded; above the reply
  * pipeline and the store of records it reads. */
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "procs.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <string.h>
@@ -199,6 +200,62 @@ static struct access_ent *strict_stored(struct engine *e, struct cfs_req *req, s
 	return cobj_access_find(o, &req->cred);
 }
 
+/* The attributes a and b say the same of the file's data and its access
+ * (what a GETATTR's answer is read for). */
+static int attrs_same(const fattr3 *a, const fattr3 *b)
+{
+	return a->ctime.seconds == b->ctime.seconds && a->ctime.nseconds == b->ctime.nseconds &&
+	       a->mtime.seconds == b->mtime.seconds && a->mtime.nseconds == b->mtime.nseconds &&
+	       a->size == b->size && a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
+	       a->nlink == b->nlink && a->type == b->type;
+}
+
+void strict_lookup_seen(struct engine *e, const struct cfs_req *req, const void *res)
+{
+	const LOOKUP3res *r = res;
+	const LOOKUP3resok *ok = &r->LOOKUP3res_u.resok;
+	struct cobj *o;
+	uint64_t conn = proto_req_conn_serial(req);
+
+	if (req->prog != NFS_PROGRAM || req->proc != NFS3_LOOKUP || r == NULL ||
+	    r->status != NFS3_OK || !ok->obj_attributes.attributes_follow || meta_enabled(e) ||
+	    e->cfg->strict_lookup_attrs <= 0 || conn == 0)
+		return;
+	o = cobj_find(e->objs, ok->object.data.data_val, ok->object.data.data_len);
+	/* only attributes the proxy took as the freshest (not older news) */
+	if (o == NULL || !o->have_attrs || o->attrs_stale_us ||
+	    !attrs_same(&o->attrs, &ok->obj_attributes.post_op_attr_u.attributes))
+		return;
+	o->lookup_conn = conn;
+	o->lookup_us = loop_clock_us();
+}
+
+/* Strict mode: a GETATTR that is the first call about its file on the
+ * connection whose LOOKUP the server answered at most strict_lookup_attrs
+ * µs before: the client's open revalidated the file through that LOOKUP
+ * (the Linux client and libnfs's nfs_open() take a LOOKUP's attributes as
+ * the open's), so its GETATTR gets them; later ones go to the server. */
+static int strict_getattr(struct engine *e, struct cfs_req *req)
+{
+	const nfs_fh3 *fh = &req->args.getattr.object;
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+	uint64_t conn = proto_req_conn_serial(req);
+	GETATTR3res res;
+
+	if (o == NULL || conn == 0 || o->lookup_conn != conn || !o->have_attrs ||
+	    o->attrs_stale_us || req->t_start_us < o->lookup_us ||
+	    req->t_start_us - o->lookup_us > (uint64_t)e->cfg->strict_lookup_attrs)
+		return -ENOENT;
+	o->lookup_conn = 0; /* one GETATTR per LOOKUP */
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.GETATTR3res_u.resok.obj_attributes = o->attrs;
+	e->ctr.strict_lookup_attrs++;
+	engine_count_reply(e, req, NFS3_OK);
+	engine_reply(e, req, &res);
+	return 0;
+}
+
 int strict_answer(struct engine *e, struct cfs_req *req)
 {
 	ACCESS3res res;
@@ -206,6 +263,9 @@ int strict_answer(struct engine *e, struct cfs_req *req)
 	struct access_ent *a;
 	uint32_t bits;
 
+	if (req->prog == NFS_PROGRAM && req->proc == NFS3_GETATTR && !meta_enabled(e) &&
+	    e->cfg->strict_lookup_attrs > 0)
+		return strict_getattr(e, req);
 	if (req->proc != NFS3_ACCESS || meta_enabled(e) || !e->cfg->strict_access_reuse)
 		return -ENOENT;
 	o = cobj_find(e->objs, req->args.access.object.data.data_val,

@@ -13,7 +13,13 @@
 #     cached bytes;
 #  3. the same after a chown made on the server (uid 2000 no longer owns
 #     its 0600 file);
-#  4. with strict_access_reuse = no, every ACCESS goes upstream.
+#  4. a GETATTR right after the server's LOOKUP of the file on the same
+#     connection (nfscall's walk, then its call) is answered with that
+#     LOOKUP's attributes (strict_lookup_attrs), not sent upstream; one
+#     sent 4 s after its LOOKUP, with a chmod made on the server in
+#     between, goes to the server and shows the new mode;
+#  5. with strict_access_reuse = no and strict_lookup_attrs = 0, every
+#     ACCESS and every GETATTR goes upstream.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
@@ -112,16 +118,43 @@ bits=$(access_bits d/g)
 [ "$bits" = 0x0 ] || h_fail "after the chown the ACCESS answer to uid 2000 is $bits, not 0x0"
 [ "$(xx d/g)" = failed ] || h_fail "after the chown uid 2000 opened and read the file"
 [ "$(rd d/g)" = NFS3ERR_ACCES ] || h_fail "after the chown uid 2000's READ got $(rd d/g), not NFS3ERR_ACCES"
+
+# --- 4. a GETATTR right after the server's LOOKUP takes its attributes ---
+up_getattr() { h_stat px upstream_calls_GETATTR; }
+from_lookup() { h_stat px strict_lookup_attrs; }
+mode_of() { awk '$1=="size"{print $4}' "$1"; }
+g0=$(up_getattr)
+l0=$(from_lookup)
+"$NC" --port "$H_PORT_px" --export "$E" --path d/f getattr >"$H_TMP/ga1.out" 2>&1 ||
+	h_fail "GETATTR of d/f through the proxy: $(cat "$H_TMP/ga1.out")"
+[ "$(mode_of "$H_TMP/ga1.out")" = 640 ] || h_fail "the GETATTR right after a LOOKUP shows mode $(mode_of "$H_TMP/ga1.out"), not the server's 640"
+[ "$(up_getattr)" = "$g0" ] || h_fail "the GETATTR right after the server's LOOKUP went upstream"
+[ "$(from_lookup)" = $((l0 + 1)) ] || h_fail "strict_lookup_attrs went from $l0 to $(from_lookup), not by 1"
+# LOOKUP, a chmod on the server, GETATTR 4 s after the LOOKUP
+t0=$(date +%s%N)
+"$NC" --port "$H_PORT_px" --export "$E" --pause 4000 --path d/f getattr >"$H_TMP/ga2.out" 2>&1 &
+gp=$!
+sleep 0.5
+h_up_chmod up 604 d/f || h_fail "chmod 604 on the server"
+t1=$(date +%s%N)
+wait "$gp" || h_fail "the paused GETATTR of d/f failed: $(cat "$H_TMP/ga2.out")"
+[ $(((t1 - t0) / 1000000)) -lt 3500 ] || h_fail "the chmod on the server took $(((t1 - t0) / 1000000)) ms, too close to the 4 s pause to order it before the GETATTR"
+[ "$(mode_of "$H_TMP/ga2.out")" = 604 ] || h_fail "a chmod on the server between a LOOKUP and a GETATTR 4 s later was not seen: mode $(mode_of "$H_TMP/ga2.out")"
+[ "$(up_getattr)" = $((g0 + 1)) ] || h_fail "the GETATTR 4 s after its LOOKUP was not asked of the server"
+[ "$(from_lookup)" = $((l0 + 1)) ] || h_fail "the GETATTR 4 s after its LOOKUP was answered from it"
 h_stop_cachefsd px
 
-# --- 4. the switch off: every ACCESS forwarded ---
+# --- 5. the switches off: every ACCESS and GETATTR forwarded ---
 h_up_chmod up 644 d/f || h_fail "chmod back on the server"
 sleep 2.2 # the ctime is new: past the fresh guard again
-h_start_cachefsd px up --strict-access-reuse no
+h_start_cachefsd px up --strict-access-reuse no --strict-lookup-attrs 0
 a3=$(up_access)
+g3=$(up_getattr)
 for i in 1 2 3; do
-	[ "$(xx d/f)" != failed ] || h_fail "open $i of d/f with the switch off"
+	[ "$(xx d/f)" != failed ] || h_fail "open $i of d/f with the switches off"
 done
 [ "$(up_access)" = $((a3 + 3)) ] || h_fail "with strict_access_reuse = no, $(($(up_access) - a3)) of 3 ACCESS calls went upstream"
 [ "$(reused)" = 0 ] || h_fail "with strict_access_reuse = no an ACCESS was reused"
-h_pass "strict mode: a second open costs no ACCESS upstream; a chmod or chown on the server is seen at the next open (ACCESS asked again, READ refused); switch off: every ACCESS forwarded"
+[ "$(up_getattr)" = $((g3 + 3)) ] || h_fail "with strict_lookup_attrs = 0, $(($(up_getattr) - g3)) of 3 GETATTR calls went upstream"
+[ "$(from_lookup)" = 0 ] || h_fail "with strict_lookup_attrs = 0 a GETATTR was answered from a LOOKUP"
+h_pass "strict mode: a second open costs no ACCESS upstream; a chmod or chown on the server is seen at the next open (ACCESS asked again, READ refused); a GETATTR right after the server's LOOKUP takes its attributes, one 4 s later asks the server and sees its chmod; switches off: every ACCESS and GETATTR forwarded"

@@ -3,9 +3,11 @@
  * a 300-byte name, a GETATTR of a handle kept after its file went).
  *
  *   nfscall --port P [--mountport M] [--host H] --export PATH [--uid U --gid G]
- *           [--timeout S] (--fh HEX | --path REL) CALL [NAME]
+ *           [--timeout S] [--pause MS] (--fh HEX | --path REL) CALL [NAME]
  *     --path REL  the object the call is about: REL below the export,
  *                 walked with LOOKUPs first ("" or "." is the export root)
+ *     --pause MS  wait that long between the walk and the call (on the
+ *                 same connection)
  *     --fh HEX    ... or that handle (from --print-fh of nfsread or here)
  *     CALL        getattr | lookup NAME | access | fh (print the handle) |
  *                 write N (one FILE_SYNC WRITE of N zero bytes at offset 0,
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nfs3call.h"
 #include "nfsnames.h"
@@ -30,8 +33,9 @@ static int timeout_ms = 30000;
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfscall --port P [--mountport M] [--host H] --export PATH "
-			"[--uid U --gid G] (--fh HEX | --path REL) getattr|lookup NAME|access|fh|"
-			"write N|setsize N|readdir|readdirplus\n");
+	                "[--uid U --gid G] [--timeout S] [--pause MS] (--fh HEX | --path REL) "
+	                "getattr|lookup NAME|access|fh|"
+	                "write N|setsize N|readdir|readdirplus\n");
 	exit(2);
 }
 
@@ -95,7 +99,7 @@ static int report(const struct call *c, const struct res *r)
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *fhhex = NULL;
-	int port = 0, mountport = 0, uid = -1, gid = -1;
+	int port = 0, mountport = 0, uid = -1, gid = -1, pause_ms = 0;
 	struct rpc_context *rpc;
 	struct call c;
 	struct res r;
@@ -123,6 +127,8 @@ int main(int argc, char **argv)
 			gid = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--timeout") == 0)
 			timeout_ms = atoi(argv[i + 1]) * 1000;
+		else if (strcmp(argv[i], "--pause") == 0)
+			pause_ms = atoi(argv[i + 1]);
 		else
 			usage();
 	}
@@ -187,6 +193,8 @@ int main(int argc, char **argv)
 		}
 		free(copy);
 	}
+	if (pause_ms > 0)
+		usleep((useconds_t)pause_ms * 1000);
 
 	memset(&r, 0, sizeof(r));
 	call_prep(&c, &r);
