@@ -86,6 +86,7 @@ struct cfs_config {
 	 * same connection's GETATTR of that file is answered with its
 	 * attributes (metaanswer.c strict_answer(); 0: off) */
 	int strict_lookup_attrs;
+	int warm_ahead; /* a listing's entries whose cached records are read ahead (0: off) */
 };
 
 enum config_action {

@@ -199,6 +199,12 @@ void store_pass_end(struct store *s);
 
 /* --- objects ------------------------------------------------------------ */
 
+/* For any thread (its own read transaction): reads the records of the n
+ * handles fhs[i * stride] (lengths lens[i]) and the inline bytes they hold,
+ * so that their pages are in the page cache when the loop thread reads
+ * them. Returns how many records there were. Nothing is changed. */
+unsigned store_warm_objs(struct store *s, const uint8_t *fhs, size_t stride, const uint32_t *lens,
+                         unsigned n);
 /* Fills *out with the object record; -ENOENT when there is none (a record
  * that does not unpack is dropped, logged, and reads as none), -EIO when
  * the index cannot be read. */

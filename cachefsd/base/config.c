@@ -162,6 +162,10 @@ static const struct cfg_key keys[] = {
 	 "after the server answered a LOOKUP of the file, the first since, is answered with "
 	 "the attributes that LOOKUP just gave (an open's LOOKUP and GETATTR, back to back; "
 	 "docs/coherence.md); 0: forward every GETATTR"},
+	{"warm_ahead", CFG_INT, OFF(warm_ahead), "256", 0, 4096, "N",
+	 "when a listing (READDIRPLUS) reaches a client, read the cache-disk pages of the "
+	 "records (and inline bytes) of its first N regular files on a worker, in the order "
+	 "listed, before the client reads them; 0: off"},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -860,7 +864,7 @@ static const char *const live_keys[] = {
 	"anon_uid",	"anon_gid",  "busy_poll", "lookup_prefetch", "read_evidence",
 	"reconnect_max", "evidence_ttl", "client_idle_timeout", "client_memory_max",
 	"lock_poll", "access_prefetch", "strict_access_reuse", "strict_access_ttl",
-	"strict_lookup_attrs",
+	"strict_lookup_attrs", "warm_ahead",
 };
 
 int config_key_live(const char *key)

@@ -110,6 +110,7 @@ struct engine {
 	int access_ahead_inflight;
 	struct ahead *ahead_head, *ahead_tail;
 	int ahead_queued;
+	int warm_queued; /* jobs of warmahead.c with the workers */
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all
@@ -248,6 +249,11 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
  * entries that cred has no fresh record of (accessahead.c; ttl mode,
  * access_prefetch). res is only read during the call. */
 void engine_access_ahead(struct engine *e, const struct cfs_cred *cred, const void *res);
+/* A READDIRPLUS answer res (the upstream's or the cache's) reached its
+ * caller: the cache-disk pages of its regular files' records are read
+ * ahead on a worker (warmahead.c; warm_ahead). res is only read during
+ * the call. */
+void engine_warm_ahead(struct engine *e, const void *res);
 /* Frees the ACCESS calls still waiting to be fetched ahead. */
 void engine_access_ahead_drop(struct engine *e);
 /* READ (read.c). */

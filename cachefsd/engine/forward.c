@@ -198,8 +198,10 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 			e->ctr.access_denied++; /* the caller got the server's refusal */
 	}
 	engine_reply(e, req, res); /* frees req; res is the upstream's until we return */
-	if (listed)
+	if (listed) {
+		engine_warm_ahead(e, res);
 		engine_access_ahead(e, &lister, res);
+	}
 }
 
 static int req_alive(void *priv)

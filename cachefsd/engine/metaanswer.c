@@ -160,8 +160,10 @@ static int answer_blob(struct engine *e, struct cfs_req *req, const struct engin
 	int listed = req->proc == NFS3_READDIRPLUS;
 	engine_count_reply(e, req, NFS3_OK);
 	engine_reply(e, req, &res); /* frees req */
-	if (listed)
+	if (listed) {
+		engine_warm_ahead(e, &res);
 		engine_access_ahead(e, &lister, &res);
+	}
 	meta_rec_free(&rec);
 	return 0;
 }
