@@ -162,7 +162,7 @@ static const struct cfg_key keys[] = {
 	 "after the server answered a LOOKUP of the file, the first since, is answered with "
 	 "the attributes that LOOKUP just gave (an open's LOOKUP and GETATTR, back to back; "
 	 "docs/coherence.md); 0: forward every GETATTR"},
-	{"warm_ahead", CFG_INT, OFF(warm_ahead), "256", 0, 4096, "N",
+	{"warm_ahead", CFG_INT, OFF(warm_ahead), "1024", 0, 4096, "N",
 	 "when a listing (READDIRPLUS) reaches a client, read the cache-disk pages of the "
 	 "records (and inline bytes) of its first N regular files on a worker, in the order "
 	 "listed, before the client reads them; 0: off"},

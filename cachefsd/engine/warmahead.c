@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define WARM_BATCH  32
-#define WARM_QUEUED 16
+#define WARM_QUEUED 64
 /* the workers' key of these jobs: one at a time, never more than one of
  * the io_threads busy with them */
 #define WARM_KEY 0x7761726d61686561ull /* "warmahea" */
