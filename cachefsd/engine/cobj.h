@@ -110,6 +110,11 @@ struct cobj {
 	 * attributes are the freshest known (loop_now; 0: never): a client's
 	 * revalidation, which the strict-mode ACCESS reuse needs */
 	uint64_t reval_ms;
+	/* a READ was answered from the store's inline copy of this version
+	 * (1; 0: not known): a LOOKUP of it then needs no look in the index
+	 * for whether to prefetch it. A hint only: it decides no answer */
+	int inline_known;
+	struct store_snap inline_snap;
 };
 
 struct cobj_table;

@@ -1024,6 +1024,11 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	if (o == NULL)
 		return;
 	store_snap_of(a, &snap);
+	/* a warm walk: the last READ of this version came from the store */
+	if (o->inline_known && store_snap_equal(&o->inline_snap, &snap)) {
+		cobj_put(e->objs, o);
+		return;
+	}
 	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
 	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
 	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE))) {
@@ -1264,6 +1269,8 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 			return;
 		}
 		const fattr3 *attrs = o->have_attrs ? &o->attrs : &op->rec.attrs;
+		o->inline_known = 1;
+		o->inline_snap = op->rec.snap;
 		uint32_t n = op->off >= len ? 0
 					    : (uint32_t)(len - op->off < op->count ? len - op->off
 										  : op->count);
