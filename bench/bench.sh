@@ -638,23 +638,36 @@ ping_us() # ping_us HOST PORT: µs per NULL call
 		sed -n 's/.*us_per_call=\([0-9.]*\).*/\1/p'
 }
 
+# Each target three times, the targets in turn (a slower minute moves all
+# of them alike), and the median of its three: one figure of a loaded
+# machine moved a ratio against it by a fifth.
 ping_floor()
 {
-	local profile=$1 m pv portv line
-	line="$profile: direct $(ping_us "$T_HOST" "$T_NFSPORT") us"
+	local profile=$1 m pv portv line i t
+	local names=(direct) hosts=("$T_HOST") ports=("$T_NFSPORT") us=()
 	for m in ${modes//,/ }; do
 		pv="CFS_PID_$m" portv="CFS_PORT_$m"
 		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
-		line+=", cachefsd $m $(ping_us 127.0.0.1 "${!portv}") us"
+		names+=("cachefsd $m") hosts+=(127.0.0.1) ports+=("${!portv}")
 	done
 	# B's daemons after A's: A's figures keep their place in the line
 	[ $ab = 1 ] && for m in ${modes//,/ }; do
 		pv="CFS_PID_${m}_b" portv="CFS_PORT_${m}_b"
 		[ -n "${!pv:-}" ] && kill -0 "${!pv}" 2>/dev/null || continue
-		line+=", cachefsd $m [$label_b] $(ping_us 127.0.0.1 "${!portv}") us"
+		names+=("cachefsd $m [$label_b]") hosts+=(127.0.0.1) ports+=("${!portv}")
+	done
+	for i in 1 2 3; do
+		for t in "${!names[@]}"; do
+			us[t]+=" $(ping_us "${hosts[t]}" "${ports[t]}")"
+		done
+	done
+	line="$profile:"
+	for t in "${!names[@]}"; do
+		[ "$t" = 0 ] || line+=","
+		line+=" ${names[t]} $(tr ' ' '\n' <<<"${us[t]}" | grep . | sort -g | sed -n 2p) us"
 	done
 	echo "$line" >>"$out/floor.txt"
-	b_log "NULL call floor, $line"
+	b_log "NULL call floor (median of 3, in turn), $line"
 }
 
 # --- the profiles ---------------------------------------------------------------------------

@@ -309,6 +309,7 @@ void cobj_drop_chunks(struct cobj_table *t, struct cobj *o)
 {
 	struct chunk *c = o->chunks;
 
+	o->inline_known = 0; /* the store's copy goes too, or is gone */
 	while (c) {
 		struct chunk *n = c->next;
 		if (c->state == CH_READY)

@@ -115,6 +115,11 @@ struct cobj {
 	 * and when (loop_clock_us): its next GETATTR may take them */
 	uint64_t lookup_conn;
 	uint64_t lookup_us;
+	/* a READ was answered from the store's inline copy of this version
+	 * (1; 0: not known): a LOOKUP of it then needs no look in the index
+	 * for whether to prefetch it. A hint only: it decides no answer */
+	int inline_known;
+	struct store_snap inline_snap;
 };
 
 struct cobj_table;

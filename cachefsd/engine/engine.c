@@ -351,6 +351,7 @@ void engine_free(struct engine *e)
 	mount_free_all(e);
 	engine_access_ahead_drop(e);
 	free(e->export_path);
+	free(e->inline_buf);
 	free(e);
 }
 

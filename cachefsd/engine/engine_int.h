@@ -111,6 +111,10 @@ struct engine {
 	struct ahead *ahead_head, *ahead_tail;
 	int ahead_queued;
 	int warm_queued; /* jobs of warmahead.c with the workers */
+	/* a small file's bytes from the store on their way into a READ reply
+	 * (read.c; inline_max bytes, allocated at first use, owned here): one
+	 * buffer, as a READ is answered before the next is read */
+	uint8_t *inline_buf;
 };
 
 /* Every NFSv3 result starts with its nfsstat3; the failure arms are all

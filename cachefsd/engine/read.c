@@ -1024,6 +1024,11 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	if (o == NULL)
 		return;
 	store_snap_of(a, &snap);
+	/* a warm walk: the last READ of this version came from the store */
+	if (o->inline_known && store_snap_equal(&o->inline_snap, &snap)) {
+		cobj_put(e->objs, o);
+		return;
+	}
 	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
 	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
 	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE))) {
@@ -1157,6 +1162,14 @@ void engine_read(struct engine *e, struct cfs_req *req)
 }
 
 /* asked: an ACCESS call was already made for this READ. */
+/* A small file's bytes in the store failed their checksum (the store
+ * dropped them): counted and said; the READ fetches them again. */
+static void inline_bad(struct engine *e)
+{
+	e->ctr.checksum_failures++;
+	log_warn("cached small file failed verification: dropped, fetching it again");
+}
+
 static void read_start(struct engine *e, struct cfs_req *req, int asked)
 {
 	READ3args *a = &req->args.read;
@@ -1201,7 +1214,22 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		o->next_off = a->offset + op->count;
 	}
 
-	if (store_obj_get(e->store, o->fh, o->fhlen, &op->rec) == 0) {
+	/* A small file read before from the store (o->inline_known): its
+	 * record and bytes in one look at the index, into e->inline_buf.
+	 * Otherwise (or when it is not inline now) the record alone. */
+	uint8_t *inl = NULL;
+	uint32_t inl_len = 0;
+	int rrc = -ENOENT;
+	if (o->inline_known && (e->inline_buf != NULL ||
+	                        (e->inline_buf = malloc(e->cfg->inline_max ? e->cfg->inline_max : 1)))) {
+		rrc = store_inline_get(e->store, o->fh, o->fhlen, &op->rec, e->inline_buf,
+		                       (uint32_t)e->cfg->inline_max, &inl_len);
+		if (rrc == 0)
+			inl = e->inline_buf;
+		else if (rrc == -EBADMSG)
+			inline_bad(e);
+	}
+	if (rrc == 0 || (rrc != -EBADMSG && store_obj_get(e->store, o->fh, o->fhlen, &op->rec) == 0)) {
 		struct store_snap s;
 		known = o->have_attrs ? &o->attrs : &op->rec.attrs;
 		store_snap_of(known, &s);
@@ -1247,28 +1275,33 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 
 	store_touch(e->store, o->fh, o->fhlen);
 	if (op->have_rec && (op->rec.flags & STORE_OBJ_INLINE)) {
-		uint8_t *buf = malloc(op->rec.inline_len ? op->rec.inline_len : 1);
-		uint32_t len = 0;
-		int rc = buf ? store_inline_get(e->store, o->fh, o->fhlen, &op->rec, buf,
-						op->rec.inline_len, &len)
-			     : -ENOMEM;
+		uint8_t *buf = inl;
+		uint32_t len = inl_len;
+		int rc = 0;
+		if (buf == NULL) {
+			buf = malloc(op->rec.inline_len ? op->rec.inline_len : 1);
+			rc = buf ? store_inline_get(e->store, o->fh, o->fhlen, &op->rec, buf,
+			                            op->rec.inline_len, &len)
+			         : -ENOMEM;
+		}
 		if (rc != 0) {
-			free(buf);
-			if (rc == -EBADMSG) {
-				e->ctr.checksum_failures++;
-				log_warn("cached small file failed verification: dropped, fetching "
-					 "it again");
-			}
+			if (buf != inl)
+				free(buf);
+			if (rc == -EBADMSG)
+				inline_bad(e);
 			op->have_rec = 0;
 			op_forward(op);
 			return;
 		}
 		const fattr3 *attrs = o->have_attrs ? &o->attrs : &op->rec.attrs;
+		o->inline_known = 1;
+		o->inline_snap = op->rec.snap;
 		uint32_t n = op->off >= len ? 0
 					    : (uint32_t)(len - op->off < op->count ? len - op->off
 										  : op->count);
 		reply_data(op, attrs, buf + (op->off < len ? op->off : 0), n, op->off + n >= len);
-		free(buf);
+		if (buf != inl)
+			free(buf);
 		op_free(op);
 		return;
 	}

@@ -133,6 +133,7 @@ MDB_txn *store_txn_write(struct store *s, int *rc)
  * next_data_id does not: ids handed out stay used. */
 static void rollback(struct store *s)
 {
+	store_meta_memo_clear(s); /* it may hold this pass's lost writes */
 	s->tot = s->tot_committed;
 	s->txq_len = 0;
 	s->txq_bytes = 0;
@@ -1123,6 +1124,7 @@ static void store_free(struct store *s)
 	pthread_cond_destroy(&s->bg.cv);
 	pthread_cond_destroy(&s->bg.idle_cv);
 	store_touchset_free(&s->touched);
+	store_meta_memo_free(s);
 	free(s->bg.q);
 	free(s->txq);
 	free(s->scratch);

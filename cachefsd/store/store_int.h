@@ -234,6 +234,11 @@ struct store {
 	uint64_t mcache_bad, mcache_bad_logged; /* records failing their checksum */
 	uint8_t mcache_cursor[512]; /* where the sweep goes on */
 	size_t mcache_cursor_len;
+	/* the last records read or written, verified (store_meta.c): a warm
+	 * walk reads the same few records per call; NULL until first used */
+	struct mmemo_slot *mmemo;
+	/* slots of an older generation are empty */
+	uint32_t mmemo_gen;
 	MDB_txn *wtxn; /* the pass's write transaction, or NULL */
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;
@@ -340,6 +345,9 @@ int store_txn_commit(struct store *s);
 uint64_t store_new_data_id(struct store *s);
 
 /* store_meta.c */
+/* Forgets every remembered metadata record (a write transaction was lost). */
+void store_meta_memo_clear(struct store *s);
+void store_meta_memo_free(struct store *s);
 /* At open, in the open's transaction: drops metadata records of an older
  * format (no checksum). An LMDB code. */
 int store_meta_open(struct store *s, MDB_txn *txn);

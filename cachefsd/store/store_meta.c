@@ -50,6 +50,7 @@ int store_meta_open(struct store *s, MDB_txn *txn)
 		log_info("cache index: %zu metadata records of an older format dropped",
 		         (size_t)st.ms_entries);
 		rc = mdb_drop(txn, s->db_mcache, 0);
+		store_meta_memo_clear(s);
 	}
 	store_put_le32(b, FORMAT);
 	v.mv_size = sizeof(b);
@@ -76,6 +77,93 @@ static int key_ok(const void *key, size_t klen)
 	return key != NULL && klen > 0 && klen <= MKEY_MAX;
 }
 
+/* --- the memo ------------------------------------------------------------------
+ * A local answer reads two to five records (a LOOKUP: the name, the
+ * directory's and the child's attributes, the evidence), and an LMDB get
+ * with its checksum costs about as much as the rest of the call. The memo
+ * keeps the last records read or written, by a hash of the key, one per
+ * slot: the small ones (attributes, names, ACCESS answers; not directory
+ * pages). It holds exactly what the index holds: every put writes its
+ * slot, every delete empties it, and a lost write transaction (rollback())
+ * empties them all. Only this file writes the metadata database and the
+ * store's lock keeps other processes out, so nothing else can change a
+ * record behind it. A value is checked once, when read from the index. */
+#define MMEMO_SLOTS 16384 /* × sizeof(struct mmemo_slot): 3.2 MB at most */
+#define MMEMO_KEY   96    /* 'a' and 'x' keys of handles up to 64 bytes, most names */
+#define MMEMO_VAL   96    /* stamp + fattr3 (92), lookup, ACCESS records */
+
+struct mmemo_slot {
+	uint32_t gen; /* valid when s->mmemo_gen */
+	uint16_t klen, vlen;
+	uint8_t key[MMEMO_KEY];
+	uint8_t val[MMEMO_VAL];
+};
+
+static struct mmemo_slot *mmemo_slot(struct store *s, const void *key, size_t klen)
+{
+	if (klen > MMEMO_KEY)
+		return NULL;
+	if (s->mmemo == NULL) {
+		/* untouched pages of it cost no memory */
+		s->mmemo = calloc(MMEMO_SLOTS, sizeof(*s->mmemo));
+		if (s->mmemo == NULL)
+			return NULL;
+		s->mmemo_gen = 1;
+	}
+	return &s->mmemo[XXH3_64bits(key, klen) & (MMEMO_SLOTS - 1)];
+}
+
+static int mmemo_is(const struct store *s, const struct mmemo_slot *m, const void *key, size_t klen)
+{
+	return m->gen == s->mmemo_gen && m->klen == klen && memcmp(m->key, key, klen) == 0;
+}
+
+/* Remembers key's value (or forgets whatever the slot held, when the value
+ * does not fit). */
+static void mmemo_set(struct store *s, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	struct mmemo_slot *m = mmemo_slot(s, key, klen);
+
+	if (m == NULL)
+		return;
+	if (vlen > MMEMO_VAL) {
+		if (mmemo_is(s, m, key, klen))
+			m->gen = 0;
+		return;
+	}
+	m->gen = s->mmemo_gen;
+	m->klen = (uint16_t)klen;
+	m->vlen = (uint16_t)vlen;
+	memcpy(m->key, key, klen);
+	if (vlen)
+		memcpy(m->val, val, vlen);
+}
+
+static void mmemo_forget(struct store *s, const void *key, size_t klen)
+{
+	struct mmemo_slot *m;
+
+	if (s->mmemo == NULL || (m = mmemo_slot(s, key, klen)) == NULL)
+		return;
+	if (mmemo_is(s, m, key, klen))
+		m->gen = 0;
+}
+
+void store_meta_memo_clear(struct store *s)
+{
+	if (++s->mmemo_gen == 0) { /* wrapped: old slots could look current */
+		if (s->mmemo)
+			memset(s->mmemo, 0, MMEMO_SLOTS * sizeof(*s->mmemo));
+		s->mmemo_gen = 1;
+	}
+}
+
+void store_meta_memo_free(struct store *s)
+{
+	free(s->mmemo);
+	s->mmemo = NULL;
+}
+
 int store_meta_get(struct store *s, const void *key, size_t klen, const void **val, size_t *vlen)
 {
 	MDB_val k = {klen, (void *)key}, v;
@@ -84,9 +172,15 @@ int store_meta_get(struct store *s, const void *key, size_t klen, const void **v
 
 	if (!key_ok(key, klen))
 		return -EINVAL;
-	txn = store_txn_read(s, &rc);
+	txn = store_txn_read(s, &rc); /* (also: a broken store answers nothing) */
 	if (txn == NULL)
 		return rc;
+	struct mmemo_slot *m = mmemo_slot(s, key, klen);
+	if (m && mmemo_is(s, m, key, klen)) {
+		*val = m->val;
+		*vlen = m->vlen;
+		return 0;
+	}
 	rc = mdb_get(txn, s->db_mcache, &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return -ENOENT;
@@ -102,6 +196,7 @@ int store_meta_get(struct store *s, const void *key, size_t klen, const void **v
 	}
 	*val = v.mv_data;
 	*vlen = v.mv_size - MSUM;
+	mmemo_set(s, key, klen, *val, *vlen);
 	return 0;
 }
 
@@ -121,6 +216,7 @@ int store_meta_put(struct store *s, const void *key, size_t klen, const void *va
 		memcpy(v.mv_data, val, vlen);
 	store_put_le64((uint8_t *)v.mv_data + vlen, msum(key, klen, val, vlen));
 	s->txn_bytes += klen + vlen + MSUM;
+	mmemo_set(s, key, klen, val, vlen);
 	return 0;
 }
 
@@ -133,6 +229,7 @@ int store_meta_del(struct store *s, const void *key, size_t klen)
 		return -EINVAL;
 	if (store_txn_write(s, &rc) == NULL)
 		return rc;
+	mmemo_forget(s, key, klen);
 	rc = mdb_del(s->wtxn, s->db_mcache, &k, NULL);
 	if (rc == MDB_NOTFOUND)
 		return 0;
@@ -175,6 +272,7 @@ static int keylist_delete(struct store *s, struct keylist *l)
 	for (size_t off = 0; off < l->len;) {
 		size_t n = (size_t)l->buf[off] << 8 | l->buf[off + 1];
 		MDB_val k = {n, l->buf + off + 2};
+		mmemo_forget(s, k.mv_data, k.mv_size);
 		int rc = mdb_del(s->wtxn, s->db_mcache, &k, NULL);
 		if (rc && rc != MDB_NOTFOUND)
 			return store_txn_fail(s, rc, "metadata delete");

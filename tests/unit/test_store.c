@@ -534,6 +534,57 @@ static void test_meta_checksum(void **state)
 	assert_int_equal(store_commit(s), 0);
 }
 
+/* What a get answers is what the index holds, whatever the get before it
+ * (remembered in memory) saw: a new value, a delete, a prefix delete, and
+ * a pass whose writes were lost (the index full) all show at once. */
+static void test_meta_memo(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s;
+	const void *val;
+	size_t vlen;
+	static uint8_t big[200000];
+	char key[32];
+	int rc = 0;
+
+	c->p.map_size = 1 << 20; /* small: a pass of big values fails */
+	s = open_ok(c);
+	assert_int_equal(store_meta_put(s, "a1", 2, "one", 3), 0);
+	assert_int_equal(store_meta_get(s, "a1", 2, &val, &vlen), 0);
+	assert_int_equal(vlen, 3);
+	assert_memory_equal(val, "one", 3);
+	assert_int_equal(store_meta_put(s, "a1", 2, "second", 6), 0);
+	assert_int_equal(store_meta_get(s, "a1", 2, &val, &vlen), 0);
+	assert_int_equal(vlen, 6);
+	assert_memory_equal(val, "second", 6);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_meta_get(s, "a1", 2, &val, &vlen), 0);
+	assert_memory_equal(val, "second", 6);
+	assert_int_equal(store_meta_del(s, "a1", 2), 0);
+	assert_int_equal(store_meta_get(s, "a1", 2, &val, &vlen), -ENOENT);
+
+	assert_int_equal(store_meta_put(s, "p/x", 3, "x", 1), 0);
+	assert_int_equal(store_meta_put(s, "kept", 4, "k", 1), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_meta_get(s, "p/x", 3, &val, &vlen), 0);
+	assert_int_equal(store_meta_del_prefix(s, "p/", 2), 1);
+	assert_int_equal(store_meta_get(s, "p/x", 3, &val, &vlen), -ENOENT);
+	assert_int_equal(store_commit(s), 0);
+
+	/* a pass that cannot be written: its records were never there */
+	assert_int_equal(store_meta_put(s, "lost", 4, "l", 1), 0);
+	assert_int_equal(store_meta_get(s, "lost", 4, &val, &vlen), 0);
+	for (int i = 0; i < 64 && rc == 0; i++) {
+		snprintf(key, sizeof(key), "big%d", i);
+		rc = store_meta_put(s, key, strlen(key), big, sizeof(big));
+	}
+	assert_int_not_equal(rc, 0);
+	store_commit(s);
+	assert_int_equal(store_meta_get(s, "lost", 4, &val, &vlen), -ENOENT);
+	assert_int_equal(store_meta_get(s, "kept", 4, &val, &vlen), 0);
+	assert_memory_equal(val, "k", 1);
+}
+
 /* --- chunks ---------------------------------------------------------------------- */
 
 static void test_chunks(void **state)
@@ -2267,6 +2318,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_private_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_meta_checksum, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_meta_memo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_file_safety, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
 	};
