@@ -685,8 +685,8 @@ static unsigned rec_iovs(const struct out_rec *r, struct iovec *iov, size_t *wan
 	unsigned n = 0;
 
 	for (int s = 0; s < 3; at += segl[s], s++) {
-		if (r->off >= at + segl[s])
-			continue;
+		if (segl[s] == 0 || r->off >= at + segl[s])
+			continue; /* nothing there, or written */
 		uint32_t skip = r->off > at ? r->off - at : 0;
 		iov[n].iov_base = (char *)seg[s] + skip;
 		iov[n].iov_len = segl[s] - skip;
