@@ -51,6 +51,16 @@ int proto_client_count(const struct proto_server *srv);
  * has closed, the reply is dropped. Returns 0, or -errno when the reply
  * could not be queued (the connection is then closed). */
 int proto_reply(struct cfs_req *req, void *res);
+/* Gives back the buffer a borrowed reply used (proto_reply_read()). */
+typedef void (*proto_release_fn)(void *a, void *b);
+/* Replies to an NFSv3 READ with res (NFS3_OK), whose data bytes are
+ * borrowed, not copied: they must stay unchanged until release(a, b) is
+ * called, which happens exactly once, when the reply has been written to
+ * the socket or dropped (possibly before this returns). Frees req; returns
+ * as proto_reply(). Replies that are kept (duplicate-request cache) or go
+ * by UDP are copied as proto_reply() does, and released at once. */
+int proto_reply_read(struct cfs_req *req, READ3res *res, proto_release_fn release, void *a,
+                     void *b);
 /* Replies with an already encoded result body (a forwarded NLM answer,
  * its bytes unchanged), then frees req; returns as proto_reply(). */
 int proto_reply_raw(struct cfs_req *req, const void *body, uint32_t len);

@@ -109,12 +109,23 @@
  * bounded without a connection to count it against. */
 #define UDP_INFLIGHT_MAX 256
 
-/* A reply waiting to be written: bytes [off, len) of buf are not yet. */
+/* A reply waiting to be written: its record is buf[0, len), then, for a
+ * READ answered from a buffer it borrows (proto_conn_send_borrowed), tail
+ * bytes and the XDR padding after them; bytes [off, total) of that record
+ * are not written yet. release gives the borrowed tail back, once, when
+ * the record leaves the queue (written, or dropped with the connection). */
 struct out_rec {
 	char *buf;
-	uint32_t len, off;
+	uint32_t len, off, total;
 	size_t held;
+	const uint8_t *tail;
+	uint32_t tail_len;
+	proto_release_fn release;
+	void *rel_a, *rel_b;
 };
+
+/* The XDR padding after a borrowed tail. */
+static const uint8_t zero_pad[4];
 
 struct proto_conn {
 	uint32_t magic;
@@ -253,7 +264,7 @@ static size_t conn_held(const struct proto_conn *c)
 
 /* Queues a reply record of len bytes in buf (the queue owns it now),
  * counted as held bytes. Returns 0 or -ENOMEM (buf is not taken). */
-static int out_push(struct proto_conn *c, char *buf, uint32_t len, size_t held)
+static int out_push(struct proto_conn *c, const struct out_rec *rec)
 {
 	if (c->out_n == c->out_cap) {
 		unsigned cap = c->out_cap ? c->out_cap * 2 : 16;
@@ -269,9 +280,9 @@ static int out_push(struct proto_conn *c, char *buf, uint32_t len, size_t held)
 	}
 	if (c->out_n == 0)
 		c->out_move_ms = now_ms(c->srv);
-	c->outq[(c->out_head + c->out_n) % c->out_cap] = (struct out_rec){buf, len, 0, held};
+	c->outq[(c->out_head + c->out_n) % c->out_cap] = *rec;
 	c->out_n++;
-	held_add(c, &c->held_out, held);
+	held_add(c, &c->held_out, rec->held);
 	return 0;
 }
 
@@ -282,6 +293,8 @@ static void out_pop(struct proto_conn *c)
 
 	held_sub(c, &c->held_out, r->held);
 	free(r->buf);
+	if (r->release)
+		r->release(r->rel_a, r->rel_b);
 	c->out_head = (c->out_head + 1) % c->out_cap;
 	c->out_n--;
 }
@@ -665,6 +678,27 @@ static int conn_read(struct proto_conn *c, int hup)
 	return 0;
 }
 
+/* The unwritten pieces of r (head, borrowed tail, padding) as up to 3
+ * iovecs at iov; their bytes are added to *want. */
+static unsigned rec_iovs(const struct out_rec *r, struct iovec *iov, size_t *want)
+{
+	const void *seg[3] = {r->buf, r->tail, zero_pad};
+	uint32_t segl[3] = {r->len, r->tail_len, r->total - r->len - r->tail_len};
+	uint32_t at = 0;
+	unsigned n = 0;
+
+	for (int s = 0; s < 3; at += segl[s], s++) {
+		if (segl[s] == 0 || r->off >= at + segl[s])
+			continue; /* nothing there, or written */
+		uint32_t skip = r->off > at ? r->off - at : 0;
+		iov[n].iov_base = (char *)seg[s] + skip;
+		iov[n].iov_len = segl[s] - skip;
+		*want += iov[n].iov_len;
+		n++;
+	}
+	return n;
+}
+
 /* Writes queued replies now, as far as the socket takes them: a reply
  * normally goes out in the pass that made it, without waiting for the
  * next POLLOUT (which would cost an epoll_ctl and a wakeup per reply).
@@ -681,13 +715,8 @@ static int conn_flush(struct proto_conn *c)
 		unsigned n = 0;
 		ssize_t w;
 
-		for (; n < WRITE_IOVS && n < c->out_n; n++) {
-			const struct out_rec *r = &c->outq[(c->out_head + n) % c->out_cap];
-
-			iov[n].iov_base = r->buf + r->off;
-			iov[n].iov_len = r->len - r->off;
-			want += iov[n].iov_len;
-		}
+		for (unsigned k = 0; n + 3 <= WRITE_IOVS && k < c->out_n; k++)
+			n += rec_iovs(&c->outq[(c->out_head + k) % c->out_cap], iov + n, &want);
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
@@ -699,7 +728,7 @@ static int conn_flush(struct proto_conn *c)
 		c->out_move_ms = now_ms(c->srv);
 		for (size_t left = (size_t)w; left > 0;) {
 			struct out_rec *r = &c->outq[c->out_head];
-			size_t part = r->len - r->off;
+			size_t part = r->total - r->off;
 
 			if (left < part) {
 				r->off += (uint32_t)left;
@@ -810,8 +839,45 @@ static int udp_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 	return 0;
 }
 
+/* Queues the encoded record buf[0, len) (cap allocated) with the borrowed
+ * tail in *t (none: t->tail NULL) and writes what the socket takes now.
+ * Takes buf; t's release is called when the record leaves the queue, or
+ * here when it cannot be queued. */
+static int conn_queue(struct proto_conn *c, char *buf, uint32_t len, size_t cap, struct out_rec *t,
+                      uint64_t bytes)
+{
+	t->buf = buf;
+	t->len = len;
+	t->off = 0;
+	t->total = len + t->tail_len + ((4 - t->tail_len % 4) % 4);
+	t->held = cap + t->tail_len + (REPLY_OVERHEAD - REPLY_SLACK);
+	if (t->tail) {
+		uint32_t mark = htonl(0x80000000u | (t->total - 4));
+		memcpy(buf, &mark, 4);
+	}
+	if (out_push(c, t) != 0) {
+		/* its memory would go uncounted: the client reconnects */
+		free(buf);
+		if (t->release)
+			t->release(t->rel_a, t->rel_b);
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	proto_counters.replies++;
+	proto_counters.bytes_out += bytes;
+	if (!c->busy) {
+		if (conn_flush(c) != 0) {
+			conn_close(c, "write failed");
+			return -EIO;
+		}
+		conn_update(c);
+	}
+	return 0;
+}
+
 int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc, int hint)
 {
+	struct out_rec t = {0};
 	char *buf;
 	uint32_t len;
 	size_t cap;
@@ -829,23 +895,45 @@ int proto_conn_send(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc
 		conn_close(c, "reply encoding failed");
 		return -EIO;
 	}
-	if (rc || out_push(c, buf, len, cap + (REPLY_OVERHEAD - REPLY_SLACK)) != 0) {
-		/* its memory would go uncounted: the client reconnects */
-		if (rc == 0)
-			free(buf);
+	if (rc) {
 		conn_close(c, "out of memory");
 		return -ENOMEM;
 	}
-	proto_counters.replies++;
-	proto_counters.bytes_out += (uint64_t)hint;
-	if (!c->busy) {
-		if (conn_flush(c) != 0) {
-			conn_close(c, "write failed");
-			return -EIO;
-		}
-		conn_update(c);
+	return conn_queue(c, buf, len, cap, &t, (uint64_t)hint);
+}
+
+int proto_conn_send_borrowed(struct proto_conn *c, uint32_t xid, void *res, zdrproc_t enc,
+                             const uint8_t *tail, uint32_t tail_len, proto_release_fn release,
+                             void *a, void *b)
+{
+	struct out_rec t = {.tail = tail, .tail_len = tail_len, .release = release, .rel_a = a,
+	                    .rel_b = b};
+	char *buf;
+	uint32_t len, zero = 0;
+	size_t cap;
+	int rc;
+
+	assert(c->magic == CONN_MAGIC && !c->udp);
+	if (c->closed) {
+		release(a, b);
+		return 0;
 	}
-	return 0;
+	rc = encode_reply(xid, res, enc, 0, &buf, &len, &cap);
+	/* the encoding ends in the tail's length, encoded as 0: say tail_len */
+	if (rc == 0 && (len < 4 + 28 || memcmp(buf + len - 4, &zero, 4) != 0)) {
+		free(buf);
+		rc = -EIO;
+	}
+	if (rc) {
+		static struct log_limit lim;
+		release(a, b);
+		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot encode reply", c->peer_text);
+		conn_close(c, rc == -EIO ? "reply encoding failed" : "out of memory");
+		return rc;
+	}
+	zero = htonl(tail_len);
+	memcpy(buf + len - 4, &zero, 4);
+	return conn_queue(c, buf, len, cap, &t, (uint64_t)tail_len + 512);
 }
 
 int proto_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)

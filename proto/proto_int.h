@@ -11,6 +11,14 @@
  * -ENOMEM (cannot count it): the connection is closed then, or at the end
  * of the callback it is in. */
 int proto_conn_send(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t enc, int hint);
+/* As proto_conn_send() (TCP only), for a result whose encoding ends in an
+ * opaque of length 0: the record says tail_len there and carries the
+ * tail's bytes (and XDR padding) from the caller's buffer, which stays
+ * borrowed until release(a, b), called exactly once: when the record is
+ * written or dropped, or before this returns when it cannot be queued. */
+int proto_conn_send_borrowed(struct proto_conn *conn, uint32_t xid, void *res, zdrproc_t enc,
+                             const uint8_t *tail, uint32_t tail_len, proto_release_fn release,
+                             void *a, void *b);
 /* Takes / drops one reference (one request of about bytes of memory,
  * counted against client_memory_max while the connection is open). */
 void proto_conn_hold(struct proto_conn *conn, size_t bytes);

@@ -164,6 +164,34 @@ int proto_reply(struct cfs_req *req, void *res)
 	return rc;
 }
 
+int proto_reply_read(struct cfs_req *req, READ3res *res, proto_release_fn release, void *a,
+                     void *b)
+{
+	const struct proc_row *d = proc_row_vers(req->prog, req->vers, req->proc);
+	READ3res head;
+	int rc = 0;
+
+	assert(req->magic == CFS_REQ_MAGIC);
+	assert(d != NULL && req->prog == NFS_PROGRAM && req->proc == NFS3_READ);
+	assert(res->status == NFS3_OK);
+	if (req->drc || req->conn == NULL || proto_conn_udp(req->conn)) {
+		/* kept or sent as one datagram: copied now */
+		rc = proto_reply(req, res);
+		release(a, b);
+		return rc;
+	}
+	/* the data's length is the last item of the encoding: sent as the
+	 * tail, the bytes themselves never copied into the record */
+	head = *res;
+	head.READ3res_u.resok.data.data_len = 0;
+	head.READ3res_u.resok.data.data_val = NULL;
+	rc = proto_conn_send_borrowed(req->conn, req->xid, &head, d->enc,
+	                              (const uint8_t *)res->READ3res_u.resok.data.data_val,
+	                              res->READ3res_u.resok.data.data_len, release, a, b);
+	proto_req_free(req);
+	return rc;
+}
+
 /* An error reply through proto_conn_send(): the accepted-reply header
  * "MSG_ACCEPTED, null verifier, SUCCESS" (16 bytes) is already encoded
  * when it calls the result encoder (as libnfs's rpc_send_reply() does), and

@@ -243,6 +243,7 @@ const struct engine_io engine_io_real = {
     .max_inflight = upstream_max_inflight,
     .reply = proto_reply,
     .req_alive = proto_req_alive,
+    .reply_read = proto_reply_read,
 };
 
 int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,

@@ -40,6 +40,10 @@ struct engine_io {
 	int (*reply)(struct cfs_req *req, void *res);
 	/* whether req's client is still there to answer (proto_req_alive()) */
 	int (*req_alive)(const struct cfs_req *req);
+	/* a READ answer whose data is lent until release(a, b)
+	 * (proto_reply_read()); NULL: answers go through reply, copied */
+	int (*reply_read)(struct cfs_req *req, READ3res *res, proto_release_fn release, void *a,
+	                  void *b);
 };
 extern const struct engine_io engine_io_real;
 

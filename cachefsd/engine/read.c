@@ -235,8 +235,25 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 	o->ra_next = idx;
 }
 
+/* A borrowed READ reply was written or dropped: what lent its bytes
+ * (reply_data) is given back. */
+static void release_chunk(void *objs, void *chunk)
+{
+	chunk_release(objs, chunk);
+}
+
+static void release_buf(void *buf, void *unused)
+{
+	(void)unused;
+	free(buf);
+}
+
+/* Answers op with n bytes at data. lent_chunk (held here until the reply
+ * is written) or lent_buf (malloc()ed, freed then) owns data and lets the
+ * reply borrow it instead of copying it into the record; with neither,
+ * data is copied now (a fill still running may move its buffer). */
 static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *data, uint32_t n,
-		       int eof)
+		       int eof, struct chunk *lent_chunk, uint8_t *lent_buf)
 {
 	struct engine *e = op->e;
 	struct cfs_req *req = op->req;
@@ -259,13 +276,24 @@ static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *d
 	e->ctr.bytes_read += n;
 	op->req = NULL;
 	engine_count_reply(e, req, NFS3_OK);
-	engine_reply(e, req, &res);
+	if (e->io->reply_read && lent_chunk) {
+		chunk_hold(lent_chunk);
+		e->ctr.reads_lent++;
+		e->io->reply_read(req, &res, release_chunk, e->objs, lent_chunk);
+	} else if (e->io->reply_read && lent_buf) {
+		e->ctr.reads_lent++;
+		e->io->reply_read(req, &res, release_buf, lent_buf, NULL);
+	} else {
+		engine_reply(e, req, &res);
+		free(lent_buf);
+	}
 }
 
 /* Answers op with n bytes at data (from its offset; size: the file's, as
- * attrs say), frees it and reads ahead for a sequential reader. */
+ * attrs say), frees it and reads ahead for a sequential reader. The lent
+ * arguments are reply_data()'s. */
 static void op_answer(struct read_op *op, const fattr3 *attrs, const uint8_t *data, uint32_t n,
-                      uint64_t size)
+                      uint64_t size, struct chunk *lent_chunk, uint8_t *lent_buf)
 {
 	struct engine *e = op->e;
 	struct cfs_cred cred = op->req->cred;
@@ -274,7 +302,7 @@ static void op_answer(struct read_op *op, const fattr3 *attrs, const uint8_t *da
 	uint64_t data_id = op->have_rec ? op->rec.data_id : 0;
 	uint64_t end = op->off + n;
 
-	reply_data(op, attrs, data, n, end >= size);
+	reply_data(op, attrs, data, n, end >= size, lent_chunk, lent_buf);
 	o->refs++; /* keep o across op_free */
 	op_free(op);
 	readahead(e, o, &cred, end, size, cs, data_id);
@@ -331,7 +359,8 @@ static void op_finish(struct read_op *op)
 		    (!op->have_rec || c->data_id == op->rec.data_id)) {
 			if (c->idx != UINT32_MAX)
 				chunk_touch(e->objs, c);
-			op_answer(op, attrs, c->buf + (op->off - cstart), n, size);
+			/* a complete chunk: its buffer no longer moves */
+			op_answer(op, attrs, c->buf + (op->off - cstart), n, size, c, NULL);
 			return;
 		}
 	}
@@ -368,8 +397,7 @@ static void op_finish(struct read_op *op)
 		op_forward(op);
 		return;
 	}
-	op_answer(op, attrs, buf, n, size);
-	free(buf);
+	op_answer(op, attrs, buf, n, size, NULL, buf); /* takes buf */
 }
 
 /* --- disk loads ------------------------------------------------------------ */
@@ -856,7 +884,8 @@ again:
 		free(w);
 		op->pending--;
 		e->ctr.fill_early++;
-		op_answer(op, &f->attrs, c->buf + (op->off - f->cstart), n, size);
+		/* copied: the fill may still move c->buf (realloc) */
+		op_answer(op, &f->attrs, c->buf + (op->off - f->cstart), n, size, NULL, NULL);
 		goto again; /* answering may have changed the list */
 	}
 }
@@ -1299,7 +1328,8 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		uint32_t n = op->off >= len ? 0
 					    : (uint32_t)(len - op->off < op->count ? len - op->off
 										  : op->count);
-		reply_data(op, attrs, buf + (op->off < len ? op->off : 0), n, op->off + n >= len);
+		reply_data(op, attrs, buf + (op->off < len ? op->off : 0), n, op->off + n >= len, NULL,
+			   NULL);
 		if (buf != inl)
 			free(buf);
 		op_free(op);
@@ -1314,7 +1344,7 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		if (op->have_rec && op->off >= size) {
 			static const uint8_t none[1];
 			const fattr3 *attrs = o->have_attrs ? &o->attrs : &op->rec.attrs;
-			reply_data(op, attrs, none, 0, 1);
+			reply_data(op, attrs, none, 0, 1, NULL, NULL);
 			op_free(op);
 			return;
 		}
