@@ -180,8 +180,12 @@ h_cleanup()
 h_free_port()
 {
 	local p used=${H_TMP:-/tmp}/.ports
+	# below the ephemeral range (32768 up): a client that connects in a
+	# loop while the daemon starts (costcurve wait-null) can otherwise
+	# be given the port itself as its source and connect to itself, and
+	# the daemon's bind then fails with "Address already in use"
 	for ((;;)); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000))
 		# any state (TIME_WAIT too) can keep a port from being bound
 		if ! ss -Htan "sport = :$p" | grep -q . && ! grep -qx "$p" "$used" 2>/dev/null; then
 			echo "$p" >>"$used"
