@@ -73,7 +73,7 @@ b_free_port()
 {
 	local p used=$B_TMP/.ports
 	for ((;;)); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000)) # below the ephemeral range (harness.sh h_free_port)
 		if ! ss -Htan "sport = :$p" | grep . >/dev/null && ! grep -qx "$p" "$used" 2>/dev/null; then
 			echo "$p" >>"$used"
 			echo "$p"
