@@ -3,9 +3,9 @@
  * (meta.c), given to a caller only with evidence that the server would
  * give it the same (engine_evidence()); and in strict mode an ACCESS call
  * the server's GETATTR of the same revalidation leaves nothing to add to,
- * and the GETATTR right after the server's LOOKUP (strict_answer()). A handler: called by the
- * dispatcher (engine.c) before a call is forwarded; above the reply
- * pipeline and the store of records it reads. */
+ * and the GETATTR right after the server's LOOKUP (strict_answer()). A
+ * handler: called by the dispatcher (engine.c) before a call is
+ * forwarded; above the reply pipeline and the store of records it reads. */
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "procs.h"
@@ -232,9 +232,8 @@ void strict_lookup_seen(struct engine *e, const struct cfs_req *req, const void 
 	o->lookup_us = loop_clock_us();
 }
 
-/* Strict mode: a GETATTR that is the first call about its file on the
- * connection whose LOOKUP the server answered at most strict_lookup_attrs
- * µs before: the client's open revalidated the file through that LOOKUP
+/* Strict mode: the first GETATTR of a file on the connection whose
+ * LOOKUP of it the server answered at most strict_lookup_attrs µs before: the client's open revalidated the file through that LOOKUP
  * (the Linux client and libnfs's nfs_open() take a LOOKUP's attributes as
  * the open's), so its GETATTR gets them; later ones go to the server. */
 static int strict_getattr(struct engine *e, struct cfs_req *req)
