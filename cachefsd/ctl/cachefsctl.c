@@ -441,6 +441,13 @@ static const char *kv_get(const struct reply *r, const char *name)
 	return NULL;
 }
 
+static const char *kv_str(const struct reply *r, const char *name)
+{
+	const char *v = kv_get(r, name);
+
+	return v ? v : "?";
+}
+
 static uint64_t kv_num(const struct reply *r, const char *name)
 {
 	const char *v = kv_get(r, name);
@@ -683,7 +690,7 @@ static int cmd_stats(int argc, char **argv)
 	char *req_stats[] = {"stats"}, *req_info[] = {"info"};
 	int mode = 0, c; /* 0 table, 1 raw, 2 json */
 
-	while ((c = next_opt("stats", argc, argv, ":hjr", lo)) != -1)
+	while ((c = next_opt("stats", argc, argv, ":hj", lo)) != -1)
 		mode = c == 'r' ? 1 : 2;
 	if (optind < argc)
 		usage_error("stats", "unexpected argument '%s'", argv[optind]);
@@ -808,7 +815,7 @@ static int cmd_cull(int argc, char **argv)
 	struct reply r;
 	int c, json = 0, n = 1, rc, first = 1;
 
-	while ((c = next_opt("cull", argc, argv, ":hjt:", lo)) != -1) {
+	while ((c = next_opt("cull", argc, argv, ":hj", lo)) != -1) {
 		if (c == 'j')
 			json = 1;
 		else if (c == 't') {
@@ -897,7 +904,7 @@ static int cmd_invalidate(int argc, char **argv)
 	const char *fh = NULL;
 	int c, json = 0, all = 0, rc = 0, first = 1;
 
-	while ((c = next_opt("invalidate", argc, argv, ":hjf:a", lo)) != -1) {
+	while ((c = next_opt("invalidate", argc, argv, ":hj", lo)) != -1) {
 		if (c == 'j')
 			json = 1;
 		else if (c == 'f')
@@ -1931,7 +1938,7 @@ static int cmd_warm(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = next_opt("warm", argc, argv, ":hjqb", lo)) != -1) {
+	while ((c = next_opt("warm", argc, argv, ":hj", lo)) != -1) {
 		const char *v = optarg;
 
 		switch (c) {
@@ -2218,8 +2225,8 @@ static void top_show(const struct top_sample *a, const struct top_sample *b,
 	}
 	if (clear)
 		fputs("\033[H\033[2J", stdout);
-	printf("cachefsd %s (pid %s) serving %s - %s, interval %.1f s\n", kv_get(info, "version"),
-	       kv_get(info, "pid"), kv_get(info, "export"), when, dt);
+	printf("cachefsd %s (pid %s) serving %s - %s, interval %.1f s\n", kv_str(info, "version"),
+	       kv_str(info, "pid"), kv_str(info, "export"), when, dt);
 	printf("calls        %.1f/s; upstream %.1f calls/s, round trip ", (double)calls / dt,
 	       (double)up_calls / dt);
 	if (up_replies)
@@ -2250,7 +2257,7 @@ static void top_show(const struct top_sample *a, const struct top_sample *b,
 		printf("; %s free of %s", human_bytes(b2, sizeof(b2), (double)fs_free),
 		       human_bytes(b3, sizeof(b3), (double)fs));
 	if (kv_num(&b->s, STORE_STAT(fill_stopped)))
-		printf("; filling STOPPED (%s)", kv_get(&b->s, "fill_stopped_reason"));
+		printf("; filling STOPPED (%s)", kv_str(&b->s, "fill_stopped_reason"));
 	printf("\n\n%-12s %10s %10s\n", "procedure", "calls/s", "avg ms");
 	for (uint32_t i = 0; i < np && i < TOP_PROCS; i++)
 		printf("%-12s %10.1f %10.3f\n", procs[i].name, (double)procs[i].calls / dt,

@@ -212,6 +212,13 @@ for hd in "^cachefsd $VERSION (pid $H_PID_px)" "^calls .*/s" "^READ .*hit ratio"
 	grep -q "$hd" "$H_TMP/top.txt" || h_fail "top: no '$hd' in: $(cat "$H_TMP/top.txt")"
 done
 ! grep -q $'\033' "$H_TMP/top.txt" || h_fail "top on a pipe clears the screen"
+# on a terminal (script(1) gives it one) it redraws the screen
+if command -v script >/dev/null; then
+	script -qec "$CTLBIN --socket=$S top -n 1 -d 0.3" /dev/null >"$H_TMP/top.tty" </dev/null ||
+		h_fail "top on a terminal exited $?"
+	grep -q $'\033\[H\033\[2J' "$H_TMP/top.tty" && grep -q "hit ratio" "$H_TMP/top.tty" ||
+		h_fail "top on a terminal does not redraw: $(cat -v "$H_TMP/top.tty")"
+fi
 h_log "ok: top --once --json matches the read during its interval; top -n 2 prints blocks"
 
 # --- check-index, and the daemon gone ---
