@@ -125,13 +125,16 @@ static void usage_error(const char *cmd, const char *fmt, ...)
 static int next_opt(const char *cmd, int argc, char **argv, const char *shorts,
                     const struct option *longs)
 {
+	int before = optind;
 	int c = getopt_long(argc, argv, shorts, longs, NULL);
 
 	if (c == '?' || c == ':') {
 		const char *bad = argv[optind - 1];
 		int len = (int)strcspn(bad, "=");
 
-		if (optopt && strncmp(bad, "--", 2) != 0) { /* a short option: its letter */
+		/* a long option is a word of its own that getopt went past; a
+		 * short one may be inside a word (-jx) it is still reading */
+		if (optind == before || strncmp(bad, "--", 2) != 0) {
 			if (c == ':')
 				usage_error(cmd, "option '-%c' needs a value", optopt);
 			usage_error(cmd, "unknown option '-%c'", optopt);
@@ -174,7 +177,7 @@ static int json_is_uint(const char *s)
 {
 	size_t n = strspn(s, "0123456789");
 
-	return n > 0 && s[n] == 0 && (s[0] != '0' || n == 1) && n < 20;
+	return n > 0 && s[n] == 0 && (s[0] != '0' || n == 1) && n <= 20;
 }
 
 /* A word as a number when it is one, else a string. */
@@ -864,7 +867,9 @@ static int invalidate_json(int argc, char **argv, const char *target, int *first
 	int rc = request_print(argc, argv, &r);
 	const char *h = NULL;
 
-	printf("%s{\"target\": ", *first ? "" : ", ");
+	/* the array opens with its first element: nothing on stdout when the
+	 * daemon cannot be reached */
+	printf("%s{\"target\": ", *first ? "{\"results\": [" : ", ");
 	*first = 0;
 	json_str(stdout, target);
 	printf(", \"ok\": %s", rc == 0 ? "true" : "false");
@@ -914,8 +919,6 @@ static int cmd_invalidate(int argc, char **argv)
 	}
 	if ((fh != NULL) + all + (optind < argc) != 1)
 		usage_error("invalidate", "give PATH..., --fh HEX or --all (one of them)");
-	if (json)
-		printf("{\"results\": [");
 	if (fh || all) {
 		char *req[] = {"invalidate", all ? "--all" : "--fh", (char *)fh};
 

@@ -227,6 +227,11 @@ js check-index "$C/index"
 [ "$(jv .intact)" = true ] || h_fail "check-index --json: $(cat "$H_TMP/last.json")"
 err 3 "cachefsd is not running (no socket at $S)" --socket "$S" stats --json
 err 3 "cachefsd is not running" --socket "$S" top
+for c in stats info config "invalidate x" cull verify reload top; do
+	# shellcheck disable=SC2086 # the command and its argument
+	out=$("$CTLBIN" --socket "$S" $c --json 2>/dev/null)
+	[ -z "$out" ] || h_fail "$c --json printed '$out' with no daemon (the error is on stderr)"
+done
 h_log "ok: check-index --json; a stopped daemon exits 3"
 
 h_pass "cachefsctl: --version, help of every command, usage errors (2), --socket=, --json of every data command, top, exit codes"
