@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -2333,7 +2332,8 @@ static int cmd_top(int argc, char **argv)
 
 		while (!warm_stop && now_s() < until) {
 			double left = until - now_s();
-			struct timespec ts = {(time_t)left, (long)((left - floor(left)) * 1e9)};
+			struct timespec ts = {(time_t)left,
+			                      (long)((left - (double)(time_t)left) * 1e9)};
 
 			nanosleep(&ts, NULL);
 		}
