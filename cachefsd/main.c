@@ -29,9 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CACHEFSD_VERSION
-#define CACHEFSD_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_stats;

@@ -13,10 +13,12 @@
 #include "control.h"
 #include "files.h"
 #include "store.h"
+#include "version.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -46,6 +48,7 @@
 static const char *prog = "cachefsctl";
 static char sock_path[4096];
 static const char *cache_dir_opt; /* --cache-dir, or from the config file */
+static const char *config_opt;    /* --config */
 
 static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void die(int code, const char *fmt, ...)
@@ -60,47 +63,142 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *synopsis; /* after "cachefsctl NAME" */
+	const char *summary;  /* one line, in the command list */
+	const char *help;     /* options, output, exit status */
+};
+
+static const struct command *find_command(const char *name);
+static void command_list(FILE *out);
+static void command_help(const struct command *c, FILE *out);
+
 static void usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: cachefsctl [--cache-dir DIR | --socket PATH | --config FILE] COMMAND [ARGS]\n"
-	    "\n"
-	    "commands (on the running daemon's control socket):\n"
-	    "  stats [--raw | --json]        counters (a table; --raw: name value lines)\n"
-	    "  info                          version, pid, listen address, export, paths\n"
-	    "  config                        the effective configuration\n"
-	    "  invalidate PATH...            drop what is cached about PATH (relative to\n"
-	    "                                the export, or absolute under it)\n"
-	    "  invalidate --fh HEX           ... about one file handle\n"
-	    "  invalidate --all              ... about everything\n"
-	    "  cull [--to PERCENT]           evict least recently used files now\n"
-	    "  verify [--drop-bad]           check every cached chunk against its checksum\n"
-	    "  reload                        re-read the configuration (as SIGHUP)\n"
-	    "\n"
-	    "  check-index [PATH]            check an index file without the daemon (with\n"
-	    "                                cachefsd stopped): <cache_dir>/index/data.mdb,\n"
-	    "                                or PATH (a file, or a directory holding\n"
-	    "                                data.mdb, e.g. an index.corrupt-* kept aside)\n"
-	    "\n"
-	    "  warm [options] PATH...        read files or trees through the proxy, so they\n"
-	    "                                are cached; options:\n"
-	    "      --from FILE               paths to warm, one a line (- for stdin)\n"
-	    "      --server HOST --port N --export PATH\n"
-	    "                                the proxy (default: from the daemon)\n"
-	    "      --uid N --gid N           read as this user (default 0, 0)\n"
-	    "      --jobs N                  files read in parallel (default 4)\n"
-	    "      --max-rate RATE           bytes per second at most (e.g. 50M)\n"
-	    "      --state FILE              progress state (default <cache_dir>/warm.state)\n"
-	    "      --background              detach; follow with warm --status\n"
-	    "      --quiet                   no progress line\n"
-	    "  warm --resume [--background]  go on with an interrupted warm\n"
-	    "  warm --status                 progress of the last or running warm\n"
-	    "  warm --cancel                 stop a background warm (resumable)\n"
-	    "\n"
-	    "The socket is --socket PATH, or <DIR>/control for --cache-dir DIR, or found\n"
-	    "from the configuration file (--config FILE, default " DEFAULT_CONFIG ").\n"
-	    "Exit status: 0 ok, 1 failed, 2 usage, 3 daemon not reachable, 130 interrupted.\n");
+	fprintf(out, "usage: cachefsctl [OPTION...] COMMAND [ARGS]\n"
+	             "\n"
+	             "Controls and inspects a running cachefsd over its control socket; warms\n"
+	             "its cache.\n"
+	             "\n"
+	             "options (before the command):\n"
+	             "  -s, --socket=PATH     the daemon's control socket\n"
+	             "  -d, --cache-dir=DIR   the socket is DIR/control\n"
+	             "  -c, --config=FILE     find the socket from this configuration file\n"
+	             "                        (default " DEFAULT_CONFIG ")\n"
+	             "  -h, --help            this help\n"
+	             "  -V, --version         print the version and exit\n"
+	             "\n"
+	             "commands:\n");
+	command_list(out);
+	fprintf(out, "\n"
+	             "'cachefsctl help COMMAND' or 'cachefsctl COMMAND --help' describes one.\n"
+	             "Commands that print data take --json (one JSON object on stdout).\n"
+	             "Exit status: 0 ok, 1 the command failed, 2 usage, 3 the daemon cannot be\n"
+	             "reached, 130 interrupted. See cachefsctl(8).\n");
+}
+
+/* A usage error: the message, a hint, exit 2. */
+static void usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+static void usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		fprintf(stderr, "\nusage: cachefsctl %s %s\ntry 'cachefsctl %s --help'\n", cmd,
+		        find_command(cmd) ? find_command(cmd)->synopsis : "", cmd);
+	else
+		fprintf(stderr, "\ntry 'cachefsctl --help'\n");
+	exit(EXIT_USAGE);
+}
+
+/* getopt_long with opterr off: reports what it did not like, by name. */
+static int next_opt(const char *cmd, int argc, char **argv, const char *shorts,
+                    const struct option *longs)
+{
+	int before = optind;
+	int c = getopt_long(argc, argv, shorts, longs, NULL);
+
+	if (c == '?' || c == ':') {
+		const char *bad = argv[optind - 1];
+		int len = (int)strcspn(bad, "=");
+
+		/* a long option is a word of its own that getopt went past; a
+		 * short one may be inside a word (-jx) it is still reading */
+		if (optind == before || strncmp(bad, "--", 2) != 0) {
+			if (c == ':')
+				usage_error(cmd, "option '-%c' needs a value", optopt);
+			usage_error(cmd, "unknown option '-%c'", optopt);
+		}
+		if (c == ':')
+			usage_error(cmd, "option '%.*s' needs a value", len, bad);
+		if (optopt && bad[len] == '=')
+			usage_error(cmd, "option '%.*s' takes no value", len, bad);
+		usage_error(cmd, "unknown option '%.*s'", len, bad);
+	}
+	if (c == 'h' && cmd) {
+		command_help(find_command(cmd), stdout);
+		exit(0);
+	}
+	return c;
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* A decimal integer JSON takes as a number (no sign, no leading zero). */
+static int json_is_uint(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && s[n] == 0 && (s[0] != '0' || n == 1) && n <= 20;
+}
+
+/* A word as a number when it is one, else a string. */
+static void json_word(FILE *f, const char *s)
+{
+	if (json_is_uint(s) || (s[0] == '-' && json_is_uint(s + 1)))
+		fputs(s, f);
+	else
+		json_str(f, s);
+}
+
+static void json_key(FILE *f, int *first, const char *key)
+{
+	fputs(*first ? "{" : ", ", f);
+	*first = 0;
+	json_str(f, key);
+	fputs(": ", f);
+}
+
+static void json_end(FILE *f, int first)
+{
+	fputs(first ? "{}\n" : "}\n", f);
 }
 
 /* --- sizes and times ------------------------------------------------------ */
@@ -153,6 +251,8 @@ static void find_socket(const char *config_file)
 
 	if (sock_path[0])
 		return;
+	if (config_file == NULL)
+		config_file = config_opt;
 	if (cache_dir_opt) {
 		snprintf(sock_path, sizeof(sock_path), "%s/%s", cache_dir_opt, CONTROL_SOCKET_NAME);
 		return;
@@ -184,6 +284,7 @@ static int ctl_connect(void)
 	struct sockaddr_un sa;
 	int fd;
 
+	find_socket(NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(sock_path) >= sizeof(sa.sun_path))
@@ -342,6 +443,13 @@ static const char *kv_get(const struct reply *r, const char *name)
 	return NULL;
 }
 
+static const char *kv_str(const struct reply *r, const char *name)
+{
+	const char *v = kv_get(r, name);
+
+	return v ? v : "?";
+}
+
 static uint64_t kv_num(const struct reply *r, const char *name)
 {
 	const char *v = kv_get(r, name);
@@ -350,7 +458,6 @@ static uint64_t kv_num(const struct reply *r, const char *name)
 }
 
 /* --- stats ---------------------------------------------------------------- */
-
 
 static double pct(uint64_t a, uint64_t b)
 {
@@ -531,37 +638,70 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       human_bytes(b3, sizeof(b3), (double)kv_num(s, UPSTREAM_STAT(write_bytes))));
 }
 
+/* The options every command takes. */
+#define OPT_HELP                                                                                   \
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
+#define OPT_JSON                                                                                   \
+	{                                                                                          \
+		"json", no_argument, NULL, 'j'                                                     \
+	}
+#define OPT_END                                                                                    \
+	{                                                                                          \
+		NULL, 0, NULL, 0                                                                   \
+	}
+
+/* A command that takes only -h and --json (and no arguments). */
+static int simple_opts(const char *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = {OPT_HELP, OPT_JSON, OPT_END};
+	int c, json = 0;
+
+	while ((c = next_opt(cmd, argc, argv, ":hj", lo)) != -1)
+		if (c == 'j')
+			json = 1;
+	if (optind < argc)
+		usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return json;
+}
+
+/* "name value" lines as one JSON object: numbers as numbers. */
+static void json_kv(const struct reply *r)
+{
+	int first = 1;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const char *sp = strchr(r->lines[i], ' ');
+		char key[256];
+
+		if (sp == NULL || (size_t)(sp - r->lines[i]) >= sizeof(key))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(sp - r->lines[i]), r->lines[i]);
+		json_key(stdout, &first, key);
+		json_word(stdout, sp + 1);
+	}
+	json_end(stdout, first);
+}
+
 static int cmd_stats(int argc, char **argv)
 {
+	static const struct option lo[] = {
+	    OPT_HELP, OPT_JSON, {"raw", no_argument, NULL, 'r'}, OPT_END};
 	struct reply s, info;
 	char *req_stats[] = {"stats"}, *req_info[] = {"info"};
-	int mode = 0; /* 0 table, 1 raw, 2 json */
+	int mode = 0, c; /* 0 table, 1 raw, 2 json */
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--raw") == 0)
-			mode = 1;
-		else if (strcmp(argv[i], "--json") == 0)
-			mode = 2;
-		else
-			die(EXIT_USAGE, "stats: unknown option '%s' (--raw, --json)", argv[i]);
-	}
+	while ((c = next_opt("stats", argc, argv, ":hj", lo)) != -1)
+		mode = c == 'r' ? 1 : 2;
+	if (optind < argc)
+		usage_error("stats", "unexpected argument '%s'", argv[optind]);
 	ctl_simple(1, req_stats, &s);
 	if (mode == 1) {
 		for (size_t i = 0; i < s.n; i++)
 			puts(s.lines[i]);
 	} else if (mode == 2) {
-		printf("{");
-		for (size_t i = 0; i < s.n; i++) {
-			const char *sp = strchr(s.lines[i], ' ');
-			if (sp == NULL)
-				continue;
-			/* numbers as they are, words (fill_stopped_reason) quoted */
-			int num = sp[1] != '\0' && strspn(sp + 1, "0123456789") == strlen(sp + 1);
-
-			printf("%s\n  \"%.*s\": %s%s%s", i ? "," : "", (int)(sp - s.lines[i]),
-			       s.lines[i], num ? "" : "\"", sp + 1, num ? "" : "\"");
-		}
-		printf("\n}\n");
+		json_kv(&s);
 	} else {
 		ctl_simple(1, req_info, &info);
 		stats_table(&s, &info);
@@ -580,14 +720,17 @@ static void print_line(const char *line, void *arg)
 	fflush(stdout);
 }
 
-/* Sends argv as one request and prints the data lines as they come. */
-static int cmd_passthrough(int argc, char **argv)
+/* Sends argv as one request and prints the data lines as they come (or
+ * keeps them in *keep). */
+static int request_print(int argc, char **argv, struct reply *keep)
 {
 	struct reply r;
 	int fd = ctl_connect();
 
-	ctl_request(fd, argc, argv, &r, print_line, NULL);
+	ctl_request(fd, argc, argv, keep ? keep : &r, keep ? NULL : print_line, NULL);
 	close(fd);
+	if (keep)
+		r = *keep;
 	if (!r.ok) {
 		fprintf(stderr, "%s: %s\n", prog, r.error);
 		return error_code(&r);
@@ -595,24 +738,210 @@ static int cmd_passthrough(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_info(int argc, char **argv)
+{
+	char *req[] = {"info"};
+	struct reply r;
+
+	if (!simple_opts("info", argc, argv))
+		return request_print(1, req, NULL);
+	ctl_simple(1, req, &r);
+	json_kv(&r);
+	reply_free(&r);
+	return 0;
+}
+
+/* config: "key = value" lines, "# key is not set" */
+static int cmd_config(int argc, char **argv)
+{
+	char *req[] = {"config"};
+	struct reply r;
+	int first = 1;
+
+	if (!simple_opts("config", argc, argv))
+		return request_print(1, req, NULL);
+	ctl_simple(1, req, &r);
+	for (size_t i = 0; i < r.n; i++) {
+		const char *l = r.lines[i], *eq = strstr(l, " = ");
+		char key[256];
+
+		if (strncmp(l, "# ", 2) == 0 && strstr(l, " is not set")) {
+			snprintf(key, sizeof(key), "%.*s", (int)strcspn(l + 2, " "), l + 2);
+			json_key(stdout, &first, key);
+			fputs("null", stdout);
+		} else if (eq && l[0] != '#' && (size_t)(eq - l) < sizeof(key)) {
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - l), l);
+			json_key(stdout, &first, key);
+			json_str(stdout, eq + 3);
+		}
+	}
+	json_end(stdout, first);
+	reply_free(&r);
+	return 0;
+}
+
+/* reload: {"ok": true, "changes": [lines]} */
+static int cmd_reload(int argc, char **argv)
+{
+	char *req[] = {"reload"};
+	struct reply r;
+	int rc;
+
+	if (!simple_opts("reload", argc, argv))
+		return request_print(1, req, NULL);
+	rc = request_print(1, req, &r);
+	if (rc == 0) {
+		printf("{\"ok\": true, \"changes\": [");
+		for (size_t i = 0; i < r.n; i++) {
+			fputs(i ? ", " : "", stdout);
+			json_str(stdout, r.lines[i]);
+		}
+		printf("]}\n");
+	}
+	reply_free(&r);
+	return rc;
+}
+
+static uint64_t word_after(const char *line, const char *word)
+{
+	const char *p = strstr(line, word);
+
+	return p ? strtoull(p + strlen(word), NULL, 10) : 0;
+}
+
+static int cmd_cull(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    OPT_HELP, OPT_JSON, {"to", required_argument, NULL, 't'}, OPT_END};
+	char *req[3] = {"cull"};
+	struct reply r;
+	int c, json = 0, n = 1, rc, first = 1;
+
+	while ((c = next_opt("cull", argc, argv, ":hj", lo)) != -1) {
+		if (c == 'j')
+			json = 1;
+		else if (c == 't') {
+			req[1] = "--to";
+			req[2] = optarg; /* the daemon checks it */
+			n = 3;
+		}
+	}
+	if (optind < argc)
+		usage_error("cull", "unexpected argument '%s'", argv[optind]);
+	if (!json)
+		return request_print(n, req, NULL);
+	rc = request_print(n, req, &r);
+	if (rc == 0) {
+		for (size_t i = 0; i < r.n; i++) {
+			const char *l = r.lines[i];
+
+			if (strncmp(l, "target ", 7) == 0) {
+				json_key(stdout, &first, "target_bytes");
+				printf("%llu", (unsigned long long)word_after(l, "target "));
+			} else if (strncmp(l, "evicted ", 8) == 0) {
+				json_key(stdout, &first, "evicted_objects");
+				printf("%llu", (unsigned long long)word_after(l, "evicted "));
+				json_key(stdout, &first, "evicted_bytes");
+				printf("%llu", (unsigned long long)word_after(l, "objects ("));
+			} else if (strncmp(l, "cached ", 7) == 0) {
+				json_key(stdout, &first, "cached_bytes");
+				printf("%llu", (unsigned long long)word_after(l, "cached "));
+				json_key(stdout, &first, "cached_objects");
+				printf("%llu", (unsigned long long)word_after(l, "bytes in "));
+			} else if (strncmp(l, "note: ", 6) == 0) {
+				json_key(stdout, &first, "note");
+				json_str(stdout, l + 6);
+			}
+		}
+		json_end(stdout, first);
+	}
+	reply_free(&r);
+	return rc;
+}
+
+/* One invalidate request as a JSON array element. */
+static int invalidate_json(int argc, char **argv, const char *target, int *first)
+{
+	struct reply r;
+	int rc = request_print(argc, argv, &r);
+	const char *h = NULL;
+
+	/* the array opens with its first element: nothing on stdout when the
+	 * daemon cannot be reached */
+	printf("%s{\"target\": ", *first ? "{\"results\": [" : ", ");
+	*first = 0;
+	json_str(stdout, target);
+	printf(", \"ok\": %s", rc == 0 ? "true" : "false");
+	if (rc != 0) {
+		printf(", \"error\": ");
+		json_str(stdout, r.error);
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if ((h = strstr(r.lines[i], "(handle ")) != NULL ||
+		    (h = strstr(r.lines[i], "invalidated handle ")) != NULL) {
+			h = strchr(strstr(h, "handle "), ' ') + 1;
+			printf(", \"handle\": \"%.*s\"", (int)strspn(h, "0123456789abcdef"), h);
+		}
+		if (strncmp(r.lines[i], "invalidated ", 12) == 0 &&
+		    strstr(r.lines[i], " objects")) {
+			printf(", \"objects\": %llu",
+			       (unsigned long long)word_after(r.lines[i], "invalidated "));
+		}
+	}
+	printf(", \"messages\": [");
+	for (size_t i = 0; i < r.n; i++) {
+		fputs(i ? ", " : "", stdout);
+		json_str(stdout, r.lines[i]);
+	}
+	printf("]}");
+	reply_free(&r);
+	return rc;
+}
+
 static int cmd_invalidate(int argc, char **argv)
 {
-	int rc = 0;
+	static const struct option lo[] = {OPT_HELP,
+	                                   OPT_JSON,
+	                                   {"fh", required_argument, NULL, 'f'},
+	                                   {"all", no_argument, NULL, 'a'},
+	                                   OPT_END};
+	const char *fh = NULL;
+	int c, json = 0, all = 0, rc = 0, first = 1;
 
-	if (argc < 2)
-		die(EXIT_USAGE, "usage: invalidate PATH... | --fh HEX | --all");
-	if (argv[1][0] == '-')
-		return cmd_passthrough(argc, argv);
-	for (int i = 1; i < argc; i++) {
-		char *req[] = {"invalidate", argv[i]};
-		if (cmd_passthrough(2, req) != 0)
-			rc = EXIT_FAILED;
+	while ((c = next_opt("invalidate", argc, argv, ":hj", lo)) != -1) {
+		if (c == 'j')
+			json = 1;
+		else if (c == 'f')
+			fh = optarg;
+		else if (c == 'a')
+			all = 1;
 	}
+	if ((fh != NULL) + all + (optind < argc) != 1)
+		usage_error("invalidate", "give PATH..., --fh HEX or --all (one of them)");
+	if (fh || all) {
+		char *req[] = {"invalidate", all ? "--all" : "--fh", (char *)fh};
+
+		rc = json ? invalidate_json(all ? 2 : 3, req, all ? "--all" : fh, &first)
+		          : request_print(all ? 2 : 3, req, NULL);
+	}
+	for (int i = optind; i < argc; i++) {
+		char *req[] = {"invalidate", argv[i]};
+		int r =
+		    json ? invalidate_json(2, req, argv[i], &first) : request_print(2, req, NULL);
+
+		if (r != 0)
+			rc = r == EXIT_UNREACHABLE ? r : EXIT_FAILED;
+	}
+	if (json)
+		printf("]}\n");
 	return rc;
 }
 
 struct verify_state {
-	uint64_t bad;
+	int json;
+	uint64_t bad, more;
+	struct reply bads; /* with --json: the "bad ..." lines */
+	char summary[512];
 };
 
 static void verify_line(const char *line, void *arg)
@@ -620,23 +949,96 @@ static void verify_line(const char *line, void *arg)
 	struct verify_state *v = arg;
 	const char *b = strstr(line, " bad ");
 
-	puts(line);
-	fflush(stdout);
-	if (strncmp(line, "summary ", 8) == 0 && b)
-		v->bad = strtoull(b + 5, NULL, 10);
+	if (strncmp(line, "summary ", 8) == 0) {
+		snprintf(v->summary, sizeof(v->summary), "%s", line);
+		if (b)
+			v->bad = strtoull(b + 5, NULL, 10);
+	}
+	if (!v->json) {
+		puts(line);
+		fflush(stdout);
+		return;
+	}
+	if (strncmp(line, "bad ", 4) == 0) {
+		if (v->bads.n == v->bads.cap) {
+			v->bads.cap = v->bads.cap ? 2 * v->bads.cap : 64;
+			v->bads.lines = realloc(v->bads.lines, v->bads.cap * sizeof(char *));
+			if (v->bads.lines == NULL)
+				die(EXIT_FAILED, "out of memory");
+		}
+		if ((v->bads.lines[v->bads.n++] = strdup(line)) == NULL)
+			die(EXIT_FAILED, "out of memory");
+	} else if (strncmp(line, "... ", 4) == 0) {
+		v->more = strtoull(line + 4, NULL, 10);
+	}
+}
+
+/* "bad KIND fh HEX[ index N]: WHY[ (dropped)]" */
+static void verify_bad_json(const char *l, int first)
+{
+	char kind[32] = "", hex[200] = "";
+	const char *why = strstr(l, ": ");
+	char reason[600];
+	size_t wl;
+	int dropped;
+
+	sscanf(l, "bad %31s fh %199[0-9a-f]", kind, hex);
+	why = why ? why + 2 : "";
+	wl = strlen(why);
+	dropped = wl >= 10 && strcmp(why + wl - 10, " (dropped)") == 0;
+	snprintf(reason, sizeof(reason), "%.*s", (int)(dropped ? wl - 10 : wl), why);
+	printf("%s{\"kind\": ", first ? "" : ", ");
+	json_str(stdout, kind);
+	printf(", \"fh\": \"%s\"", hex);
+	if (strstr(l, " index "))
+		printf(", \"index\": %llu", (unsigned long long)word_after(l, " index "));
+	printf(", \"reason\": ");
+	json_str(stdout, reason);
+	printf(", \"dropped\": %s}", dropped ? "true" : "false");
 }
 
 static int cmd_verify(int argc, char **argv)
 {
-	struct verify_state v = {0};
+	static const struct option lo[] = {
+	    OPT_HELP, OPT_JSON, {"drop-bad", no_argument, NULL, 'D'}, OPT_END};
+	struct verify_state v;
 	struct reply r;
-	int fd = ctl_connect();
+	char *req[] = {"verify", "--drop-bad"};
+	int c, drop = 0, fd;
 
-	ctl_request(fd, argc, argv, &r, verify_line, &v);
+	memset(&v, 0, sizeof(v));
+	while ((c = next_opt("verify", argc, argv, ":hj", lo)) != -1) {
+		if (c == 'j')
+			v.json = 1;
+		else if (c == 'D')
+			drop = 1;
+	}
+	if (optind < argc)
+		usage_error("verify", "unexpected argument '%s'", argv[optind]);
+	fd = ctl_connect();
+	ctl_request(fd, drop ? 2 : 1, req, &r, verify_line, &v);
 	close(fd);
 	if (!r.ok) {
 		fprintf(stderr, "%s: %s\n", prog, r.error);
-		return EXIT_FAILED;
+		return error_code(&r);
+	}
+	if (v.json) {
+		static const char *const keys[] = {"inline", "chunks",  "bytes",
+		                                   "bad",    "dropped", "changed"};
+		char k[32];
+		const char *sec = strstr(v.summary, " seconds ");
+
+		printf("{");
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			snprintf(k, sizeof(k), " %s ", keys[i]);
+			printf("\"%s\": %llu, ", keys[i],
+			       (unsigned long long)word_after(v.summary, k));
+		}
+		printf("\"seconds\": %.1f, \"entries\": [", sec ? strtod(sec + 9, NULL) : 0.0);
+		for (size_t i = 0; i < v.bads.n; i++)
+			verify_bad_json(v.bads.lines[i], i == 0);
+		printf("], \"entries_not_shown\": %llu}\n", (unsigned long long)v.more);
+		reply_free(&v.bads);
 	}
 	return v.bad ? EXIT_FAILED : 0;
 }
@@ -1205,6 +1607,25 @@ static void progress_show(const struct progress *p, FILE *out, const char *end)
 	fflush(out);
 }
 
+static int warm_json; /* warm --json: the progress as JSON at the end */
+
+static void progress_json(const struct progress *p, const char *state_path, int alive)
+{
+	printf("{\"state\": ");
+	json_str(stdout, p->state);
+	printf(", \"pid\": %d, \"running\": %s, \"files_total\": %llu, \"files_done\": %llu, "
+	       "\"files_failed\": %llu, \"files_skipped\": %llu, \"bytes_total\": %llu, "
+	       "\"bytes_done\": %llu, \"rate_bytes_per_second\": %.0f, \"eta_seconds\": %llu, "
+	       "\"updated\": %llu, \"state_file\": ",
+	       p->pid, alive ? "true" : "false", (unsigned long long)p->files_total,
+	       (unsigned long long)p->files_done, (unsigned long long)p->files_failed,
+	       (unsigned long long)p->files_skipped, (unsigned long long)p->bytes_total,
+	       (unsigned long long)p->bytes_done, p->rate, (unsigned long long)p->eta,
+	       (unsigned long long)p->updated);
+	json_str(stdout, state_path);
+	printf("}\n");
+}
+
 static int warm_run(struct warm *w, int background)
 {
 	pthread_t th[WARM_MAX_JOBS];
@@ -1227,6 +1648,13 @@ static int warm_run(struct warm *w, int background)
 		if (pid < 0)
 			die(EXIT_FAILED, "fork: %s", strerror(errno));
 		if (pid > 0) {
+			if (warm_json) {
+				printf("{\"state\": \"background\", \"pid\": %d, \"state_file\": ",
+				       (int)pid);
+				json_str(stdout, w->state_path);
+				printf("}\n");
+				exit(0);
+			}
 			printf(
 			    "warming in the background (pid %d); follow it with: cachefsctl warm "
 			    "--status --state %s\n",
@@ -1328,7 +1756,9 @@ static int warm_run(struct warm *w, int background)
 	progress_update(w, "done");
 	if (w->show)
 		fputs("\r\033[K", stderr);
-	if (!background)
+	if (!background && warm_json)
+		progress_json(&w->p, w->state_path, 0);
+	else if (!background)
 		progress_show(&w->p, stdout, "\n");
 	return w->p.files_failed ? EXIT_FAILED : 0;
 }
@@ -1387,6 +1817,15 @@ static int warm_status(const char *state_path)
 
 	if (progress_read(state_path, &p) != 0)
 		die(EXIT_FAILED, "no warm has run with %s", state_path);
+	if (warm_json) {
+		int running = strcmp(p.state, "running") == 0 || strcmp(p.state, "scanning") == 0;
+		int alive = running && warm_alive(p.pid);
+
+		if (running && !alive)
+			snprintf(p.state, sizeof(p.state), "interrupted");
+		progress_json(&p, state_path, alive);
+		return strcmp(p.state, "failed") == 0 || (running && !alive) ? EXIT_FAILED : 0;
+	}
 	if (strcmp(p.state, "running") == 0 || strcmp(p.state, "scanning") == 0) {
 		if (!warm_alive(p.pid)) {
 			printf("interrupted (the warm process %d is gone); go on with: cachefsctl "
@@ -1480,58 +1919,99 @@ static int cmd_warm(int argc, char **argv)
 
 	memset(&w, 0, sizeof(w));
 	w.cfg.jobs = 4;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int takes = 1;
+	static const struct option lo[] = {
+	    OPT_HELP,
+	    OPT_JSON,
+	    {"resume", no_argument, NULL, 'R'},
+	    {"status", no_argument, NULL, 'S'},
+	    {"cancel", no_argument, NULL, 'C'},
+	    {"background", no_argument, NULL, 'b'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"server", required_argument, NULL, 's'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"export", required_argument, NULL, 'e'},
+	    {"uid", required_argument, NULL, 'u'},
+	    {"gid", required_argument, NULL, 'g'},
+	    {"jobs", required_argument, NULL, 'J'},
+	    {"max-rate", required_argument, NULL, 'm'},
+	    {"state", required_argument, NULL, 'f'},
+	    {"from", required_argument, NULL, 'F'},
+	    OPT_END,
+	};
+	int c;
 
-		if (strcmp(a, "--resume") == 0)
-			resume = 1, takes = 0;
-		else if (strcmp(a, "--status") == 0)
-			status = 1, takes = 0;
-		else if (strcmp(a, "--cancel") == 0)
-			cancel = 1, takes = 0;
-		else if (strcmp(a, "--background") == 0)
-			background = 1, takes = 0;
-		else if (strcmp(a, "--quiet") == 0)
-			quiet = 1, takes = 0;
-		else if (a[0] != '-' || strcmp(a, "-") == 0) {
-			w.cfg.paths =
-			    realloc(w.cfg.paths, (size_t)(w.cfg.npaths + 1) * sizeof(char *));
-			if (w.cfg.paths == NULL)
-				die(EXIT_FAILED, "out of memory");
-			w.cfg.paths[w.cfg.npaths++] = (char *)a;
-			takes = 0;
-		} else if (v == NULL) {
-			die(EXIT_USAGE, "warm %s: needs a value", a);
-		} else if (strcmp(a, "--server") == 0) {
+	while ((c = next_opt("warm", argc, argv, ":hj", lo)) != -1) {
+		const char *v = optarg;
+
+		switch (c) {
+		case 'j':
+			warm_json = 1;
+			break;
+		case 'R':
+			resume = 1;
+			break;
+		case 'S':
+			status = 1;
+			break;
+		case 'C':
+			cancel = 1;
+			break;
+		case 'b':
+			background = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 's':
 			server = v;
-		} else if (strcmp(a, "--port") == 0) {
-			port = parse_int(a, v, 1, 65535);
-		} else if (strcmp(a, "--export") == 0) {
+			break;
+		case 'p':
+			port = parse_int("--port", v, 1, 65535);
+			break;
+		case 'e':
 			export = v;
-		} else if (strcmp(a, "--uid") == 0) {
-			w.cfg.uid = parse_int(a, v, 0, 0x7fffffff);
-		} else if (strcmp(a, "--gid") == 0) {
-			w.cfg.gid = parse_int(a, v, 0, 0x7fffffff);
-		} else if (strcmp(a, "--jobs") == 0) {
-			w.cfg.jobs = parse_int(a, v, 1, WARM_MAX_JOBS);
-		} else if (strcmp(a, "--max-rate") == 0) {
+			break;
+		case 'u':
+			w.cfg.uid = parse_int("--uid", v, 0, 0x7fffffff);
+			break;
+		case 'g':
+			w.cfg.gid = parse_int("--gid", v, 0, 0x7fffffff);
+			break;
+		case 'J':
+			w.cfg.jobs = parse_int("--jobs", v, 1, WARM_MAX_JOBS);
+			break;
+		case 'm':
 			w.cfg.max_rate = parse_rate(v);
-		} else if (strcmp(a, "--state") == 0) {
+			break;
+		case 'f':
 			state = v;
-		} else if (strcmp(a, "--from") == 0) {
+			break;
+		case 'F':
 			from = v;
-		} else {
-			die(EXIT_USAGE, "warm: unknown option '%s' (see --help)", a);
+			break;
 		}
-		i += takes;
+	}
+	for (int i = optind; i < argc; i++) {
+		w.cfg.paths = realloc(w.cfg.paths, (size_t)(w.cfg.npaths + 1) * sizeof(char *));
+		if (w.cfg.paths == NULL)
+			die(EXIT_FAILED, "out of memory");
+		w.cfg.paths[w.cfg.npaths++] = argv[i];
 	}
 	if (status + cancel + resume > 1)
 		die(EXIT_USAGE, "warm: --resume, --status and --cancel go alone");
 	if (status || cancel) {
-		if (!state && !cache_dir_opt && sock_path[0] == 0)
+		if (!state && !cache_dir_opt)
 			find_socket(NULL);
+		if (!state && !cache_dir_opt) {
+			/* --socket alone: the daemon knows its cache_dir */
+			char *req[] = {"info"};
+			struct reply info;
+
+			ctl_simple(1, req, &info);
+			if (kv_get(&info, "cache_dir"))
+				cache_dir_opt = strdup(kv_get(&info, "cache_dir"));
+			reply_free(&info);
+		}
 		default_state(state_path, sizeof(state_path), state);
 		return status ? warm_status(state_path) : warm_cancel(state_path);
 	}
@@ -1576,18 +2056,22 @@ static int cmd_warm(int argc, char **argv)
  * is what keeps a daemon from starting, or what one moved aside. */
 static int cmd_check_index(int argc, char **argv)
 {
+	static const struct option lo[] = {OPT_HELP, OPT_JSON, OPT_END};
 	char path[4200], why[512];
 	struct stat st;
-	int reason, rc;
+	int reason, rc, c, json = 0;
 
-	if (argc > 2)
-		die(EXIT_USAGE, "usage: check-index [PATH]");
-	if (argc == 2)
-		snprintf(path, sizeof(path), "%s", argv[1]);
+	while ((c = next_opt("check-index", argc, argv, ":hj", lo)) != -1)
+		json = 1;
+	if (argc - optind > 1)
+		usage_error("check-index", "one PATH at most");
+	if (argc - optind == 1)
+		snprintf(path, sizeof(path), "%s", argv[optind]);
 	else if (cache_dir_opt)
 		snprintf(path, sizeof(path), "%s/index/data.mdb", cache_dir_opt);
 	else
-		die(EXIT_USAGE, "which index? give PATH, --cache-dir DIR or --config FILE");
+		usage_error("check-index",
+		            "which index? give PATH, --cache-dir DIR or --config FILE");
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && strlen(path) + 10 < sizeof(path)) {
 		size_t n = strlen(path);
 
@@ -1598,6 +2082,19 @@ static int cmd_check_index(int argc, char **argv)
 	rc = store_index_check_path(path, 0, &reason, why, sizeof(why));
 	if (rc < 0)
 		die(EXIT_FAILED, "%s: %s", path, strerror(-rc));
+	if (json) {
+		printf("{\"path\": ");
+		json_str(stdout, path);
+		printf(", \"intact\": %s", rc == 0 ? "true" : "false");
+		if (rc != 0) {
+			printf(", \"reason\": ");
+			json_str(stdout, store_damage_name(reason));
+			printf(", \"detail\": ");
+			json_str(stdout, why);
+		}
+		printf("}\n");
+		return rc == 0 ? 0 : EXIT_FAILED;
+	}
 	if (rc == 0) {
 		printf("%s: intact\n", path);
 		return 0;
@@ -1606,61 +2103,489 @@ static int cmd_check_index(int argc, char **argv)
 	return EXIT_FAILED;
 }
 
+/* --- top ------------------------------------------------------------------ */
+
+#define TOP_PROCS 6 /* rows of the busiest procedures */
+
+struct top_sample {
+	struct reply s;
+	double t;
+};
+
+static uint64_t delta(const struct top_sample *a, const struct top_sample *b, const char *name)
+{
+	uint64_t x = kv_num(&a->s, name), y = kv_num(&b->s, name);
+
+	return y >= x ? y - x : y; /* a restarted daemon starts again at 0 */
+}
+
+struct top_proc {
+	const char *name;
+	uint64_t calls, replies, lat;
+};
+
+static int top_proc_cmp(const void *a, const void *b)
+{
+	const struct top_proc *x = a, *y = b;
+
+	return x->calls != y->calls ? (x->calls < y->calls ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+static void top_show(const struct top_sample *a, const struct top_sample *b,
+                     const struct reply *info, int json, int clear)
+{
+	static const enum cfs_proc_counter on[4] = {CFS_PROC_NFS_HIT, CFS_PROC_NFS_MISS,
+	                                            CFS_PROC_NFS_PASSTHROUGH, CFS_PROC_NFS_ERROR};
+	struct top_proc procs[NFS3_NPROCS];
+	double dt = b->t - a->t > 0.001 ? b->t - a->t : 0.001;
+	uint64_t calls = 0, rtt = 0, hits = delta(a, b, ENGINE_STAT(read_hits)),
+	         misses = delta(a, b, ENGINE_STAT(read_misses)),
+	         pass = delta(a, b, ENGINE_STAT(read_passthrough)),
+	         from_cache = delta(a, b, ENGINE_STAT(bytes_from_cache)),
+	         from_up = delta(a, b, UPSTREAM_STAT(read_bytes)),
+	         to_clients = delta(a, b, ENGINE_STAT(bytes_read)),
+	         up_calls = delta(a, b, UPSTREAM_STAT(calls)),
+	         up_replies = delta(a, b, UPSTREAM_STAT(replies));
+	uint64_t cached = kv_num(&b->s, STORE_STAT(bytes)), limit = kv_num(info, "cache_size"),
+	         fs = kv_num(&b->s, STORE_STAT(fs_bytes)),
+	         fs_free = kv_num(&b->s, STORE_STAT(fs_free_bytes));
+	double fill = limit ? pct(cached, limit) : fs ? pct(fs - fs_free, fs) : 0;
+	uint32_t np = 0;
+	char name[64], b1[32], b2[32], b3[32], when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
+		struct top_proc *t = &procs[np];
+
+		cfs_proc_stat_name(CFS_PROC_NFS_CALLS, p, name, sizeof(name));
+		t->name = proto_proc_name(NFS_PROGRAM, p);
+		t->calls = delta(a, b, name);
+		t->replies = 0;
+		for (int i = 0; i < 4; i++) {
+			cfs_proc_stat_name(on[i], p, name, sizeof(name));
+			t->replies += delta(a, b, name);
+		}
+		cfs_proc_stat_name(CFS_PROC_NFS_LATENCY, p, name, sizeof(name));
+		t->lat = delta(a, b, name);
+		calls += t->calls;
+		if (t->calls)
+			np++;
+	}
+	for (uint32_t p = cfs_proc_counter_descs[CFS_PROC_UPSTREAM_RTT].first; p < NFS3_NPROCS;
+	     p++) {
+		cfs_proc_stat_name(CFS_PROC_UPSTREAM_RTT, p, name, sizeof(name));
+		rtt += delta(a, b, name);
+	}
+	qsort(procs, np, sizeof(procs[0]), top_proc_cmp);
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (json) {
+		printf("{\"time\": %lld, \"interval_seconds\": %.3f, \"calls\": %llu, "
+		       "\"calls_per_second\": %.2f, \"procedures\": [",
+		       (long long)now, dt, (unsigned long long)calls, (double)calls / dt);
+		for (uint32_t i = 0; i < np; i++)
+			printf("%s{\"name\": \"%s\", \"calls\": %llu, \"calls_per_second\": %.2f, "
+			       "\"avg_ms\": %.3f}",
+			       i ? ", " : "", procs[i].name, (unsigned long long)procs[i].calls,
+			       (double)procs[i].calls / dt,
+			       procs[i].replies
+			           ? (double)procs[i].lat / (double)procs[i].replies / 1000.0
+			           : 0.0);
+		printf("], \"read_hits\": %llu, \"read_misses\": %llu, \"read_passthrough\": %llu, "
+		       "\"hit_ratio\": ",
+		       (unsigned long long)hits, (unsigned long long)misses,
+		       (unsigned long long)pass);
+		if (hits + misses + pass)
+			printf("%.4f", (double)hits / (double)(hits + misses + pass));
+		else
+			printf("null");
+		printf(", \"bytes_from_cache\": %llu, \"bytes_from_upstream\": %llu, "
+		       "\"bytes_to_clients\": %llu, \"cache_bytes_per_second\": %.0f, "
+		       "\"upstream_bytes_per_second\": %.0f, \"client_bytes_per_second\": %.0f, "
+		       "\"upstream_calls\": %llu, \"upstream_calls_per_second\": %.2f, "
+		       "\"upstream_rtt_ms\": ",
+		       (unsigned long long)from_cache, (unsigned long long)from_up,
+		       (unsigned long long)to_clients, (double)from_cache / dt,
+		       (double)from_up / dt, (double)to_clients / dt, (unsigned long long)up_calls,
+		       (double)up_calls / dt);
+		if (up_replies)
+			printf("%.3f", (double)rtt / (double)up_replies / 1000.0);
+		else
+			printf("null");
+		printf(
+		    ", \"upstream_conns_up\": %llu, \"upstream_conns_total\": %llu, "
+		    "\"clients_connected\": %llu, \"cache_bytes\": %llu, \"cache_size\": %llu, "
+		    "\"fs_bytes\": %llu, \"fs_free_bytes\": %llu, \"cache_fill_percent\": %.1f}\n",
+		    (unsigned long long)kv_num(&b->s, "upstream_conns_up"),
+		    (unsigned long long)kv_num(&b->s, "upstream_conns_total"),
+		    (unsigned long long)kv_num(&b->s, "clients_connected"),
+		    (unsigned long long)cached, (unsigned long long)limit, (unsigned long long)fs,
+		    (unsigned long long)fs_free, fill);
+		fflush(stdout);
+		return;
+	}
+	if (clear)
+		fputs("\033[H\033[2J", stdout);
+	printf("cachefsd %s (pid %s) serving %s - %s, interval %.1f s\n", kv_str(info, "version"),
+	       kv_str(info, "pid"), kv_str(info, "export"), when, dt);
+	printf("calls        %.1f/s; upstream %.1f calls/s, round trip ", (double)calls / dt,
+	       (double)up_calls / dt);
+	if (up_replies)
+		printf("%.2f ms", (double)rtt / (double)up_replies / 1000.0);
+	else
+		printf("-");
+	printf(" (%llu/%llu connections up)\n",
+	       (unsigned long long)kv_num(&b->s, "upstream_conns_up"),
+	       (unsigned long long)kv_num(&b->s, "upstream_conns_total"));
+	printf("READ         hit ratio ");
+	if (hits + misses + pass)
+		printf("%.1f%%", pct(hits, hits + misses + pass));
+	else
+		printf("-");
+	printf(" (%llu hits, %llu misses, %llu passed through)\n", (unsigned long long)hits,
+	       (unsigned long long)misses, (unsigned long long)pass);
+	printf("MiB/s        %.2f from cache, %.2f from upstream, %.2f to clients\n",
+	       (double)from_cache / dt / 1048576.0, (double)from_up / dt / 1048576.0,
+	       (double)to_clients / dt / 1048576.0);
+	printf("clients      %llu connected\n",
+	       (unsigned long long)kv_num(&b->s, "clients_connected"));
+	printf("cache        %s in %llu files", human_bytes(b1, sizeof(b1), (double)cached),
+	       (unsigned long long)kv_num(&b->s, STORE_STAT(objects)));
+	if (limit)
+		printf(", %.0f%% of cache_size %s", fill,
+		       human_bytes(b2, sizeof(b2), (double)limit));
+	if (fs)
+		printf("; %s free of %s", human_bytes(b2, sizeof(b2), (double)fs_free),
+		       human_bytes(b3, sizeof(b3), (double)fs));
+	if (kv_num(&b->s, STORE_STAT(fill_stopped)))
+		printf("; filling STOPPED (%s)", kv_str(&b->s, "fill_stopped_reason"));
+	printf("\n\n%-12s %10s %10s\n", "procedure", "calls/s", "avg ms");
+	for (uint32_t i = 0; i < np && i < TOP_PROCS; i++)
+		printf("%-12s %10.1f %10.3f\n", procs[i].name, (double)procs[i].calls / dt,
+		       procs[i].replies ? (double)procs[i].lat / (double)procs[i].replies / 1000.0
+		                        : 0.0);
+	if (np == 0)
+		printf("(no calls)\n");
+	putchar('\n');
+	fflush(stdout);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	static const struct option lo[] = {OPT_HELP,
+	                                   OPT_JSON,
+	                                   {"delay", required_argument, NULL, 'd'},
+	                                   {"count", required_argument, NULL, 'n'},
+	                                   {"once", no_argument, NULL, 'o'},
+	                                   OPT_END};
+	struct top_sample a, b;
+	struct reply info;
+	struct sigaction sa;
+	char *req_stats[] = {"stats"}, *req_info[] = {"info"};
+	double delay = 2;
+	long count = 0;
+	int c, json = 0, fd, tty;
+
+	while ((c = next_opt("top", argc, argv, ":hjd:n:", lo)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'd':
+			delay = strtod(optarg, &end);
+			if (*optarg == 0 || *end || !(delay >= 0.1 && delay <= 86400))
+				usage_error("top",
+				            "--delay: '%s' is not a number of seconds (0.1..86400)",
+				            optarg);
+			break;
+		case 'n':
+			count = strtol(optarg, &end, 10);
+			if (*optarg == 0 || *end || count < 1)
+				usage_error("top", "--count: '%s' is not a number of at least 1",
+				            optarg);
+			break;
+		case 'o':
+			count = 1;
+			break;
+		}
+	}
+	if (optind < argc)
+		usage_error("top", "unexpected argument '%s'", argv[optind]);
+	tty = !json && isatty(1);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fd = ctl_connect();
+	ctl_request(fd, 1, req_info, &info, NULL, NULL);
+	if (!info.ok)
+		die(error_code(&info), "%s", info.error);
+	ctl_request(fd, 1, req_stats, &a.s, NULL, NULL);
+	a.t = now_s();
+	if (!a.s.ok)
+		die(error_code(&a.s), "%s", a.s.error);
+	for (long i = 0; count == 0 || i < count; i++) {
+		double until = a.t + delay;
+
+		while (!warm_stop && now_s() < until) {
+			double left = until - now_s();
+			struct timespec ts = {(time_t)left,
+			                      (long)((left - (double)(time_t)left) * 1e9)};
+
+			nanosleep(&ts, NULL);
+		}
+		if (warm_stop)
+			break;
+		ctl_request(fd, 1, req_stats, &b.s, NULL, NULL);
+		b.t = now_s();
+		if (!b.s.ok)
+			die(error_code(&b.s), "%s", b.s.error);
+		top_show(&a, &b, &info, json, tty);
+		reply_free(&a.s);
+		a = b;
+	}
+	reply_free(&a.s);
+	reply_free(&info);
+	close(fd);
+	return 0;
+}
+
+/* --- help ----------------------------------------------------------------- */
+
+#define HELP_EXIT                                                                                  \
+	"\nexit status: 0 ok, 1 the daemon answered with an error, 2 usage, 3 the daemon\n"        \
+	"cannot be reached (not running, a stale socket, permission denied)\n"
+#define HELP_JSON_OPT "  -j, --json    print the result as one JSON object\n"
+#define HELP_HELP_OPT "  -h, --help    this help\n"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command commands[] = {
+    {"stats", cmd_stats, "[--raw | --json]", "the daemon's counters (a table)",
+     "The daemon's counters. Without an option, a table: calls by procedure with\n"
+     "their outcome (hit, miss, pass, failed), errors and average latency; the\n"
+     "cache (bytes, files, limits, free space, filling and culling); READ hits,\n"
+     "misses and pass-throughs; fills; evictions; the metadata cache; the upstream.\n"
+     "\noptions:\n"
+     "  --raw         every counter as 'name value' lines (the names of the stats\n"
+     "                file SIGUSR1 writes)\n"
+     "  -j, --json    every counter in one JSON object, by the same names:\n"
+     "                {\"read_hits\": 12, \"fill_stopped_reason\": \"none\", ...}\n" HELP_HELP_OPT
+         HELP_EXIT},
+    {"info", cmd_info, "[--json]", "version, pid, listen address, export, paths",
+     "The daemon: version, pid, uptime_seconds, listen, port, export, upstream,\n"
+     "cache_dir, control_socket, metrics_listen, meta_ttl, cache_size, the space\n"
+     "levels and the transfer sizes, as 'key value' lines.\n"
+     "\noptions:\n" HELP_JSON_OPT
+     "                (the same keys; numbers as numbers)\n" HELP_HELP_OPT HELP_EXIT},
+    {"config", cmd_config, "[--json]", "the effective configuration",
+     "The effective configuration, in configuration-file syntax ('key = value';\n"
+     "'# key is not set' for a key without a value).\n"
+     "\noptions:\n" HELP_JSON_OPT
+     "                (every key; its value as a string, null when not set)\n" HELP_HELP_OPT
+         HELP_EXIT},
+    {"invalidate", cmd_invalidate, "[--json] PATH... | --fh HEX | --all",
+     "drop what is cached about files",
+     "Drops what is cached about PATH (relative to the export, or absolute under\n"
+     "it): its data, attributes and metadata, and its directory's listings, so the\n"
+     "next read is a miss. Prints one line per PATH.\n"
+     "\noptions:\n"
+     "  --fh HEX      one file handle (the upstream's, in hex)\n"
+     "  --all         everything cached: data and metadata\n" HELP_JSON_OPT
+     "                {\"results\": [{\"target\", \"ok\", \"handle\", \"messages\", "
+     "\"error\"}]}\n" HELP_HELP_OPT
+     "\nexit status: 0 ok, 1 a PATH could not be invalidated, 2 usage, 3 the daemon\n"
+     "cannot be reached\n"},
+    {"cull", cmd_cull, "[--to PERCENT] [--json]", "evict least recently used files now",
+     "Evicts least recently used files now: until the configured limits hold, or\n"
+     "with --to until the cache holds at most PERCENT % of cache_size (of what it\n"
+     "holds now when cache_size is 0). Prints what it evicted and what is left.\n"
+     "\noptions:\n"
+     "  --to PERCENT  0..100\n" HELP_JSON_OPT
+     "                {\"evicted_objects\", \"evicted_bytes\", \"cached_bytes\",\n"
+     "                \"cached_objects\", \"target_bytes\" (with --to), \"note\"}\n" HELP_HELP_OPT
+         HELP_EXIT},
+    {"verify", cmd_verify, "[--drop-bad] [--json]", "check every cached chunk against its checksum",
+     "Checks every cached inline file and chunk against its checksum, and the\n"
+     "index's entries. Prints a 'bad KIND fh HEX [index N]: WHY' line for each bad\n"
+     "entry, then a summary line.\n"
+     "\noptions:\n"
+     "  --drop-bad    drop the bad entries (the next read of them is a miss)\n" HELP_JSON_OPT
+     "                {\"inline\", \"chunks\", \"bytes\", \"bad\", \"dropped\", \"changed\",\n"
+     "                \"seconds\", \"entries\": [{\"kind\", \"fh\", \"index\", \"reason\",\n"
+     "                \"dropped\"}], \"entries_not_shown\"}\n" HELP_HELP_OPT
+     "\nexit status: 0 nothing bad, 1 bad entries found (or the daemon refused), 2\n"
+     "usage, 3 the daemon cannot be reached\n"},
+    {"reload", cmd_reload, "[--json]", "re-read the configuration (as SIGHUP)",
+     "Re-reads the configuration as SIGHUP does and prints what changed and what\n"
+     "needs a restart. A bad file is refused with its FILE:LINE: message; the\n"
+     "daemon keeps its configuration.\n"
+     "\noptions:\n" HELP_JSON_OPT
+     "                {\"ok\": true, \"changes\": [lines]}\n" HELP_HELP_OPT
+     "\nexit status: 0 reloaded, 1 the new configuration was refused, 2 usage, 3\n"
+     "the daemon cannot be reached\n"},
+    {"top", cmd_top, "[-d SECS] [-n COUNT | --once] [--json]",
+     "a live view: calls/s, hit ratio, MiB/s, round trip",
+     "A live view of the daemon, refreshed every interval from two samples of\n"
+     "its counters: calls/s (the busiest procedures with their average latency),\n"
+     "the READ hit ratio, MiB/s from the cache, from the upstream and to\n"
+     "clients, upstream calls/s and average round trip, clients connected and the\n"
+     "cache's fill. On a terminal it redraws the screen; otherwise it prints one\n"
+     "block per interval. Ctrl-C ends it.\n"
+     "\noptions:\n"
+     "  -d, --delay SECS   the interval (default 2)\n"
+     "  -n, --count N      stop after N intervals (default: until interrupted)\n"
+     "  --once             one interval (-n 1)\n"
+     "  -j, --json         one JSON object per interval (JSON lines): time,\n"
+     "                     interval_seconds, calls_per_second, procedures [{name,\n"
+     "                     calls, calls_per_second, avg_ms}], read_hits,\n"
+     "                     read_misses, read_passthrough, hit_ratio,\n"
+     "                     bytes_from_cache, bytes_from_upstream, bytes_to_clients,\n"
+     "                     cache_/upstream_/client_bytes_per_second, upstream_calls,\n"
+     "                     upstream_rtt_ms, clients_connected, cache_bytes,\n"
+     "                     cache_size, fs_bytes, fs_free_bytes, cache_fill_percent\n" HELP_HELP_OPT
+         HELP_EXIT},
+    {"check-index", cmd_check_index, "[--json] [PATH]", "check an index file without the daemon",
+     "Without the daemon (stop cachefsd first): checks an index file as cachefsd\n"
+     "does before it maps it: <cache_dir>/index/data.mdb, or PATH (a file, or a\n"
+     "directory holding data.mdb, e.g. an index.corrupt-* kept aside). Prints\n"
+     "'PATH: intact' or 'PATH: damaged (REASON): what'.\n"
+     "\noptions:\n" HELP_JSON_OPT
+     "                {\"path\", \"intact\", \"reason\", \"detail\"}\n" HELP_HELP_OPT
+     "\nexit status: 0 intact, 1 damaged (or unreadable), 2 usage\n"},
+    {"warm", cmd_warm, "[OPTION...] PATH... | --resume | --status | --cancel",
+     "read files through the proxy so they are cached",
+     "Reads files or trees (relative to the export, or absolute under it; / is the\n"
+     "whole export) through the proxy as an NFS client, so the proxy caches them.\n"
+     "Progress is kept in a state file, so an interrupted warm can be resumed.\n"
+     "\noptions:\n"
+     "  --from FILE        paths to warm, one a line (- for stdin)\n"
+     "  --server HOST --port N --export PATH\n"
+     "                     the proxy (default: from the daemon)\n"
+     "  --uid N --gid N    read as this user (default 0, 0)\n"
+     "  --jobs N           files read in parallel (default 4, at most 32)\n"
+     "  --max-rate RATE    bytes per second at most (e.g. 50M)\n"
+     "  --state FILE       progress state (default <cache_dir>/warm.state)\n"
+     "  --background       detach; follow with warm --status\n"
+     "  --quiet            no progress line\n"
+     "  --resume           go on with an interrupted warm\n"
+     "  --status           progress of the last or running warm\n"
+     "  --cancel           stop a background warm (resumable)\n"
+     "  -j, --json         the progress (at the end, or with --status) as JSON:\n"
+     "                     {\"state\", \"pid\", \"running\", \"files_total\",\n"
+     "                     \"files_done\", \"files_failed\", \"files_skipped\",\n"
+     "                     \"bytes_total\", \"bytes_done\", \"rate_bytes_per_second\",\n"
+     "                     \"eta_seconds\", \"updated\", \"state_file\"}\n" HELP_HELP_OPT
+     "\nexit status: 0 done, 1 some files could not be read (or no such warm), 2\n"
+     "usage, 3 the proxy or the daemon cannot be reached, 130 interrupted\n"},
+    {"help", cmd_help, "[COMMAND]", "this list, or one command's help",
+     "Without COMMAND, the list of commands and the global options; with it, the\n"
+     "command's help (as 'cachefsctl COMMAND --help').\n"
+     "\nexit status: 0 ok, 2 unknown command\n"},
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void command_list(FILE *out)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+static void command_help(const struct command *c, FILE *out)
+{
+	fprintf(out,
+	        "usage: cachefsctl [--socket=PATH | --cache-dir=DIR | --config=FILE] %s %s\n\n%s",
+	        c->name, c->synopsis, c->help);
+	fprintf(out,
+	        "\nOptions take their value as --opt=VALUE or --opt VALUE. See cachefsctl(8).\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	static const struct option lo[] = {OPT_HELP, OPT_END};
+	const struct command *c;
+
+	while (next_opt("help", argc, argv, ":h", lo) != -1)
+		;
+	if (optind == argc) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc - optind > 1)
+		usage_error("help", "one COMMAND at most");
+	c = find_command(argv[optind]);
+	if (c == NULL) {
+		fprintf(stderr, "%s: unknown command '%s'\ntry 'cachefsctl --help'\n", prog,
+		        argv[optind]);
+		return EXIT_USAGE;
+	}
+	command_help(c, stdout);
+	return 0;
+}
+
 /* --- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
-	const char *config_file = NULL;
-	int i;
+	static const struct option lo[] = {
+	    {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      OPT_END,
+	};
+	const struct command *cmd;
+	int c;
 
 	signal(SIGPIPE, SIG_IGN); /* a refused connection is read, not a signal */
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	opterr = 0;
+	/* '+': the options before the command are ours, the rest its */
+	while ((c = next_opt(NULL, argc, argv, "+:s:d:c:hV", lo)) != -1) {
+		switch (c) {
+		case 's':
+			if (optarg[0] == 0)
+				usage_error(NULL, "--socket: an empty path");
+			snprintf(sock_path, sizeof(sock_path), "%s", optarg);
+			break;
+		case 'd':
+			cache_dir_opt = optarg;
+			break;
+		case 'c':
+			config_opt = optarg;
+			break;
+		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("cachefsctl %s\n", CACHEFSD_VERSION);
+			return 0;
 		}
-		if (a[0] != '-')
-			break;
-		if (i + 1 >= argc)
-			die(EXIT_USAGE, "%s: needs a value (see --help)", a);
-		if (strcmp(a, "--socket") == 0)
-			snprintf(sock_path, sizeof(sock_path), "%s", argv[++i]);
-		else if (strcmp(a, "--cache-dir") == 0)
-			cache_dir_opt = argv[++i];
-		else if (strcmp(a, "--config") == 0)
-			config_file = argv[++i];
-		else
-			die(EXIT_USAGE, "unknown option '%s' (see --help)", a);
 	}
-	if (i >= argc) {
+	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	argc -= i;
-	argv += i;
-	if (strcmp(argv[0], "warm") == 0) {
-		if (config_file && sock_path[0] == 0 && cache_dir_opt == NULL)
-			find_socket(config_file);
-		return cmd_warm(argc, argv);
+	argc -= optind;
+	argv += optind;
+	cmd = find_command(argv[0]);
+	if (cmd == NULL) {
+		fprintf(stderr, "%s: unknown command '%s'\ntry 'cachefsctl --help'\n", prog,
+		        argv[0]);
+		return EXIT_USAGE;
 	}
-	if (strcmp(argv[0], "check-index") == 0) {
-		if (config_file && cache_dir_opt == NULL)
-			find_socket(config_file);
-		return cmd_check_index(argc, argv);
-	}
-	find_socket(config_file);
-	if (strcmp(argv[0], "stats") == 0)
-		return cmd_stats(argc, argv);
-	if (strcmp(argv[0], "invalidate") == 0)
-		return cmd_invalidate(argc, argv);
-	if (strcmp(argv[0], "verify") == 0)
-		return cmd_verify(argc, argv);
-	if (strcmp(argv[0], "info") == 0 || strcmp(argv[0], "config") == 0 ||
-	    strcmp(argv[0], "cull") == 0 || strcmp(argv[0], "reload") == 0)
-		return cmd_passthrough(argc, argv);
-	fprintf(stderr, "%s: unknown command '%s'\n\n", prog, argv[0]);
-	usage(stderr);
-	return EXIT_USAGE;
+	/* the command's options: a fresh getopt over its words, which it may
+	 * permute (cachefsctl invalidate a --json b) */
+	optind = 0;
+	if ((cmd->fn == cmd_warm || cmd->fn == cmd_check_index) && config_opt &&
+	    sock_path[0] == 0 && cache_dir_opt == NULL)
+		find_socket(config_opt); /* learns the cache_dir */
+	return cmd->fn(argc, argv);
 }

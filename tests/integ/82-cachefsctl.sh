@@ -162,13 +162,15 @@ h_log "ok: config, info, --socket, --config"
 # --- 5. errors ---
 out=$("$CTLBIN" --cache-dir "$C" frobnicate 2>&1)
 [ $? = 2 ] || h_fail "an unknown command did not exit 2"
-# the daemon checks the arguments it is sent
+# an option no command knows is a usage error, named (the daemon still
+# checks what it is sent: cull --to 101 below)
 out=$(ctl invalidate --bogus 2>&1)
 rc=$?
-[ $rc = 1 ] && grep -q "usage: invalidate PATH | --fh HEX | --all" <<<"$out" ||
+[ $rc = 2 ] && grep -q "unknown option '--bogus'" <<<"$out" &&
+	grep -q "usage: cachefsctl invalidate .*PATH... | --fh HEX | --all" <<<"$out" ||
 	h_fail "invalidate --bogus: exit $rc: $out"
 out=$(ctl verify --now 2>&1) && h_fail "verify --now succeeded"
-grep -q "usage: verify \[--drop-bad\]" <<<"$out" || h_fail "verify --now: $out"
+grep -q "usage: cachefsctl verify \[--drop-bad\]" <<<"$out" || h_fail "verify --now: $out"
 out=$(ctl stats --bogus 2>&1)
 [ $? = 2 ] || h_fail "stats --bogus did not exit 2"
 out=$("$CTLBIN" --cache-dir "$H_TMP/nowhere" stats 2>&1)
