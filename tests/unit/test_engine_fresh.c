@@ -483,6 +483,75 @@ static void test_early_answer_after_change(void **state)
 	assert_int_equal(g_nans - mark, 2);
 }
 
+/* --- readahead ------------------------------------------------------------------ */
+
+#define RA_LEN (256u << 10)
+static char g_ra_old[RA_LEN], g_ra_new[RA_LEN];
+
+/* The proxy's own readahead fills of a sequential reader (64 KiB chunks)
+ * are in flight when another client's WRITE into the chunk ahead is
+ * answered: when the reader gets there, it reads the new bytes, with the
+ * new attributes, not the readahead's. */
+static void test_readahead_fill_during_write(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, RA_LEN, 200, 200), b = attrs(7, NF3REG, RA_LEN, 201, 201);
+	struct version old = {a, g_ra_old, RA_LEN}, now = {b, g_ra_new, RA_LEN};
+	struct answer *ans;
+	int ra;
+
+	(void)state;
+	for (uint32_t i = 0; i < RA_LEN; i++)
+		g_ra_old[i] = g_ra_new[i] = (char)('A' + i % 26);
+	memset(g_ra_new + 65536, 'w', 4096); /* what the WRITE put at 64 KiB */
+	versions();
+	fx_new(0);
+	g->cfg.write_quiesce = 0;
+	g->cfg.inline_max = 0;
+	g->cfg.chunk_size = 64 << 10;
+	g->cfg.readahead = 128 << 10;
+	start_cfg();
+	getattr(h_file);
+	answer_getattr(&a);
+	read_at(h_file, 0, 4096);
+	filer_is(&old);
+	read_at(h_file, 4096, 4096); /* sequential: fills of the chunks ahead */
+	ra = calls_waiting();
+	assert_true(ra >= 1);
+	/* the readahead READs wait with the filer */
+	int aside[MAX_CALLS], n = 0;
+	for (int i = 0; i < g->up.ncalls; i++)
+		if (!g->up.calls[i].answered) {
+			g->up.calls[i].answered = 1;
+			aside[n++] = i;
+		}
+	write_file(h_file);
+	answer_after(NFS3_WRITE, &b);
+	read_at(h_file, 65536, 4096); /* the reader gets there */
+	for (int i = 0; i < g->up.ncalls; i++)
+		if (!g->up.calls[i].answered && g->up.calls[i].proc == NFS3_ACCESS) {
+			/* its READ evidence under the new attributes, first */
+			struct call *c = take(i, NFS3_ACCESS);
+			ACCESS3res res;
+
+			memset(&res, 0, sizeof(res));
+			res.status = NFS3_OK;
+			res.ACCESS3res_u.resok.obj_attributes = post(&b);
+			res.ACCESS3res_u.resok.access = ACCESS3_READ;
+			c->cb(0, &res, c->priv);
+		}
+	for (int i = 0; i < n; i++) {
+		/* the filer read them before the WRITE */
+		g->up.calls[aside[i]].answered = 0;
+		read_from(take(aside[i], NFS3_READ), &old);
+	}
+	filer_is(&now);
+	ans = last_answer(NFS3_READ);
+	assert_int_equal(ans->len, 4096);
+	assert_memory_equal(ans->data, g_ra_new + 65536, 4096);
+	assert_true(same_snapshot(&ans->attrs, &b));
+	assert_int_equal(ctr()->fill_outdated, (uint64_t)ra);
+}
+
 /* --- disk loads ---------------------------------------------------------------- */
 
 /* Runs the loop until the workers stored n chunks (or 2 s passed). */
@@ -559,6 +628,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_fill_after_newer_attrs, stop),
 	    cmocka_unit_test_teardown(test_fill_brings_newer_attrs, stop),
 	    cmocka_unit_test_teardown(test_early_answer_after_change, stop),
+	    cmocka_unit_test_teardown(test_readahead_fill_during_write, stop),
 	    cmocka_unit_test_teardown(test_load_during_write, stop),
 	};
 
