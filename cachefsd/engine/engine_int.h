@@ -246,6 +246,13 @@ enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct 
 uint64_t engine_evidence_age_ms(const struct engine *e);
 /* fh changed through the proxy and no reply said how (observe.c). */
 void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh);
+/* The proxy made or saw a change of fh its attributes may not show (a
+ * WRITE, SETATTR or COMMIT answered, a lock granted, observe.c): fills
+ * and disk loads of it in flight, and its chunks in memory, are neither
+ * served nor stored from now on (cobj_invalidate()); replies to calls
+ * issued before now with an older ctime are old news. The store's copy is
+ * judged by its snapshot as always. */
+void engine_data_changed(struct engine *e, const nfs_fh3 *fh);
 /* Drops the cached data of o (store and memory). */
 void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
 /* A client looked up fh (attrs from the same reply): fetch a small file's

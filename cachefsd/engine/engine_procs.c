@@ -75,6 +75,9 @@
 		.what = w, .off = offsetof(A, af)                                                  \
 	}
 
+/* The file whose data the call changes. */
+#define CHANGES(A, af) .changes = 1, .changes_fh = offsetof(A, af)
+
 /* Counts held to CFS_MAX_IO. */
 #define CLAMP(...)                                                                                 \
 	.nclamp = sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t), .clamp = {__VA_ARGS__}
@@ -98,7 +101,8 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                       .dispatch = ED_META,
                       .answer = ANS_GETATTR},
     [NFS3_SETATTR] = {.obs = {WCC(SETATTR3args, object, SETATTR3res, obj_wcc)},
-                      .inv = {INV(INV_ATTRS, SETATTR3args, object)}},
+                      .inv = {INV(INV_ATTRS, SETATTR3args, object)},
+                      CHANGES(SETATTR3args, object)},
     /* found or not, the caller was allowed to search the directory (the
      * evidence first, as it always was); the object's attributes, then
      * the directory's; engine_lookup_prefetch() after them */
@@ -134,6 +138,7 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                    CLAMP(offsetof(READ3args, count))},
     [NFS3_WRITE] = {.obs = {WCC(WRITE3args, file, WRITE3res, file_wcc)},
                     .inv = {INV(INV_ATTRS, WRITE3args, file)},
+                    CHANGES(WRITE3args, file),
                     .prepare = engine_write_prepare},
     [NFS3_CREATE] = {MAKES_NAME(CREATE3args, CREATE3res)},
     [NFS3_MKDIR] = {MAKES_NAME(MKDIR3args, MKDIR3res)},
@@ -188,5 +193,6 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                        BLOB('c'),
                        ANSWERS(PATHCONF3res, obj_attributes, 0)},
     [NFS3_COMMIT] = {.obs = {WCC(COMMIT3args, file, COMMIT3res, file_wcc)},
-                     .inv = {INV(INV_ATTRS, COMMIT3args, file)}},
+                     .inv = {INV(INV_ATTRS, COMMIT3args, file)},
+                     CHANGES(COMMIT3args, file)},
 };

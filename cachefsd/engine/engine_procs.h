@@ -151,6 +151,12 @@ struct engine_proc {
 	/* What a call made through the proxy makes stale (meta_mutation()),
 	 * in order; INV_END ends it. */
 	struct inv_ent inv[EP_MAXINV];
+	/* The file whose bytes or size the call may change (WRITE, SETATTR,
+	 * COMMIT), at changes_fh in the arguments when `changes`: once it is
+	 * answered, nothing read of the file before is served or stored
+	 * (engine_data_changed(), forward.c). */
+	uint8_t changes;
+	size_t changes_fh;
 	/* The names whose objects the call removes or replaces (mutate.c):
 	 * diropargs3 offsets. purge_named: those objects' listings and names
 	 * go too (RMDIR). */

@@ -50,8 +50,13 @@ static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs,
 	 * change's reply say what it is now */
 	if (o->attrs_stale_us && call_us < o->attrs_stale_us)
 		return 1;
-	return o->have_attrs && loop_now(e->loop) - o->attrs_ms < REORDER_MS &&
-	       ctime_before(attrs, &o->attrs);
+	if (!o->have_attrs || !ctime_before(attrs, &o->attrs))
+		return 0;
+	/* a call issued before a change made through the proxy (a slow
+	 * fill's READ answered before a truncate) says what was before it */
+	if (o->changed_us && call_us < o->changed_us)
+		return 1;
+	return loop_now(e->loop) - o->attrs_ms < REORDER_MS;
 }
 
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
@@ -298,13 +303,25 @@ void engine_purge(struct engine *e, const nfs_fh3 *fh)
 	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
 
 	if (o) {
-		cobj_drop_chunks(e->objs, o);
+		cobj_invalidate(e->objs, o); /* fills in flight too */
 		cobj_access_clear(o);
 		o->have_attrs = 0;
 	}
 	store_obj_drop(e->store, fh->data.data_val, fh->data.data_len, 1);
 	meta_purge(e, fh);
 	e->ctr.stale_purges++;
+}
+
+void engine_data_changed(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+
+	if (o == NULL)
+		return; /* nothing of it is known or being read */
+	e->ctr.fill_outdated += (uint64_t)cobj_invalidate(e->objs, o);
+	o->changed_us = loop_clock_us();
+	if (o->changed_us == 0)
+		o->changed_us = 1;
 }
 
 /* Changed through the proxy without a reply that says how (a removed or

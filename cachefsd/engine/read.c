@@ -58,6 +58,7 @@ struct read_op {
 	int pending;
 	int fallback;
 	int filled; /* a chunk came from the upstream */
+	uint64_t gen; /* obj->gen when the READ began: a change since ends it */
 	ACCESS3args aargs;
 };
 
@@ -68,6 +69,7 @@ struct fill;
 struct fill_read {
 	struct fill *f;
 	uint32_t slot; /* in f->plan */
+	uint64_t t_us; /* when it was sent (loop_clock_us) */
 	READ3args args;
 };
 
@@ -123,6 +125,20 @@ static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
 }
 
 /* --- ops ------------------------------------------------------------------ */
+
+/* What a reply from bytes of the version snap describes carries: the
+ * freshest attributes the proxy knows of o, when they are of that version;
+ * NULL when they are not (the bytes are older than what the proxy knows,
+ * or it knows nothing it may trust: a change no reply described). */
+static const fattr3 *fresh_attrs(const struct cobj *o, const struct store_snap *snap)
+{
+	struct store_snap known;
+
+	if (!o->have_attrs || o->attrs_stale_us)
+		return NULL;
+	store_snap_of(&o->attrs, &known);
+	return store_snap_equal(&known, snap) ? &o->attrs : NULL;
+}
 
 static void op_free(struct read_op *op)
 {
@@ -318,32 +334,33 @@ static void op_finish(struct read_op *op)
 	uint32_t n;
 	uint8_t *buf;
 
-	if (op->fallback) {
+	if (op->fallback || op->gen != op->obj->gen) {
+		/* a change through the proxy since the READ began: what it
+		 * gathered may be from before (cobj_invalidate()) */
 		op_forward(op);
 		return;
 	}
 	if (op->have_rec) {
-		attrs = op->obj->have_attrs ? &op->obj->attrs : &op->rec.attrs;
+		attrs = op->obj->have_attrs || op->obj->attrs_stale_us
+		            ? fresh_attrs(op->obj, &op->rec.snap)
+		            : &op->rec.attrs;
 	} else {
-		/* a miss: the fills' attributes must agree */
-		struct store_snap s0, s;
+		/* a miss: every fill's attributes must be the freshest known */
 		for (uint32_t i = 0; op->lo + i <= op->hi; i++) {
 			struct chunk *c = op->chunks[i];
-			if (!c->have_attrs) {
-				op_forward(op);
-				return;
-			}
-			if (attrs == NULL) {
-				attrs = &c->attrs;
-				store_snap_of(attrs, &s0);
-			} else {
-				store_snap_of(&c->attrs, &s);
-				if (!store_snap_equal(&s, &s0)) {
-					op_forward(op);
-					return;
-				}
-			}
+			struct store_snap s;
+
+			store_snap_of(&c->attrs, &s);
+			attrs = c->have_attrs ? fresh_attrs(op->obj, &s) : NULL;
+			if (attrs == NULL)
+				break;
 		}
+	}
+	if (attrs == NULL) {
+		/* the bytes are of an older version than the proxy knows of
+		 * (the file changed while they were read) */
+		op_forward(op);
+		return;
 	}
 	size = attrs->size;
 	n = op->off >= size ? 0 : (uint32_t)(size - op->off < op->count ? size - op->off : op->count);
@@ -427,8 +444,10 @@ static void load_done(void *arg)
 		e->ctr.readahead_loads++;
 	}
 	if (c->idx == UINT32_MAX) {
-		/* removed meanwhile */
+		/* removed meanwhile (the file changed: cobj_invalidate()):
+		 * its READs are forwarded */
 		free(j->buf);
+		wake_waiters(c, 1);
 	} else if (j->rc == 0) {
 		c->buf = j->buf;
 		c->len = j->len;
@@ -573,6 +592,12 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 		return 0;
 	}
 	store_snap_of(&c->attrs, &snap);
+	if (fresh_attrs(o, &snap) == NULL) {
+		/* the proxy knows of a newer version (or of a change no reply
+		 * described): these bytes would be dropped at the next READ */
+		e->ctr.fill_outdated++;
+		return 0;
+	}
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
 	    store_snap_equal(&rec.snap, &snap)) {
 		if ((rec.flags & STORE_OBJ_INLINE) || rec.chunk_size != cs)
@@ -791,10 +816,10 @@ static void fill_give_up(struct fill *f)
 	if (f->finished)
 		return;
 	fill_end(f);
-	if (c->idx != UINT32_MAX) {
-		wake_waiters(c, 1); /* they forward their READs */
+	/* they forward their READs (a chunk detached by a change too) */
+	wake_waiters(c, 1);
+	if (c->idx != UINT32_MAX)
 		chunk_remove(f->e->objs, c);
-	}
 }
 
 static void fill_complete(struct fill *f)
@@ -805,8 +830,10 @@ static void fill_complete(struct fill *f)
 
 	fill_end(f);
 	fill_went_well(e);
-	if (c->idx == UINT32_MAX)
+	if (c->idx == UINT32_MAX) {
+		wake_waiters(c, 1); /* detached by a change: nothing served */
 		return;
+	}
 	if (len < f->cap) {
 		/* the end of the file: give back what it does not use */
 		uint8_t *b = realloc(c->buf, len ? len : 1);
@@ -843,6 +870,7 @@ static int fill_send(struct fill *f)
 		rd->args.file.data.data_val = (char *)f->fh;
 		rd->args.offset = f->cstart + r.off;
 		rd->args.count = r.len;
+		rd->t_us = loop_clock_us();
 		if (engine_up_call(e, NFS3_READ, &rd->args, &f->cred, fill_read_done, rd) != 0) {
 			fill_plan_cancel(&f->plan, slot);
 			return -EIO;
@@ -857,15 +885,21 @@ static int fill_send(struct fill *f)
 
 /* Waiters whose range lies in this chunk are answered as soon as their
  * bytes are in: every answer so far agreed on (size, mtime, ctime), so the
- * bytes are those of one version of the file, the one f->attrs describes.
- * Multi-chunk ranges wait for complete chunks (op_finish checks them). */
+ * bytes are those of one version of the file, the one f->attrs describes,
+ * when that is the freshest the proxy knows and nothing changed since the
+ * fill began (a detached chunk: cobj_invalidate()). Multi-chunk ranges
+ * wait for complete chunks (op_finish checks them). */
 static void fill_serve_early(struct fill *f)
 {
 	struct engine *e = f->e;
 	struct chunk *c = f->c;
+	const fattr3 *attrs;
 
-	if (!f->have_attrs || f->finished || !f->plan.size_known)
+	if (!f->have_attrs || f->finished || !f->plan.size_known || c->idx == UINT32_MAX)
 		return;
+	attrs = fresh_attrs(c->obj, &f->snap);
+	if (attrs == NULL)
+		return; /* older than what is known: op_finish forwards them */
 again:
 	for (struct op_wait **pp = &c->waiters; *pp; pp = &(*pp)->next) {
 		struct op_wait *w = *pp;
@@ -873,7 +907,8 @@ again:
 		uint64_t size = f->attrs.size;
 		uint32_t n;
 
-		if (!w->early || !fill_plan_covered(&f->plan, w->from, w->to))
+		if (!w->early || !fill_plan_covered(&f->plan, w->from, w->to) ||
+		    op->gen != c->obj->gen)
 			continue;
 		n = op->off >= size
 		        ? 0
@@ -885,7 +920,7 @@ again:
 		op->pending--;
 		e->ctr.fill_early++;
 		/* copied: the fill may still move c->buf (realloc) */
-		op_answer(op, &f->attrs, c->buf + (op->off - f->cstart), n, size, NULL, NULL);
+		op_answer(op, attrs, c->buf + (op->off - f->cstart), n, size, NULL, NULL);
 		goto again; /* answering may have changed the list */
 	}
 }
@@ -971,8 +1006,11 @@ static void fill_read_done(int status, void *res, void *priv)
 		e->ra_reads--;
 	if (status == 0) {
 		/* what the upstream said about the file and the caller */
-		struct engine_call call = {
-		    .prog = NFS_PROGRAM, .proc = NFS3_READ, .cred = f->cred, .args.read = rd->args};
+		struct engine_call call = {.prog = NFS_PROGRAM,
+		                           .proc = NFS3_READ,
+		                           .t_call_us = rd->t_us,
+		                           .cred = f->cred,
+		                           .args.read = rd->args};
 
 		engine_answered(e, &call, r);
 	}
@@ -1231,6 +1269,7 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 	op->off = a->offset;
 	op->count = a->count > CFS_MAX_IO ? CFS_MAX_IO : a->count;
 	op->cs = cs;
+	op->gen = o->gen;
 
 	/* sequential detection (parallel readers arrive a little out of order) */
 	if (o->next_off && a->offset + 2ULL * cs >= o->next_off && a->offset <= o->next_off + 2ULL * cs) {
