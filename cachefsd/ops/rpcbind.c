@@ -82,7 +82,7 @@ struct pm_session {
 	uint64_t deadline;       /* CLOCK_MONOTONIC ms */
 	int budget_ms;           /* what the deadline allowed, for messages */
 	int rc;                  /* why it closed: -ETIMEDOUT, -ECONNRESET, ... */
-	char err[160];
+	char err[200];           /* as large as pm_wait's why: no truncation */
 };
 
 /* One exchange in flight; filled by its callback. */
