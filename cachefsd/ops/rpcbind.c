@@ -82,7 +82,7 @@ struct pm_session {
 	uint64_t deadline;       /* CLOCK_MONOTONIC ms */
 	int budget_ms;           /* what the deadline allowed, for messages */
 	int rc;                  /* why it closed: -ETIMEDOUT, -ECONNRESET, ... */
-	char err[160];
+	char err[200];           /* pm_wait's why fits */
 };
 
 /* One exchange in flight; filled by its callback. */
@@ -360,7 +360,7 @@ static void unregister_all(struct rpcbind_reg *r)
 {
 	struct pm_session s;
 	size_t removed = 0, left = 0;
-	char names[256] = "", why[200] = "";
+	char names[256] = "", why[256] = "";
 
 	if (r->n == 0)
 		return;
