@@ -64,6 +64,9 @@ struct obs_ent {
 	/* OBS_FATTR / OBS_POST: the answer is a revalidation of the handle by
 	 * the server (GETATTR, LOOKUP's object): it stamps cobj.reval_ms */
 	uint8_t reval;
+	/* OBS_WCC: a successful call changed the object (its ctime is the
+	 * filer's clock during the call: a measure of that clock, fclock.h) */
+	uint8_t changes;
 	uint32_t bits; /* OBS_EVIDENCE: ACCESS3 bits */
 	size_t fh_off;
 	size_t at_off; /* in the result */
