@@ -31,7 +31,8 @@
 	 .at_off = offsetof(R, R##_u.resok.at),                                                    \
 	 .changes = 1},                                                                            \
 	{                                                                                          \
-		.what = OBS_WCC, .arm = ARM_FAIL, ARG(A, af), .at_off = offsetof(R, R##_u.resfail.at) \
+		.what = OBS_WCC, .arm = ARM_FAIL, ARG(A, af),                                      \
+		.at_off = offsetof(R, R##_u.resfail.at)                                            \
 	}
 /* the same, of one arm */
 #define POST1(arm_, A, af, R, arm_name, at)                                                        \
@@ -93,7 +94,7 @@
  * the new object, the directory's wcc, the name recorded, and the name and
  * listing made stale. */
 #define MAKES_NAME(A, R)                                                                           \
-	.obs = {NEWOBJ(R), CHANGED(A, where.dir, R, dir_wcc)}, NAMED_NEW(A, where, R),                 \
+	.obs = {NEWOBJ(R), CHANGED(A, where.dir, R, dir_wcc)}, NAMED_NEW(A, where, R),             \
 	.inv = {INV(INV_NAME, A, where), INV(INV_DIR, A, where)}
 
 const struct engine_proc engine_procs[NFS3_NPROCS] = {

@@ -167,7 +167,7 @@ int fclock_changed(struct fclock *k, int64_t sent, int64_t now, const nfstime3 *
 }
 
 enum fclock_verdict fclock_judge(const struct fclock *k, int64_t now, int64_t start,
-				 const nfstime3 *ctime, int64_t guard_ms, int64_t wm)
+                                 const nfstime3 *ctime, int64_t guard_ms, int64_t wm)
 {
 	/* the filer time the READs must have come after */
 	int64_t need = ctime_ms(ctime) + fclock_tick_ms(k, ctime) + FCLOCK_STAMP_MS + guard_ms;
@@ -220,8 +220,8 @@ int fclock_episode(struct fclock *k, int64_t now, int64_t wm)
 	struct fclock_view v;
 
 	fclock_view(k, now, wm, &v);
-	if (!k->warned &&
-	    ((v.known >= 1 && v.lo_ms > FCLOCK_WARN_MS) || (v.known == 2 && v.hi_ms < -FCLOCK_WARN_MS))) {
+	if (!k->warned && ((v.known >= 1 && v.lo_ms > FCLOCK_WARN_MS) ||
+	                   (v.known == 2 && v.hi_ms < -FCLOCK_WARN_MS))) {
 		k->warned = 1;
 		return 1;
 	}

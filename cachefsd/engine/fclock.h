@@ -40,13 +40,14 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
-#define FCLOCK_ASSUMED_MS 1000   /* with no change seen: the filer is taken as at most this far behind */
-#define FCLOCK_WINDOW_MS  60000  /* reported ctimes bound the clock this long */
-#define FCLOCK_DRIFT_PPM  200    /* bounds widen by this much of their age */
-#define FCLOCK_STAMP_MS   20     /* a kernel stamps times from a clock a tick behind */
-#define FCLOCK_WARN_MS    1000   /* a skew known to be larger is logged */
-#define FCLOCK_COARSE_MIN 4      /* zero-ns ctimes before "whole seconds" is known */
-#define FCLOCK_TWO_S_MIN  16     /* ... and even ones before "two seconds" is */
+#define FCLOCK_ASSUMED_MS                                                                          \
+	1000 /* with no change seen: the filer is taken as at most this far behind */
+#define FCLOCK_WINDOW_MS  60000 /* reported ctimes bound the clock this long */
+#define FCLOCK_DRIFT_PPM  200   /* bounds widen by this much of their age */
+#define FCLOCK_STAMP_MS   20    /* a kernel stamps times from a clock a tick behind */
+#define FCLOCK_WARN_MS    1000  /* a skew known to be larger is logged */
+#define FCLOCK_COARSE_MIN 4     /* zero-ns ctimes before "whole seconds" is known */
+#define FCLOCK_TWO_S_MIN  16    /* ... and even ones before "two seconds" is */
 
 struct fclock {
 	/* from changes through the proxy: off in [lo, hi] as of lo_at/hi_at
@@ -60,18 +61,18 @@ struct fclock {
 	int64_t seen[2];
 	int64_t win_at;
 	/* granularity */
-	uint64_t ctimes;	  /* ctimes looked at */
-	uint64_t coarse;	  /* ... with zero nanoseconds */
-	int odd_second;		  /* a zero-ns ctime had an odd second */
-	int fine_exp;		  /* finest nonzero ns seen: 10^fine_exp ns (-1: none) */
-	uint64_t steps;		  /* changes that contradicted the bounds */
-	int warned;		  /* in a skew episode (logged once) */
+	uint64_t ctimes; /* ctimes looked at */
+	uint64_t coarse; /* ... with zero nanoseconds */
+	int odd_second;  /* a zero-ns ctime had an odd second */
+	int fine_exp;    /* finest nonzero ns seen: 10^fine_exp ns (-1: none) */
+	uint64_t steps;  /* changes that contradicted the bounds */
+	int warned;      /* in a skew episode (logged once) */
 };
 
 /* How a fill's data may be kept (fclock_judge()). */
 enum fclock_verdict {
-	FCLOCK_FRESH,	/* perhaps read within the tick (+ fresh_guard): not stored */
-	FCLOCK_SOUND,	/* read after it by the filer's clock as known */
+	FCLOCK_FRESH,   /* perhaps read within the tick (+ fresh_guard): not stored */
+	FCLOCK_SOUND,   /* read after it by the filer's clock as known */
 	FCLOCK_ASSUMED, /* only by the assumption (nothing known from changes) */
 };
 
@@ -90,16 +91,16 @@ int64_t fclock_tick_ms(const struct fclock *k, const nfstime3 *ctime);
  * clock, the READs came at least guard_ms after the ctime's tick ended. wm:
  * wall ms - mono ms now. */
 enum fclock_verdict fclock_judge(const struct fclock *k, int64_t now, int64_t start,
-				 const nfstime3 *ctime, int64_t guard_ms, int64_t wm);
+                                 const nfstime3 *ctime, int64_t guard_ms, int64_t wm);
 /* Whether what the assumption allowed is now known wrong: the filer is
  * behind by more than FCLOCK_ASSUMED_MS + guard_ms. */
 int fclock_assumption_broken(const struct fclock *k, int64_t now, int64_t guard_ms, int64_t wm);
 
 /* What is known, in the proxy's wall-clock terms (filer minus proxy). */
 struct fclock_view {
-	int known;	   /* 0 nothing; 1 a lower bound (reported ctimes); 2 both (changes) */
-	int64_t lo_ms;	   /* known >= 1 */
-	int64_t hi_ms;	   /* known == 2 */
+	int known;         /* 0 nothing; 1 a lower bound (reported ctimes); 2 both (changes) */
+	int64_t lo_ms;     /* known >= 1 */
+	int64_t hi_ms;     /* known == 2 */
 	int64_t offset_ms; /* known == 2: the middle; else 0 */
 	int64_t error_ms;  /* known == 2: half the width; else -1 */
 	uint64_t tick_ns;  /* the granularity taken (1e9 until known) */

@@ -230,7 +230,8 @@ static void render(const struct ops_env *env, FILE *f)
 		       "cachefsd_filer_time_granularity_known).");
 		fprintf(f, "cachefsd_filer_time_granularity_seconds %.9f\n", cl.tick_ns / 1e9);
 		gauge(f, "cachefsd_filer_time_granularity_known",
-		      "1 once the tick of the filer's file times is known.", (uint64_t)cl.tick_known);
+		      "1 once the tick of the filer's file times is known.",
+		      (uint64_t)cl.tick_known);
 	}
 	family(f, "cachefsd_index_recoveries_total", "counter",
 	       "Cache indexes found damaged at start, moved aside (index.corrupt-*) and replaced "

@@ -12,7 +12,7 @@
 #include "../../cachefsd/engine/fclock.h"
 
 #define WM    1700000000000LL /* the proxy's wall clock minus mono, ms */
-#define GUARD 2000	      /* fresh_guard, ms */
+#define GUARD 2000            /* fresh_guard, ms */
 
 /* A filer time (wall ms) as a ctime of a filesystem with whole seconds
  * (coarse) or nanoseconds. */
