@@ -1276,7 +1276,8 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		else if (!engine_stored_trusted(e, &op->rec)) {
 			/* its fresh guard rested on a clock that may have been
 			 * wrong: fetched again, judged again */
-			e->ctr.guard_refetches++;
+			if (op->rec.cached_bytes || (op->rec.flags & STORE_OBJ_INLINE))
+				e->ctr.guard_refetches++;
 			engine_drop_data(e, o, "stored without a sound fresh guard");
 		} else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
 			op->have_rec = 1;
