@@ -176,7 +176,7 @@ static void data_changed(struct engine *e, const struct cfs_req *req, int status
 	const struct engine_proc *ep =
 	    req->prog == NFS_PROGRAM && req->proc != NFS3_NULL ? engine_proc(req->proc) : NULL;
 
-	if (ep == NULL || !ep->changes)
+	if (ep == NULL || !ep->changes_data)
 		return;
 	if (status == 0 && r && (r->status == NFS3ERR_ACCES || r->status == NFS3ERR_PERM ||
 	                         r->status == NFS3ERR_ROFS || r->status == NFS3ERR_STALE))

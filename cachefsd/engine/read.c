@@ -41,7 +41,6 @@
 #define MAX_READAHEAD_FILLS 32       /* memory: each holds a chunk buffer */
 #define FILL_PAUSE_MS       60000    /* fills blocked by the upstream are tried again after */
 #define FILL_TROUBLE_STREAK 3        /* consecutive fills in trouble before pausing */
-#define CLOCK_AHEAD_S       60       /* upstream ctimes this far in the future: say so */
 
 struct read_op {
 	uint32_t magic;
@@ -85,6 +84,7 @@ struct fill {
 	int have_attrs; /* attrs: of the latest answer; all must agree on the snapshot */
 	fattr3 attrs;
 	struct store_snap snap;
+	uint64_t start_ms; /* when its first READ was sent (loop_clock_us() / 1000) */
 	uint64_t fetched; /* payload bytes received */
 	uint32_t cap;     /* bytes allocated at c->buf */
 	struct fill_plan plan;
@@ -554,26 +554,26 @@ static void write_done(void *arg)
 }
 
 /* Two changes within one timestamp tick leave (size, mtime, ctime) equal:
- * data of a file changed this recently is served, not stored. */
-static int too_fresh(struct engine *e, const fattr3 *a)
+ * data read before that tick was over (plus fresh_guard), by the filer's
+ * clock as far as the proxy knows it, is served, not stored
+ * (engine_fresh_judge(), fclock.h). What it was stored on is recorded with
+ * it (STORE_GUARD_*). */
+static void record_guard(struct engine *e, const struct cobj *o, enum fclock_verdict v)
 {
-	int64_t now = (int64_t)(wall_ms() / 1000), ahead = (int64_t)a->ctime.seconds - now;
+	uint8_t guard;
+	uint16_t hour;
 
-	if (ahead > CLOCK_AHEAD_S && !e->clock_logged) {
-		/* a ctime is the server's clock: ahead of ours, every file it
-		 * changed within `ahead` seconds looks too fresh to store */
-		e->clock_logged = 1;
-		log_warn("upstream file times run %lld s ahead of this host's clock: files changed "
-		         "upstream within that time (plus fresh_guard) are served but not cached; "
-		         "check the clocks (NTP)",
-		         (long long)ahead);
+	engine_guard_of(v, &guard, &hour);
+	if (guard != STORE_GUARD_SOUND) {
+		e->ctr.fresh_assumed++;
+		store_obj_set_guard(e->store, o->fh, o->fhlen, guard, hour);
 	}
-	return now - (int64_t)a->ctime.seconds < e->cfg->fresh_guard;
 }
 
-/* Decides whether and how the filled chunk c is stored; returns the data_id
- * its bytes belong to (0: not stored as a chunk). */
-static uint64_t store_fill(struct engine *e, struct chunk *c)
+/* Decides whether and how the filled chunk c, whose READs were sent from
+ * start_ms on, is stored; returns the data_id its bytes belong to (0: not
+ * stored as a chunk). */
+static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 {
 	struct cobj *o = c->obj;
 	struct store_obj rec;
@@ -582,12 +582,14 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	uint64_t size;
 	struct disk_job *j;
 	int fresh = 0;
+	enum fclock_verdict v;
 
 	if (!c->have_attrs || e->workers == NULL || !store_fill_allowed(e->store) ||
 	    c->attrs.type != NF3REG)
 		return 0;
 	size = c->attrs.size;
-	if (too_fresh(e, &c->attrs)) {
+	v = engine_fresh_judge(e, start_ms, &c->attrs);
+	if (v == FCLOCK_FRESH) {
 		e->ctr.fresh_skips++;
 		return 0;
 	}
@@ -599,20 +601,25 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 		return 0;
 	}
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
-	    store_snap_equal(&rec.snap, &snap)) {
+	    store_snap_equal(&rec.snap, &snap) && engine_stored_trusted(e, &rec)) {
 		if ((rec.flags & STORE_OBJ_INLINE) || rec.chunk_size != cs)
 			return 0;
+		if (v == FCLOCK_ASSUMED && rec.guard == STORE_GUARD_SOUND)
+			record_guard(e, o, v); /* the weaker ground of its chunks */
 	} else {
 		if (c->idx == 0 && size <= e->cfg->inline_max && c->len == size) {
 			if (store_reserve(e->store, c->len + 256) == 0 &&
 			    store_inline_put(e->store, o->fh, o->fhlen, &c->attrs, c->buf, c->len) ==
-				    0)
+				    0) {
 				e->ctr.stores++;
+				record_guard(e, o, v);
+			}
 			return 0;
 		}
 		cobj_drop_chunks(e->objs, o);
 		if (store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec) != 0)
 			return 0;
+		record_guard(e, o, v);
 		fresh = 1; /* a new data file: this chunk's write creates it */
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
@@ -847,7 +854,7 @@ static void fill_complete(struct fill *f)
 	e->ctr.fills++;
 	if (f->readahead)
 		e->ctr.readahead_fills++;
-	c->data_id = store_fill(e, c);
+	c->data_id = store_fill(e, c, f->start_ms);
 	chunk_ready(e->objs, c);
 	wake_waiters(c, 0);
 	if (c->data_id == 0)
@@ -1042,6 +1049,7 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
 	f->readahead = ra;
 	memcpy(f->fh, c->obj->fh, c->obj->fhlen);
 	f->cstart = chunk_off(c, cs);
+	f->start_ms = loop_clock_us() / 1000;
 	fill_plan_init(&f->plan, cs, e->fill_piece, FILL_WINDOW, left_from(size_hint, f->cstart));
 	f->cap = fill_plan_end(&f->plan);
 	c->buf = malloc(f->cap ? f->cap : 1);
@@ -1085,7 +1093,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	    a->size == 0 || a->size > e->cfg->inline_max || e->workers == NULL ||
 	    !readahead_room(e, a->size) || !fills_allowed(e))
 		return;
-	if (too_fresh(e, a))
+	if (engine_fresh_judge(e, loop_clock_us() / 1000, a) == FCLOCK_FRESH)
 		return; /* it would not be stored: the READ would fetch it again */
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
@@ -1098,7 +1106,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	}
 	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
 	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
-	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE))) {
+	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE) &&
+	      engine_stored_trusted(e, &rec))) {
 		c = chunk_new(e->objs, o, 0, CH_FILLING);
 		if (c) {
 			e->ctr.lookup_prefetches++;
@@ -1303,7 +1312,13 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		store_snap_of(known, &s);
 		if (!store_snap_equal(&s, &op->rec.snap))
 			engine_drop_data(e, o, "attributes changed upstream");
-		else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
+		else if (!engine_stored_trusted(e, &op->rec)) {
+			/* its fresh guard rested on a clock that may have been
+			 * wrong: fetched again, judged again */
+			if (op->rec.cached_bytes || (op->rec.flags & STORE_OBJ_INLINE))
+				e->ctr.guard_refetches++;
+			engine_drop_data(e, o, "stored without a sound fresh guard");
+		} else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
 			op->have_rec = 1;
 	}
 
