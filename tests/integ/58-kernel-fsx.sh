@@ -15,7 +15,7 @@
 #   ttl       cachefsd, meta_ttl 60
 # Each mount gets two runs of FSX_OPS (3000) operations on a file of up to
 # 4 MiB, one with mmap and one without, close/open 1 in 30, and the guest's
-# page cache dropped every 25 operations and at each reopen (fsync, then
+# page cache dropped every 8 operations and at each reopen (fsync, then
 # echo 3 >/proc/sys/vm/drop_caches), so that READs reach the server: the
 # proxy's cache, fills and in-flight fills are what the client reads. The
 # same seed gives the same operations everywhere, so
@@ -43,6 +43,7 @@ FSX=$H_BUILD/tests/guest-fsxcheck
 
 SEED=${FSX_SEED:-1}
 OPS=${FSX_OPS:-3000}
+DROP=${FSX_DROP:-8}
 MOUNTS=${FSX_MOUNTS:-direct q0strict q0ttl strict ttl}
 t0=$(date +%s)
 
@@ -81,7 +82,7 @@ for n in $MOUNTS; do
 		s=$((SEED + 1 - mode))
 		t=$(date +%s)
 		echo "RUN: $n mmap=$mode seed=$s"
-		fsxcheck -S $s -N $OPS -m $mode -c 30 -d 25 -k $d/fsx-$n-m$mode
+		fsxcheck -S $s -N $OPS -m $mode -c 30 -d $DROP -k $d/fsx-$n-m$mode
 		echo "RESULT: $n mmap=$mode seed=$s rc=$? secs=$(($(date +%s) - t))"
 	done
 done
@@ -94,7 +95,7 @@ t1=$(date +%s)
 "$H_ROOT/tests/guest/run.sh" --port "$H_NFSPORT_up" --mountport "$H_MNTPORT_up" --export "$ex" \
 	--add "$FSX:bin/fsxcheck" --script "$H_TMP/guest.sh" --timeout 840 \
 	--env "EXPORT=$ex" --env "GMOUNTS=$gmounts" --env "MOUNTS=$MOUNTS" \
-	--env "SEED=$SEED" --env "OPS=$OPS" --out "$H_TMP/guest-console.log" >"$gout" || rc=$?
+	--env "SEED=$SEED" --env "OPS=$OPS" --env "DROP=$DROP" --out "$H_TMP/guest-console.log" >"$gout" || rc=$?
 t2=$(date +%s)
 grep -q '^DONE$' "$gout" || h_fail "the guest did not finish (exit $rc): $(tail -n 30 "$gout")"
 sed -n 's/^RESULT: //p' "$gout" | while read -r line; do h_log "$line"; done
