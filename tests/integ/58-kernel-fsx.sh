@@ -120,6 +120,11 @@ for n in $MOUNTS; do
 			fi
 			continue
 		fi
+		# the drops are what sends READs to the server: a guest that
+		# could not drop would test the page cache
+		drops=$(report "$n" "$mode" | sed -n 's/^fsxcheck: OK .* \([0-9]*\) drops,.*/\1/p')
+		[ "${drops:-0}" -ge $((OPS / DROP)) ] ||
+			h_fail "$n mmap=$mode: ${drops:-no} page cache drops in $OPS ops: $(report "$n" "$mode" | head -n 5)"
 		[ "$n" = direct ] || [ "$(result direct "$mode")" != 0 ] || {
 			a=$(h_md5 "$ex/fsx-direct-m$mode") b=$(h_md5 "$ex/fsx-$n-m$mode")
 			[ "$a" = "$b" ] || failed+=("$n mmap=$mode seed=$s: the filer's file differs from the direct run's")
