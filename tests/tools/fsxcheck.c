@@ -20,6 +20,10 @@
  *   -k        drop the page cache at each close and reopen too
  *   -L N      how many of the last operations a mismatch prints (default 64)
  *   -v        print every operation as it is done
+ *   -X N      a test of the checks themselves: after operation N, one byte
+ *             of the model in the middle of the file is flipped; with N the
+ *             last operation, the final read must report BAD DATA (earlier,
+ *             a later write or truncate may cover the flip)
  *
  * The file is created or truncated to 0 at start. Operations, chosen with
  * equal weight (MAPREAD and MAPWRITE only with -m 1): READ (pread of a
@@ -90,6 +94,7 @@ static struct {
 	int drop_at_reopen;
 	long nlog;
 	int verbose;
+	long flip_at;
 	const char *path;
 	int argc;
 	char **argv;
@@ -597,7 +602,7 @@ static void final_check(void)
 static int usage(void)
 {
 	fprintf(stderr, "usage: fsxcheck [-S SEED] [-N OPS] [-l FILELEN] [-o OPLEN] [-m 0|1]\n"
-			"                [-c P] [-d N] [-k] [-L N] [-v] FILE\n");
+			"                [-c P] [-d N] [-k] [-L N] [-v] [-X N] FILE\n");
 	return 2;
 }
 
@@ -637,7 +642,7 @@ int main(int argc, char **argv)
 	g.fd = -1;
 	g.argc = argc;
 	g.argv = argv;
-	while ((c = getopt(argc, argv, "S:N:l:o:m:c:d:kL:v")) != -1) {
+	while ((c = getopt(argc, argv, "S:N:l:o:m:c:d:kL:vX:")) != -1) {
 		if (c != 'k' && c != 'v' && num_arg(optarg, &v) < 0)
 			return usage();
 		switch (c) {
@@ -651,6 +656,7 @@ int main(int argc, char **argv)
 		case 'k': g.drop_at_reopen = 1; break;
 		case 'L': g.nlog = (long)v; break;
 		case 'v': g.verbose = 1; break;
+		case 'X': g.flip_at = (long)v; break;
 		default: return usage();
 		}
 	}
@@ -680,6 +686,8 @@ int main(int argc, char **argv)
 	open_file(O_CREAT | O_TRUNC);
 	for (g.cur = 1; g.cur <= g.nops; g.cur++) {
 		one_op();
+		if (g.cur == g.flip_at && g.size > 0)
+			g.model[g.size / 2] ^= 0x5a;
 		if (g.closeopen > 0 && rnd_below((uint64_t)g.closeopen) == 0)
 			closeopen();
 		if (g.drop_every > 0 && g.cur % g.drop_every == 0) {
