@@ -32,7 +32,7 @@
 # FSX_MOUNTS (a subset of the names above, e.g. "direct q0strict") override,
 # to replay.
 # Measured (2-core host shared with other work, TCG): the guest 105-220 s
-# (build), 145-180 s (build-san), 7-30 s per run. Before READs were kept
+# (build), 145-240 s (build-san), 7-45 s per run. Before READs were kept
 # from fills older than the file's last change (issue 35), about 2 in 3
 # write_quiesce 0 runs of the debug build failed (an old size after a
 # truncate, a truncated range's old bytes, a SIGBUS in a mapped write
