@@ -4,7 +4,7 @@
  * in-memory model of what the file must hold.
  *
  *   fsxcheck [-S SEED] [-N OPS] [-l FILELEN] [-o OPLEN] [-m 0|1] [-c P]
- *            [-d N] [-k] [-L N] [-v] FILE
+ *            [-d N] [-k] [-L N] [-v] [-X N] FILE
  *
  *   -S SEED   the PRNG seed (default 1); the same seed and options give the
  *             same operations, on any machine
@@ -16,7 +16,8 @@
  *             probability 1/P (default 30; 0: never)
  *   -d N      every N operations: fsync, then drop the page cache
  *             (echo 3 >/proc/sys/vm/drop_caches), so that the next reads
- *             reach the server (default 0: never)
+ *             reach the server (default 0: never). The whole machine's
+ *             page cache: meant for the guest, not a shared host
  *   -k        drop the page cache at each close and reopen too
  *   -L N      how many of the last operations a mismatch prints (default 64)
  *   -v        print every operation as it is done
