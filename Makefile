@@ -143,8 +143,9 @@ run: deps-run
 # built once per run into one folder every build's tests share.
 export GUEST_IMAGES ?= $(CURDIR)/build/guest-images
 # How many integration tests `make test` runs at once (each in namespaces
-# of its own, tests/run-all.sh -j).
-TEST_JOBS ?= 1
+# of its own, tests/run-all.sh -j). 2 on this 2-core machine: the qemu
+# guests (TCG) take a core each; see docs/design.md "Testing".
+TEST_JOBS ?= 2
 # What the release build (-O2 -DNDEBUG, what users run) runs in `make test`:
 # the bench smoke tests and an end-to-end read through the kernel client.
 RELEASE_SMOKE := 80-bench-smoke 81-bench-guest-smoke 81-bench-knfsd-smoke 50-kernel-client
