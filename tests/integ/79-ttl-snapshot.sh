@@ -38,20 +38,35 @@ lister()
 		>"$H_TMP/$1.out" 2>&1
 	echo $? >"$H_TMP/$1.rc"
 }
-# warm: the cache holds a whole pass
+"$CHURN" "$E/big" --seconds "$CHURN_S" --rate "${CHURN_RATE:-150}" --keep 500 \
+	>"$H_TMP/churn.out" 2>&1 &
+churn=$!
+h_track dirchurn "$churn"
+# the churned names are the newest: tmpfs lists them first, so the first
+# pages end at names that soon go
+for ((i = 0; i < 100; i++)); do
+	[ "$(find "$E/big" -name 'c*' | wc -l)" -ge 200 ] && break
+	sleep 0.1
+done
+# a pass the cache holds whole
 lister warm "$P" "$P" 600 --listings 1
 grep -q "^listings 1 " "$H_TMP/warm.out" || h_fail "the warm listing: $(cat "$H_TMP/warm.out")"
 m0=$(h_stat px meta_hits)
-
-"$CHURN" "$E/big" --seconds "$CHURN_S" --rate "${CHURN_RATE:-300}" --keep 500 >"$H_TMP/churn.out" 2>&1 &
-churn=$!
-h_track dirchurn "$churn"
 pids=()
+# slow clients: 5.5 s after their first pages (names that go meanwhile),
+# the rest; each listing stays the snapshot it began with
+for c in 1 2 3; do
+	lister "slow$c" "$P" "$P" 600 --listings 1 --pause "$c:5500" &
+	pids+=($!)
+done
 for c in 1 2 3; do
 	lister "px$c" "$P" "$P" "$CHURN_S" &
 	pids+=($!)
 done
 lister direct "$H_NFSPORT_up" "$H_MNTPORT_up" "$CHURN_S" &
+pids+=($!)
+# and the starts of the listing only, as `ls | head` reads them
+lister part "$P" "$P" "$CHURN_S" --pages 25 &
 pids+=($!)
 wait "$churn" || h_fail "dirchurn: $(cat "$H_TMP/churn.out")"
 for p in "${pids[@]}"; do wait "$p"; done
@@ -64,7 +79,7 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 h_log "churn: $(cat "$H_TMP/churn.out")"
 bad=""
-for l in direct px1 px2 px3 after1 after2; do
+for l in direct px1 px2 px3 slow1 slow2 slow3 after1 after2; do
 	h_log "$l: $(tail -n 1 "$H_TMP/$l.out")"
 	rc=$(cat "$H_TMP/$l.rc")
 	[ "$rc" = 0 ] || bad="$bad

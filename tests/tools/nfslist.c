@@ -6,12 +6,16 @@
  *
  *   nfslist --port P [--mountport M] [--host H] --export PATH --path REL
  *           [--plain] [--dircount N] [--maxcount N] [--seconds S]
- *           [--listings N] [--max-names N] [--stable PREFIX:COUNT]
- *           [--timeout S]
+ *           [--listings N] [--pages K] [--pause K:MS] [--max-names N]
+ *           [--stable PREFIX:COUNT] [--timeout S]
  *     --plain      READDIR (count = --maxcount) instead of READDIRPLUS
  *     --dircount/--maxcount  the counts asked [8192 / 32768]
  *     --seconds S  list until S seconds have passed [10]
  *     --listings N stop after N listings [no limit]
+ *     --pages K    stop every listing after K pages: partial listings
+ *                  (the start of a directory, as `ls | head` reads it),
+ *                  counted, not judged
+ *     --pause K:MS wait MS ms after page K of every listing (a slow client)
  *     --max-names N  a listing longer than N names is cut: it would not
  *                  end (a bad listing) [10000000]
  *     --stable PREFIX:COUNT  the names starting with PREFIX never change
@@ -25,7 +29,7 @@
  * Prints the first bad listings ("bad listing ...") and one summary line:
  *   listings N pages P restarts R stale T endless E dup_listings D
  *   max_dups M stable_bad S min_names A max_names B verf_nonzero V
- *   verf_moved W
+ *   verf_moved W partial P
  * (V listings had a verifier other than zero, in W it changed between
  * pages.)
  * Exit: 0 when every listing was right, 3 when one was not, 1 when a call
@@ -40,6 +44,7 @@
 
 static int timeout_ms = 30000;
 static size_t max_names = 10000000;
+static size_t stop_pages;  /* a partial listing: this many pages, not judged */
 static size_t pause_page;  /* after this page of every listing ... */
 static long pause_ms;      /* ... wait this long (a slow client) */
 
@@ -47,7 +52,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: nfslist --port P [--mountport M] [--host H] --export PATH "
 	                "--path REL [--plain] [--dircount N] [--maxcount N] [--seconds S] "
-	                "[--listings N] [--max-names N] [--stable PREFIX:COUNT] [--timeout S]\n");
+	                "[--listings N] [--pages K] [--pause K:MS] [--max-names N] "
+	                "[--stable PREFIX:COUNT] [--timeout S]\n");
 	exit(2);
 }
 
@@ -91,8 +97,8 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* One whole listing into l: 0, 1 when the server said BAD_COOKIE, 2 when
- * it said STALE or NOENT (start again), 3 when it went on past max_names names,
- * -1 on a failure. */
+ * it said STALE or NOENT (start again), 3 when it went on past max_names
+ * names, 4 when it stopped after stop_pages pages, -1 on a failure. */
 static int list_once(struct rpc_context *rpc, const struct fh *dir, int plain, uint32_t dircount,
                      uint32_t maxcount, struct listing *l)
 {
@@ -144,6 +150,10 @@ static int list_once(struct rpc_context *rpc, const struct fh *dir, int plain, u
 		if (r.eof) {
 			res_free(&r);
 			return 0;
+		}
+		if (stop_pages > 0 && l->pages >= stop_pages) {
+			res_free(&r);
+			return 4;
 		}
 		if (pause_ms > 0 && l->pages == pause_page)
 			usleep((useconds_t)pause_ms * 1000);
@@ -202,6 +212,8 @@ int main(int argc, char **argv)
 			seconds = atof(v);
 		else if (strcmp(argv[i - 1], "--listings") == 0)
 			max_listings = atol(v);
+		else if (strcmp(argv[i - 1], "--pages") == 0)
+			stop_pages = (size_t)atol(v);
 		else if (strcmp(argv[i - 1], "--pause") == 0) {
 			pause_page = (size_t)atol(v);
 			const char *colon = strchr(v, ':');
@@ -266,7 +278,7 @@ int main(int argc, char **argv)
 	free(copy);
 
 	struct listing l = {0};
-	long listings = 0, restarts = 0, stale = 0, endless = 0, verf_nonzero = 0, verf_moved = 0, dup_listings = 0, stable_bad = 0, bad_shown = 0;
+	long listings = 0, partial = 0, restarts = 0, stale = 0, endless = 0, verf_nonzero = 0, verf_moved = 0, dup_listings = 0, stable_bad = 0, bad_shown = 0;
 	size_t pages = 0, max_dups = 0, min_names = (size_t)-1, most_names = 0;
 	long long end = mono_ms() + (long long)(seconds * 1000);
 	int rc = 0;
@@ -279,6 +291,10 @@ int main(int argc, char **argv)
 		}
 		if (got == 1) {
 			restarts++;
+			continue;
+		}
+		if (got == 4) {
+			partial++;
 			continue;
 		}
 		if (got == 2) {
@@ -330,9 +346,9 @@ int main(int argc, char **argv)
 	}
 	printf("listings %ld pages %zu restarts %ld stale %ld endless %ld dup_listings %ld "
 	       "max_dups %zu stable_bad %ld min_names %zu max_names %zu verf_nonzero %ld "
-	       "verf_moved %ld\n",
+	       "verf_moved %ld partial %ld\n",
 	       listings, pages, restarts, stale, endless, dup_listings, max_dups, stable_bad,
-	       listings ? min_names : 0, most_names, verf_nonzero, verf_moved);
+	       listings ? min_names : 0, most_names, verf_nonzero, verf_moved, partial);
 	free(l.names);
 	rpc_destroy_context(rpc);
 	return rc;
