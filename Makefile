@@ -1,7 +1,14 @@
-# cachefsd — plain GNU make.
-#   make                  build (debug build with asserts, into build/)
+# cachefsd — plain GNU make. `make help` lists the targets.
+#   make                  build (debug build with asserts, into build/); on a
+#                         fresh Debian machine it installs the build's packages
+#                         first (as root), or names the command to run
 #   make run              build, start a demo upstream + cachefsd, serve until Ctrl-C
-#   make test             install what is missing, build, run every test
+#   make test             install what is missing, build, run every test (about
+#                         20 minutes: unit tests on both builds, integration tests
+#                         once under ASan+UBSan, TEST_JOBS at a time, and a smoke
+#                         set on the release build)
+#   make test-full        every test on the debug build, then all again under
+#                         ASan+UBSan, one at a time (the old `make test`)
 #   make SANITIZER=address,undefined   sanitizer build (into build-san/)
 #   make RELEASE=1        -O2 -DNDEBUG build (into build-release/)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -41,7 +48,7 @@ LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
 PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
-              kmod zstd xz-utils clang libclang-rt-14-dev
+              kmod zstd xz-utils clang libclang-rt-14-dev faketime
 
 # The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
 # each. A room's private header (engine_int.h, store_int.h) sits in its folder,
@@ -58,11 +65,14 @@ UNIT_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
-.PHONY: all clean run test unit unit-bins integ tools deps-build deps-run deps-test install check-format
+.PHONY: all clean run test test-full test-prep help unit unit-bins integ tools deps-build deps-run deps-test install check-format
 
 all: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 
-$(BUILD)/obj/%.o: %.c
+# deps-build first (order only): a fresh clone's `make` installs what the
+# build needs, or stops at once with the command to run, instead of failing
+# on a missing header
+$(BUILD)/obj/%.o: %.c | deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -81,7 +91,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libcachefsd.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS) -lcmocka
 
-$(BUILD)/tests/%: tests/tools/%.c
+$(BUILD)/tests/%: tests/tools/%.c | deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS)
 
@@ -95,13 +105,17 @@ tools: $(TOOL_BINS) $(BUILD)/tests/guest-locker
 
 # --- dependencies: install what is missing (Debian 12, as root) -------------
 define apt_install
-	@missing=""; for p in $(1); do \
+	@command -v dpkg-query >/dev/null || exit 0; \
+	missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || \
 			missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "missing Debian packages:$$missing" >&2; \
+			echo "run as root: make $@   (or: apt-get install$$missing)" >&2; exit 1; \
+		fi; \
 		echo "installing:$$missing"; \
-		if [ "$$(id -u)" != 0 ]; then echo "need root to apt-get install:$$missing" >&2; exit 1; fi; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
@@ -119,21 +133,64 @@ run: deps-run
 	$(MAKE) all
 	tests/lib/demo.sh $(BUILD) "$(UPSTREAM)"
 
-# The whole suite, then again under ASan+UBSan in build-san/.
-test: deps-test
+# The guest images (kernel client, plain client host, kernel nfsd) are
+# built once per run into one folder every build's tests share.
+export GUEST_IMAGES ?= $(CURDIR)/build/guest-images
+# How many integration tests `make test` runs at once (each in namespaces
+# of its own, tests/run-all.sh -j).
+TEST_JOBS ?= 1
+# What the release build (-O2 -DNDEBUG, what users run) runs in `make test`:
+# the bench smoke tests and an end-to-end read through the kernel client.
+RELEASE_SMOKE := 80-bench-smoke 81-bench-guest-smoke 81-bench-knfsd-smoke 50-kernel-client
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+
+# test-prep: every build the suite runs, and what the tests inside network
+# namespaces cannot download there
+test-prep: deps-test
 	$(MAKE) all tools $(UNIT_BINS)
 	$(MAKE) SANITIZER=address,undefined BUILD=build-san all tools unit-bins
+	$(MAKE) RELEASE=1 all tools
 	$(MAKE) fuzz-build
 	@# the kernel NFS server guest's nfs-kernel-server .deb, downloaded (not
 	@# installed) while there is network: tests run inside isolate.sh have none
-	-tests/guest/mkimage.sh --fetch $(BUILD)/guest-server
-	-tests/guest/mkimage.sh --fetch build-san/guest-server
+	-tests/guest/mkimage.sh --fetch $(GUEST_IMAGES)/guest-server
 	@# nfs-common's rpc.statd, sm-notify, showmount, mount.nfs (not installed:
 	@# its scripts start services) for the lock and plain-mount tests
 	-tests/lib/debs.sh fetch build/debs nfs-common
-	tests/run-all.sh $(BUILD)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-		tests/run-all.sh build-san
+
+# Unit tests on the debug build; unit and integration tests under
+# ASan+UBSan (every integration test once: the sanitizer build catches what
+# the plain one does, and more); the release build's smoke set.
+test: test-prep
+	tests/run-all.sh --unit-only build
+	$(SAN_ENV) tests/run-all.sh -j $(TEST_JOBS) build-san
+	tests/run-all.sh --integ-only build-release "$(RELEASE_SMOKE)"
+
+# The whole suite on the debug build, then all again under ASan+UBSan.
+test-full: test-prep
+	tests/run-all.sh build
+	$(SAN_ENV) tests/run-all.sh build-san
+
+help:
+	@echo 'cachefsd targets (Debian 12; the deps-* targets apt-get install what is missing, as root):'
+	@echo '  make                 debug build into build/ (installs the build packages first)'
+	@echo '  make run             build, start a demo upstream and cachefsd, serve until Ctrl-C'
+	@echo '                       (UPSTREAM=nfs://server/export fronts that server instead)'
+	@echo '  make test            unit tests on both builds, integration tests once under'
+	@echo '                       ASan+UBSan (TEST_JOBS=N at a time), release-build smoke set'
+	@echo '  make test-full       every test on the debug build, then again under ASan+UBSan'
+	@echo '  make unit            unit tests on the debug build'
+	@echo '  make integ           integration tests on the debug build'
+	@echo '  tests/run-all.sh [-j N] [--unit-only|--integ-only] BUILD [FILTER]'
+	@echo '                       selected tests (e.g. tests/run-all.sh build-san 60-data)'
+	@echo '  make SANITIZER=address,undefined   ASan+UBSan build into build-san/'
+	@echo '  make RELEASE=1       -O2 -DNDEBUG build into build-release/'
+	@echo '  make bench [QUICK=1] the bench suite (docs/bench.md)'
+	@echo '  make fuzz | fuzz-index [FUZZ_SECONDS=N]   libFuzzer runs'
+	@echo '  make install [PREFIX=/usr/local DESTDIR=]   daemon, cachefsctl, man pages, unit'
+	@echo '  make deps-build | deps-run | deps-test      install the packages each needs'
+	@echo '  make check-format    clang-format check'
+	@echo '  make clean           remove build directories'
 
 unit-bins: $(UNIT_BINS)
 

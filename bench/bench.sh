@@ -258,9 +258,10 @@ else
 	b_log "reusing the data set $DATA"
 fi
 # cachefsd serves, but does not store, data of a file changed less than
-# fresh_guard (2 s) ago by its clock; a data set just made would make the
-# first cold runs store nothing and their warm runs miss. Let it age.
-age_wait=$(find "$DATA" -printf '%C@\n' | awk -v now="$(date +%s.%N)" -v g=3 \
+# fresh_guard (2 s) + a tick + 1 s ago while it has not measured the
+# filer's clock; a data set just made would make the first cold runs store
+# nothing and their warm runs miss. Let it age.
+age_wait=$(find "$DATA" -printf '%C@\n' | awk -v now="$(date +%s.%N)" -v g=4 \
 	'$1 > m {m = $1} END {w = m + g - now; printf "%.2f", (w > 0 ? w : 0)}')
 if [ "$age_wait" != 0.00 ]; then
 	b_log "waiting ${age_wait}s for the data set to be older than fresh_guard"

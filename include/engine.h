@@ -154,6 +154,19 @@ struct engine_fill_state {
 	int blocked;              /* enum engine_fill_block */
 };
 void engine_fill_state(const struct engine *e, struct engine_fill_state *out);
+/* The filer's clock as the fresh guard knows it (docs/coherence.md,
+ * "Timestamps"), in this host's wall-clock terms: filer minus proxy. */
+struct engine_clock_state {
+	int known;	    /* 0 nothing; 1 a lower bound (the times it reports); 2 both
+			     * bounds (changes made through the proxy) */
+	int64_t lo_ms;	    /* known >= 1: the filer is at least this far ahead */
+	int64_t hi_ms;	    /* known == 2: ... and at most this far */
+	int64_t offset_ms;  /* known == 2: the middle; else 0 */
+	int64_t error_ms;   /* known == 2: half the width; else -1 */
+	uint64_t tick_ns;   /* the granularity of its timestamps (1e9 until known) */
+	int tick_known;
+};
+void engine_filer_clock(const struct engine *e, struct engine_clock_state *out);
 /* Stable names for enum engine_fill_block ("none", "no_read_attributes",
  * "bad_read_replies"), for info lines and metric labels. */
 const char *engine_fill_block_name(int blocked);

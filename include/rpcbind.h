@@ -5,9 +5,10 @@
  * rpcbind at 127.0.0.1:111, as the config key `register` says
  * (docs/operations.md, "Plain mounts").
  *
- * Both calls block (each exchange with rpcbind has a deadline of about
- * 1 s): they run once at start, before the daemon serves, and once at
- * exit, after it stopped; never while the event loop serves. */
+ * Both calls block, for at most 2 s (register; 3 s when a failed start
+ * unregisters what it registered) and 1 s (unregister) in all, however
+ * rpcbind behaves: they run once at start, before the daemon serves, and
+ * once at exit, after it stopped; never while the event loop serves. */
 #ifndef CFS_RPCBIND_H
 #define CFS_RPCBIND_H
 
@@ -21,7 +22,9 @@ struct rpcbind_reg;
  * where nothing accepts a connection (a server that died, our own earlier
  * run) is replaced; one where a server answers is left alone: with
  * register = yes that fails the start, with auto the program is skipped
- * with a log line. No rpcbind answering: auto logs and goes on, yes fails.
+ * with a log line. No rpcbind, or one that stops answering within the
+ * bound: auto logs one line and goes on (keeping what was registered
+ * before), yes fails.
  * Returns 0 with *out (NULL when nothing was registered), or -errno with a
  * message in err naming the program, version, port and the fix; nothing
  * stays registered then. Sets control_counters.rpcbind_registered. */
@@ -29,7 +32,8 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
                      size_t errlen);
 /* Unregisters exactly what rpcbind_register() registered and still points
  * at our port (a registration another server made since is left alone),
- * and frees r. NULL is a no-op. */
+ * and frees r. Logs "unregistered" only for what rpcbind confirmed, and
+ * names what it could not remove. NULL is a no-op. */
 void rpcbind_unregister(struct rpcbind_reg *r);
 
 #endif

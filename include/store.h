@@ -56,6 +56,16 @@ struct store_snap {
 
 #define STORE_OBJ_INLINE 0x1u /* data is inline (inline_len bytes) */
 
+/* On what ground the fresh guard let an object's data in (the engine's
+ * judgement, cachefsd/engine/fclock.h): by the filer's clock as the proxy
+ * knew it (SOUND), or only by assuming the filer's clock close to the
+ * proxy's (ASSUMED, at guard_hour). LEGACY: written by a build that judged
+ * by the proxy's own clock; the engine does not serve such data. A new
+ * record is SOUND until store_obj_set_guard() says otherwise. */
+#define STORE_GUARD_LEGACY  0
+#define STORE_GUARD_SOUND   1
+#define STORE_GUARD_ASSUMED 2
+
 struct store_obj {
 	struct store_snap snap; /* attributes the data was stored under */
 	fattr3 attrs;		/* full attributes last stored (for replies) */
@@ -65,6 +75,8 @@ struct store_obj {
 	uint64_t cached_bytes;	/* inline bytes or sum of chunk lengths */
 	uint64_t last_access;	/* unix seconds */
 	uint32_t inline_len;
+	uint8_t guard;	     /* STORE_GUARD_* */
+	uint16_t guard_hour; /* ASSUMED: when (hours since the epoch, mod 2^16) */
 };
 
 struct store_params {
@@ -217,6 +229,10 @@ int store_obj_reset(struct store *s, const void *fh, uint32_t fhlen, const fattr
 /* Stores newer full attributes without changing the snapshot or the data
  * (for replies); -ENOENT when there is no record. */
 int store_obj_set_attrs(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs);
+/* Records on what ground the object's data was let in (STORE_GUARD_*,
+ * with its hour); -ENOENT when there is no record. */
+int store_obj_set_guard(struct store *s, const void *fh, uint32_t fhlen, uint8_t guard,
+                        uint16_t hour);
 /* Drops the object's data (chunks, data file, inline bytes); with forget
  * the record goes too. -ENOENT when there is no record. */
 int store_obj_drop(struct store *s, const void *fh, uint32_t fhlen, int forget);

@@ -26,10 +26,14 @@
  * Bounds (docs/design.md, Connection lifetime): connections are kept on a
  * list ordered by when they last sent something; one that sends nothing
  * for client_idle_timeout with nothing in flight is closed. The memory
- * connections hold (buffered input, arguments of calls in flight, replies
- * not yet written) is counted against client_memory_max: beyond it no
- * connection starts a new record, and once a second the biggest one that
- * made no progress for CONN_STALL_MS is closed. Out of descriptors (or at
+ * connections hold (buffered input as received, arguments of calls in
+ * flight, replies not yet written) is counted against client_memory_max,
+ * per connection and per client host (hosts.c): at the cap a host may take
+ * more only within its max-min fair share (mem_grant()), taken back from
+ * the hosts holding the most by closing their connections with records
+ * coming in (mem_reclaim()); a host refused waits, reading only calls with
+ * small replies; and once a second the connections that made no progress
+ * for CONN_STALL_MS are closed. Out of descriptors (or at
  * the client limit derived from RLIMIT_NOFILE), the connection idle the
  * longest is closed to make room, as knfsd does; when none is, the
  * listener is not watched for 100 ms doubling to 1 s.
@@ -66,7 +70,19 @@
 #define RECORDS_PER_WAKEUP 64	       /* one busy client cannot starve the others */
 #define WRITES_PER_WAKEUP  64
 #define ACCEPTS_PER_WAKEUP 64
-#define INBUF_MIN	   (64 * 1024)
+/* Input: a connection's bytes are read into one scratch buffer of the
+ * server's (one loop thread) and parsed there; only what is left (a record
+ * still coming in, or whole records waiting their turn) moves to a buffer
+ * of the connection's own, sized to what it holds. A record coming in gets
+ * room for twice what it has received, at least INBUF_MIN, at most up to
+ * its end: a connection is charged what it holds, not what its record
+ * marker announces. One with more than RX_SCRATCH / 4 of a record reads
+ * into its own room. */
+#define RX_SCRATCH (64 * 1024)
+#define INBUF_MIN  4096
+/* Over its share, a host's connection that holds nothing reads at most
+ * this much (a call with a small reply fits) */
+#define PAUSED_READ 4096
 /* Replies queued and not yet written: beyond this the connection is not
  * read (a client that does not read its replies cannot make us buffer
  * without bound: at most this many replies of at most 1 MiB each, plus its
@@ -164,6 +180,10 @@ struct proto_conn {
 	unsigned out_head, out_n, out_cap;
 	/* this connection's number, never reused (0: a UDP datagram's) */
 	uint64_t serial;
+	/* its client host (NULL for a UDP datagram's, or once closed), and
+	 * the host's other connections */
+	struct proto_host *host;
+	struct proto_conn *host_prev, *host_next;
 };
 
 struct proto_server {
@@ -194,7 +214,13 @@ struct proto_server {
 	struct proto_conn *udp_conns; /* datagrams with requests in flight */
 	int nudp;		      /* their number, at most UDP_INFLIGHT_MAX */
 	uint64_t serials;             /* connections accepted so far */
+	struct proto_hosts hosts;     /* client hosts with connections */
+	unsigned reclaim_pass;
 };
+
+/* Where every connection's bytes are read and parsed (see RX_SCRATCH): a
+ * connection reading points its inbuf here until inbuf_settle(). */
+static uint8_t rx_scratch[RX_SCRATCH];
 
 struct proto_counters proto_counters;
 
@@ -231,6 +257,11 @@ static void held_add(struct proto_conn *c, size_t *field, size_t n)
 {
 	*field += n;
 	c->srv->held += n;
+	if (c->host) {
+		c->host->held += n;
+		if (field == &c->held_in)
+			c->host->held_in += n;
+	}
 	proto_counters.client_memory = c->srv->held;
 	if (!c->srv->mem_paused && c->srv->held > mem_cap(c->srv))
 		mem_pause(c->srv);
@@ -241,15 +272,27 @@ static void held_sub(struct proto_conn *c, size_t *field, size_t n)
 	assert(*field >= n && c->srv->held >= n);
 	*field -= n;
 	c->srv->held -= n;
+	if (c->host) {
+		assert(c->host->held >= n);
+		c->host->held -= n;
+		if (field == &c->held_in)
+			c->host->held_in -= n;
+	}
 	proto_counters.client_memory = c->srv->held;
 	if (c->srv->mem_paused && c->srv->held <= mem_resume_level(c->srv) && c->srv->loop)
 		loop_pending(c->srv->loop); /* kick_hook reads every connection again */
 }
 
-/* The input buffers' share: recounted after every change to them. */
+static int inbuf_borrowed(const struct proto_conn *c)
+{
+	return c->inbuf == rx_scratch;
+}
+
+/* The input buffers' share: recounted after every change to them (the
+ * scratch buffer is nobody's). */
 static void held_in_update(struct proto_conn *c)
 {
-	size_t now = c->incap + c->fraglen;
+	size_t now = (inbuf_borrowed(c) ? 0 : c->incap) + c->fraglen;
 
 	if (now > c->held_in)
 		held_add(c, &c->held_in, now - c->held_in);
@@ -352,6 +395,7 @@ static void conn_free(struct proto_conn *c)
 		if (c->udp_next)
 			c->udp_next->udp_prev = c->udp_prev;
 	}
+	assert(!inbuf_borrowed(c));
 	c->magic = 0;
 	free(c->inbuf);
 	free(c->frag);
@@ -394,6 +438,41 @@ void proto_conn_submit(struct proto_conn *c, struct cfs_req *req)
 	c->srv->submit(req, c->srv->arg);
 }
 
+/* c joins the connections of its host (NULL: out of memory). */
+static int conn_host_link(struct proto_conn *c)
+{
+	struct proto_host *h = proto_host_get(&c->srv->hosts, &c->peer);
+
+	if (h == NULL)
+		return -ENOMEM;
+	c->host = h;
+	c->host_prev = NULL;
+	c->host_next = h->conns;
+	if (h->conns)
+		h->conns->host_prev = c;
+	h->conns = c;
+	return 0;
+}
+
+/* c leaves its host (which goes with its last connection); what c held
+ * was given back before. */
+static void conn_host_unlink(struct proto_conn *c)
+{
+	struct proto_host *h = c->host;
+
+	if (h == NULL)
+		return;
+	if (c->host_prev)
+		c->host_prev->host_next = c->host_next;
+	else
+		h->conns = c->host_next;
+	if (c->host_next)
+		c->host_next->host_prev = c->host_prev;
+	c->host = NULL;
+	c->host_prev = c->host_next = NULL;
+	proto_host_put(&c->srv->hosts, h);
+}
+
 static void conn_close(struct proto_conn *c, const char *why)
 {
 	struct proto_server *srv = c->srv;
@@ -416,6 +495,7 @@ static void conn_close(struct proto_conn *c, const char *why)
 		out_pop(c);
 	held_sub(c, &c->held_in, c->held_in);
 	held_sub(c, &c->held_req, c->held_req);
+	conn_host_unlink(c);
 	srv->nclients--;
 	proto_counters.conns_open--;
 	conn_unref(c);
@@ -439,11 +519,12 @@ static void conn_update(struct proto_conn *c)
 
 	if (c->closed)
 		return;
-	if (c->srv->mem_paused) {
-		/* over the memory cap: read into the room the buffer has
-		 * (already held); parse_input() admits what fits; records
-		 * left whole wait for mem_resume() */
-		if (conn_can_take(c) && c->inlen < c->incap)
+	if (c->host && c->host->paused) {
+		/* its host was refused memory: read into the room the buffer
+		 * has (already held), or a small piece when it holds nothing;
+		 * parse_input() admits what fits; records left whole wait for
+		 * a retry (conn_tick()) or mem_resume() */
+		if (conn_can_take(c) && (c->incap == 0 || c->inlen < c->incap))
 			ev |= POLLIN;
 	} else if (conn_can_take(c)) {
 		ev |= POLLIN;
@@ -473,6 +554,8 @@ static void mem_resume(struct proto_server *srv)
 
 	srv->mem_paused = 0;
 	proto_counters.client_memory_paused = 0;
+	for (struct proto_host *h = srv->hosts.list; h; h = h->next)
+		h->paused = 0;
 	log_limited(&lim, CFS_LOG_INFO,
 		    "clients hold %llu MiB again, below client_memory_max: reading every client "
 		    "after %.1f s",
@@ -535,17 +618,163 @@ static int paused_admits(const struct proto_conn *c, const uint8_t *rec, size_t 
 	return est <= PAUSED_REPLY_MAX && srv->held + est <= mem_cap(srv) + mem_cap(srv) / 8;
 }
 
-/* Whether the record may be parsed now: what it brings (its reply, its
- * arguments) fits under client_memory_max, or, over it, paused_admits(). */
-static int mem_admits(struct proto_conn *c, const uint8_t *rec, size_t len, int last)
+static void close_for_share(struct proto_conn *c, const struct proto_host *for_host);
+
+/* h was let past the cap by its fair share: memory comes back from the
+ * hosts holding more than h will, the biggest first. They stop being read
+ * (paused), and their connections with a record coming in are closed,
+ * oldest connection first (the client sends the call again on a new
+ * one), until the total fits, the host is down to h's level, or it has
+ * none left; what they have in flight or queued ends by itself. */
+static void mem_reclaim(struct proto_server *srv, struct proto_host *h, uint64_t need)
+{
+	uint64_t level = h->held + need;
+	unsigned pass = ++srv->reclaim_pass;
+	struct proto_host *big;
+
+	mem_pause(srv); /* at the cap: the hosts paused here are read again
+			 * once a second, or all at mem_resume() */
+	while (srv->held + need > mem_cap(srv) &&
+	       (big = proto_host_biggest(&srv->hosts, level, pass)) != NULL) {
+		struct proto_conn *c, *next;
+		int n = 0, gone = 0;
+
+		big->paused = 1;
+		/* the list is newest first: its tail is the oldest */
+		for (c = big->conns; c && c->host_next; c = c->host_next)
+			;
+		for (; c && srv->held + need > mem_cap(srv) && big->held > level; c = next) {
+			next = c->host_prev;
+			if (c->busy || c->partial_ms == 0 || c->held_in == 0)
+				continue;
+			gone = big->nconns == 1; /* the host goes with its last */
+			close_for_share(c, h);
+			n++;
+			if (gone)
+				break;
+		}
+		if (!gone && (n == 0 || big->held <= level))
+			big->reclaim_pass = pass;
+	}
+}
+
+/* May c take n bytes more (what a call brings, or room for a record
+ * coming in)? Under the cap, yes; at it, as far as its host's fair share
+ * goes (memory is taken back from the hosts above it); else its host
+ * waits: its connections read only into the room they hold. */
+static int mem_grant(struct proto_conn *c, uint64_t n)
 {
 	struct proto_server *srv = c->srv;
 
-	if (!srv->mem_paused &&
-	    srv->held + proto_reply_estimate(rec, len) + REPLY_OVERHEAD + len <= mem_cap(srv))
+	if (!srv->mem_paused && srv->held + n <= mem_cap(srv))
 		return 1;
+	if (c->host && proto_host_fair(&srv->hosts, c->host, n, mem_cap(srv))) {
+		if (srv->held + n > mem_cap(srv))
+			mem_reclaim(srv, c->host, n);
+		return 1;
+	}
 	mem_pause(srv);
+	if (c->host)
+		c->host->paused = 1;
+	return 0;
+}
+
+/* Whether the record may be parsed now: what it brings (its reply, its
+ * arguments) is granted (mem_grant()), or else paused_admits(). */
+static int mem_admits(struct proto_conn *c, const uint8_t *rec, size_t len, int last)
+{
+	if (mem_grant(c, proto_reply_estimate(rec, len) + REPLY_OVERHEAD + len))
+		return 1;
 	return paused_admits(c, rec, len, last);
+}
+
+/* The buffer what is left of c's input needs: nothing for nothing; the
+ * bytes themselves when whole records wait (nothing more is read before
+ * they are parsed); for a record coming in, twice what has come or what
+ * has come and waits in the socket, whichever is more (a fast sender's
+ * record gets its buffer in one step), at least INBUF_MIN, at most up to
+ * the end of its fragment. */
+static size_t inbuf_want(const struct proto_conn *c)
+{
+	size_t end, want;
+	int avail = 0;
+
+	if (c->inlen == 0)
+		return 0;
+	if (c->inlen < 4)
+		return INBUF_MIN;
+	if (has_complete(c))
+		return c->inlen;
+	end = 4 + (((size_t)c->inbuf[0] << 24 | (size_t)c->inbuf[1] << 16 |
+	            (size_t)c->inbuf[2] << 8 | c->inbuf[3]) &
+	           0x7fffffffu);
+	want = 2 * c->inlen > INBUF_MIN ? 2 * c->inlen : INBUF_MIN;
+	if (want < end && ioctl(c->fd, FIONREAD, &avail) == 0 && avail > 0 &&
+	    c->inlen + (size_t)avail > want)
+		want = c->inlen + (size_t)avail;
+	return want < end ? want : end;
+}
+
+/* Before a read: a connection holding little (its bytes, if any, move
+ * there) reads into the scratch buffer, one with much of a record into its
+ * own room. A connection of a paused host that holds bytes only fills the
+ * room it has; one that holds none reads PAUSED_READ at most. */
+static void inbuf_borrow(struct proto_conn *c)
+{
+	int paused = c->host && c->host->paused;
+
+	if (inbuf_borrowed(c) || c->inlen > RX_SCRATCH / 4 || (paused && c->inlen > 0))
+		return;
+	if (c->inlen)
+		memcpy(rx_scratch, c->inbuf, c->inlen);
+	free(c->inbuf);
+	c->inbuf = rx_scratch;
+	c->incap = paused ? PAUSED_READ : RX_SCRATCH;
+	held_in_update(c);
+}
+
+/* After parsing (rc: its result; nonzero, the connection closes and its
+ * input is dropped): what is left, inbuf[0, inlen), goes to a buffer of
+ * c's own of inbuf_want() bytes, as far as mem_grant() allows growing it
+ * beyond what it holds; nothing for nothing. The scratch buffer is free
+ * again. Returns 0 or -ENOMEM. */
+static int inbuf_settle(struct proto_conn *c, int rc)
+{
+	size_t have = inbuf_borrowed(c) ? 0 : c->incap, want, keep;
+	uint8_t *b;
+
+	if (rc != 0)
+		c->inlen = 0;
+	want = inbuf_want(c);
+	keep = have > c->inlen ? have : c->inlen; /* what it holds anyway */
+	if (want > keep && !mem_grant(c, want - keep))
+		want = keep;
+	if (want == 0) {
+		if (!inbuf_borrowed(c))
+			free(c->inbuf);
+		c->inbuf = NULL;
+		c->incap = 0;
+	} else if (inbuf_borrowed(c)) {
+		b = malloc(want);
+		if (b == NULL) {
+			c->inbuf = NULL;
+			c->incap = c->inlen = 0;
+			held_in_update(c);
+			return -ENOMEM;
+		}
+		memcpy(b, rx_scratch, c->inlen);
+		c->inbuf = b;
+		c->incap = want;
+	} else if (want > c->incap || want < c->incap / 2) {
+		/* grows for a record coming in, shrinks after one */
+		b = realloc(c->inbuf, want);
+		if (b == NULL)
+			return want > c->incap ? -ENOMEM : 0;
+		c->inbuf = b;
+		c->incap = want;
+	}
+	held_in_update(c);
+	return 0;
 }
 
 /* Parses complete records out of inbuf. Returns 0, or a negative errno
@@ -571,25 +800,8 @@ static int parse_input(struct proto_conn *c, int *records)
 			rc = -EMSGSIZE;
 			break;
 		}
-		if (c->inlen - off - 4 < len) {
-			/* incomplete: make room for the whole fragment (not while
-			 * over the memory cap: it waits, unread) */
-			if (len + 4 > c->incap && !c->srv->mem_paused) {
-				uint8_t *b;
-				memmove(c->inbuf, c->inbuf + off, c->inlen - off);
-				c->inlen -= off;
-				off = 0;
-				b = realloc(c->inbuf, len + 4);
-				if (b == NULL) {
-					rc = -ENOMEM;
-					break;
-				}
-				c->inbuf = b;
-				c->incap = len + 4;
-				held_in_update(c);
-			}
-			break;
-		}
+		if (c->inlen - off - 4 < len)
+			break; /* incomplete: inbuf_settle() makes room */
 		if (*records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
 			break; /* come back on the next wakeup */
 		if (!mem_admits(c, m + 4, len, last))
@@ -619,15 +831,8 @@ static int parse_input(struct proto_conn *c, int *records)
 		memmove(c->inbuf, c->inbuf + off, c->inlen - off);
 		c->inlen -= off;
 	}
-	/* give memory back after a large record */
-	if (c->inlen == 0 && c->incap > INBUF_MIN) {
-		uint8_t *b = realloc(c->inbuf, INBUF_MIN);
-		if (b) {
-			c->inbuf = b;
-			c->incap = INBUF_MIN;
-			held_in_update(c);
-		}
-	}
+	if (inbuf_settle(c, rc) != 0 && rc == 0)
+		rc = -ENOMEM;
 	/* since when a record has been coming in (records waiting whole
 	 * are ours to parse, not the client's to finish) */
 	if ((c->inlen > 0 && !has_complete(c)) || c->fraglen > 0) {
@@ -644,30 +849,35 @@ static int parse_input(struct proto_conn *c, int *records)
  * or hung up; recv()'s error; parse_input()'s). */
 static int conn_read(struct proto_conn *c, int hup)
 {
-	int records = 0, rc;
+	int records = 0, rc = 0;
 
 	for (int round = 0; round < 16; round++) {
 		ssize_t n;
-		size_t space = c->incap - c->inlen;
+		size_t space;
 
+		inbuf_borrow(c);
+		space = c->incap - c->inlen;
 		if (space == 0) {
-			/* a full buffer of unparsed, capped records; a peer that
-			 * hung up would be reported again at once (level
-			 * triggered): nothing more can come, and nothing can be
-			 * written to it */
-			return hup ? -ECONNRESET : 0;
+			/* a full buffer of unparsed, capped records, or all the
+			 * room a paused host's record has; a peer that hung up
+			 * would be reported again at once (level triggered):
+			 * nothing more can come, and nothing can be written to it */
+			rc = hup ? -ECONNRESET : 0;
+			break;
 		}
 		n = recv(c->fd, c->inbuf + c->inlen, space, MSG_DONTWAIT);
-		if (n == 0)
-			return -ECONNRESET; /* peer closed */
+		if (n == 0) {
+			rc = -ECONNRESET; /* peer closed */
+			break;
+		}
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			return -errno;
+			if (errno != EAGAIN && errno != EINTR)
+				rc = -errno;
+			break;
 		}
 		act_touch(c, now_ms(c->srv));
 		c->inlen += (size_t)n;
-		rc = parse_input(c, &records);
+		rc = parse_input(c, &records); /* settles the buffer */
 		if (rc != 0)
 			return rc;
 		if (records >= RECORDS_PER_WAKEUP || !conn_can_take(c))
@@ -675,7 +885,10 @@ static int conn_read(struct proto_conn *c, int hup)
 		if ((size_t)n < space)
 			break; /* drained: epoll says when more arrives */
 	}
-	return 0;
+	/* a borrowed scratch buffer read nothing: its bytes go back */
+	if (inbuf_settle(c, rc) != 0 && rc == 0)
+		rc = -ENOMEM;
+	return rc;
 }
 
 /* The unwritten pieces of r (head, borrowed tail, padding) as up to 3
@@ -1043,9 +1256,8 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	c->incap = INBUF_MIN;
-	c->inbuf = malloc(c->incap);
-	if (c->inbuf == NULL || byfd_put(srv, fd, c) != 0 ||
+	/* no input buffer until a record is left over (inbuf_settle()) */
+	if (conn_host_link(c) != 0 || byfd_put(srv, fd, c) != 0 ||
 	    loop_add(srv->loop, fd, POLLIN, conn_io, c) != 0) {
 		static struct log_limit lim;
 		log_limited(&lim, CFS_LOG_ERR, "client %s: cannot set up the connection",
@@ -1053,7 +1265,7 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 		close(fd);
 		if (fd < srv->nbyfd && srv->byfd[fd] == c)
 			srv->byfd[fd] = NULL;
-		free(c->inbuf);
+		conn_host_unlink(c);
 		free(c);
 		return;
 	}
@@ -1061,7 +1273,6 @@ static void accept_one(struct proto_server *srv, int fd, struct sockaddr_storage
 	proto_counters.conns_accepted++;
 	proto_counters.conns_open++;
 	act_touch(c, now_ms(srv));
-	held_in_update(c);
 	log_debug("client %s: connected", c->peer_text);
 }
 
@@ -1229,11 +1440,27 @@ static void mem_pause(struct proto_server *srv)
 	proto_counters.client_memory_pauses++;
 	proto_counters.client_memory_paused = 1;
 	log_limited(&lim, CFS_LOG_WARN,
-		    "clients hold %llu MiB, at client_memory_max (%llu MiB): only calls with "
-		    "small replies are read until they hold %d%% of it; connections whose records "
-		    "or replies do not move for %d s are closed",
+		    "clients hold %llu MiB, at client_memory_max (%llu MiB): hosts over their "
+		    "share get only calls with small replies read until clients hold %d%% of it; "
+		    "connections whose records or replies do not move for %d s are closed",
 		    (unsigned long long)(srv->held >> 20), (unsigned long long)(mem_cap(srv) >> 20),
 		    MEM_RESUME_PCT, CONN_STALL_MS / 1000);
+}
+
+/* c's host holds more than the host h that needs memory at the cap: c,
+ * with a record coming in, is closed (mem_reclaim()). */
+static void close_for_share(struct proto_conn *c, const struct proto_host *h)
+{
+	static struct log_limit lim;
+
+	proto_counters.conns_share_closed++;
+	log_limited(&lim, CFS_LOG_WARN,
+		    "client %s: closed: its host holds %llu MiB, more than its share of "
+		    "client_memory_max (%d hosts, this one with %d connections), while a host "
+		    "holding %llu KiB needs memory",
+		    c->peer_text, (unsigned long long)(c->host->held >> 20), c->srv->hosts.n,
+		    c->host->nconns, (unsigned long long)(h->held >> 10));
+	conn_close(c, "over its host's share of client_memory_max");
 }
 
 /* A record c stopped sending (nothing came for CONN_STALL_MS and nothing
@@ -1313,6 +1540,16 @@ static void conn_tick(struct loop *l, void *arg)
 	}
 	if (srv->mem_paused)
 		close_stalled(srv, now);
+	/* hosts refused memory try again (each is refused again while it is
+	 * over its share) */
+	for (struct proto_host *h = srv->hosts.list; h; h = h->next) {
+		if (!h->paused)
+			continue;
+		h->paused = 0;
+		for (struct proto_conn *c = h->conns; c; c = c->host_next)
+			if (!c->busy)
+				conn_update(c);
+	}
 }
 
 /* --- UDP ------------------------------------------------------------------- */

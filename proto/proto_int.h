@@ -3,6 +3,8 @@
 #define CFS_PROTO_INT_H
 
 #include <assert.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include "proto.h"
 
@@ -42,6 +44,47 @@ void proto_conn_submit(struct proto_conn *conn, struct cfs_req *req);
  * or too short to reply to, or proto_conn_send()'s error for a reply that
  * could not be queued. */
 int proto_handle_record(struct proto_conn *conn, const uint8_t *rec, size_t len);
+
+/* Client hosts (hosts.c): the connections from one address and what they
+ * hold together, for each host's fair share of client_memory_max
+ * (docs/design.md, "Bounds on what clients can make the proxy hold"). A
+ * host lives while it has connections; conn.c keeps its counts. */
+#define PROTO_HOST_BUCKETS 256
+struct proto_host {
+	struct proto_host *chain;	/* its hash bucket */
+	struct proto_host *prev, *next; /* every host of the table */
+	int family;
+	uint8_t addr[16];
+	int nconns;
+	uint64_t held;	  /* what its connections hold (conn.c's count) */
+	uint64_t held_in; /* of which input buffers: records coming in */
+	/* refused memory while clients are over the cap: its connections
+	 * read only into the room they hold, until a retry (once a second) */
+	int paused;
+	unsigned reclaim_pass;	  /* the last reclaim that found nothing to close */
+	struct proto_conn *conns; /* its connections (conn.c links them) */
+};
+struct proto_hosts {
+	struct proto_host *bucket[PROTO_HOST_BUCKETS];
+	struct proto_host *list;
+	int n;
+};
+/* The host of a peer address (the port ignored; an IPv4-mapped IPv6
+ * address is its IPv4 host), made when it has no connection yet; counts
+ * one connection more. NULL when out of memory. */
+struct proto_host *proto_host_get(struct proto_hosts *t, const struct sockaddr_storage *ss);
+/* One connection of h fewer; h is freed with its last (it holds nothing
+ * then). */
+void proto_host_put(struct proto_hosts *t, struct proto_host *h);
+/* 1 when h may hold need bytes more as its fair share of cap: every host,
+ * each counted at most at what h would hold then, fits in cap (max-min
+ * fairness: a host may come up to the level of the others; the hosts that
+ * want more than that level share what is left evenly). */
+int proto_host_fair(const struct proto_hosts *t, const struct proto_host *h, uint64_t need,
+                    uint64_t cap);
+/* The host holding the most, above bytes, with input buffers to give back
+ * and not marked by reclaim pass; NULL when none. */
+struct proto_host *proto_host_biggest(const struct proto_hosts *t, uint64_t above, unsigned pass);
 
 /* The duplicate-request cache (drc.c): finished calls' replies are kept
  * DRC_LIFE_MS, at most DRC_MAX entries (the oldest finished go first). */

@@ -294,12 +294,13 @@ b_start_knfsd()
 		"$data" "${names[@]}") || b_die "writing the data set into the guest's export failed"
 	b_log "written: $UP_PUT"
 	# cachefsd serves, but does not store, data changed less than
-	# fresh_guard (2 s) ago by its clock; the files' times are the guest's
-	# (skew = guest minus host): wait until they are 3 s old by ours
+	# fresh_guard (2 s) + 1 s ago by its clock while it has not measured
+	# the guest's; the files' times are the guest's (skew = guest minus
+	# host): wait until they are 4 s old by ours
 	local skew
 	skew=$(sed -n 's/.*skew_ms=\(-\{0,1\}[0-9]*\).*/\1/p' <<<"$UP_PUT")
 	[ "${skew#-}" -le 1000 ] || b_die "the guest's clock is $skew ms off the host's"
-	sleep "$(awk -v s="$skew" 'BEGIN {w = 3 + s / 1000; printf "%.3f", (w > 0 ? w : 0)}')"
+	sleep "$(awk -v s="$skew" 'BEGIN {w = 4 + s / 1000; printf "%.3f", (w > 0 ? w : 0)}')"
 }
 
 # --- the relay (wan) ---------------------------------------------------------

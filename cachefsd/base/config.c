@@ -118,8 +118,8 @@ static const struct cfg_key keys[] = {
 	 "a blocking lock the filer answered BLOCKED is asked again this often on the client's "
 	 "behalf, for filers that cannot call the proxy back; 0: off"},
 	{"fresh_guard", CFG_INT, OFF(fresh_guard), "2", 0, 3600, "SECONDS",
-	 "data of a file whose ctime is this recent is served but not stored (timestamp "
-	 "granularity)"},
+	 "data read less than this long after the tick of the file's ctime ended, by the "
+	 "filer's clock as measured, is served but not stored (timestamp granularity); 0: off"},
 	{"evidence_ttl", CFG_INT, OFF(evidence_ttl), "60", 1, 86400, "SECONDS",
 	 "strict mode: how long what the server answered a credential (READ, ACCESS) lets "
 	 "it read cached bytes before the server is asked again (ttl mode: meta_ttl); the "

@@ -318,6 +318,20 @@ void cobj_drop_chunks(struct cobj_table *t, struct cobj *o)
 	}
 }
 
+int cobj_invalidate(struct cobj_table *t, struct cobj *o)
+{
+	int inflight = 0;
+
+	o->gen++;
+	o->inline_known = 0;
+	o->ra_next = 0;
+	while (o->chunks) {
+		inflight += o->chunks->state != CH_READY;
+		chunk_remove(t, o->chunks);
+	}
+	return inflight;
+}
+
 struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred)
 {
 	for (struct access_ent *a = o->access; a; a = a->next)

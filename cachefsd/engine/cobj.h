@@ -120,6 +120,14 @@ struct cobj {
 	 * for whether to prefetch it. A hint only: it decides no answer */
 	int inline_known;
 	struct store_snap inline_snap;
+	/* Changes the proxy knows of that its attributes may not show (a
+	 * WRITE, SETATTR or COMMIT through it, a lock granted): bumped by
+	 * cobj_invalidate(). A READ that began under another value answers
+	 * nothing from what it gathered (read.c). */
+	uint64_t gen;
+	/* when the last of those was answered (loop_clock_us; 0: none):
+	 * older attributes from calls issued before it are old news */
+	uint64_t changed_us;
 };
 
 struct cobj_table;
@@ -149,6 +157,12 @@ void chunk_release(struct cobj_table *t, struct chunk *c);
 /* Drops every READY chunk of o (its data changed). Loading and filling
  * chunks finish and are discarded by their owners. */
 void cobj_drop_chunks(struct cobj_table *t, struct cobj *o);
+/* o changed in a way its attributes may not show: bumps o->gen and
+ * detaches every chunk, READY, LOADING and FILLING (their owners see
+ * idx == UINT32_MAX: a fill or load in flight is then neither served nor
+ * stored, and the READs waiting for it are forwarded when it ends).
+ * Returns how many were in flight. */
+int cobj_invalidate(struct cobj_table *t, struct cobj *o);
 
 /* ACCESS evidence of cred for o. */
 struct access_ent *cobj_access_find(struct cobj *o, const struct cfs_cred *cred);

@@ -304,6 +304,7 @@ int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream 
 	e->prefetch_t0_ms = loop_clock_ms();
 	workers_submit(e->workers, prefetch_work, prefetch_done, e); /* best effort */
 	engine_fills_init(e);
+	fclock_init(&e->fclock);
 	e->objs = cobj_table_new(cfg->memory_cache, 200000);
 	if (e->objs == NULL) {
 		rc = -ENOMEM;
@@ -457,6 +458,17 @@ void engine_write_stats(const struct engine *e, FILE *out)
 		KV("fill_reads_per_chunk", fs.reads_per_chunk);
 		KV("fills_blocked", fs.blocked);
 		write_counters(c, ENGINE_SEC_FILL, out);
+	}
+	{
+		/* the filer's clock, as the fresh guard measures it */
+		struct engine_clock_state cl;
+
+		engine_filer_clock(e, &cl);
+		KV("filer_clock_known", cl.known);
+		fprintf(out, "filer_clock_offset_ms %lld\n", (long long)cl.offset_ms);
+		fprintf(out, "filer_clock_error_ms %lld\n", (long long)cl.error_ms);
+		KV("filer_time_granularity_ns", cl.tick_ns);
+		KV("filer_time_granularity_known", cl.tick_known);
 	}
 	write_counters(c, ENGINE_SEC_META, out);
 	KV("meta_records", store_meta_count(e->store));

@@ -8,6 +8,7 @@
 
 #include "cobj.h"
 #include "engine.h"
+#include "fclock.h"
 #include "store.h"
 #include "workers.h"
 
@@ -96,7 +97,9 @@ struct engine {
 	uint64_t fill_blocked_until_ms; /* fills are tried again from then on */
 	int fill_trouble_streak;        /* consecutive fills that hit it */
 	unsigned fill_logged;           /* bit per enum engine_fill_block logged */
-	int clock_logged;               /* upstream clock ahead: logged */
+	/* the filer's clock as its answers show it: the fresh guard's
+	 * measure (fclock.h, observe.c) */
+	struct fclock fclock;
 	/* The reply pipeline's last step (reply.c): engine_lookup_prefetch(),
 	 * bound by engine_new(). The pipeline lies below read.c, whose fills
 	 * hand it their answers, so it does not call read.c by name. */
@@ -251,6 +254,23 @@ enum evidence engine_evidence(struct engine *e, const nfs_fh3 *fh, const struct 
 uint64_t engine_evidence_age_ms(const struct engine *e);
 /* fh changed through the proxy and no reply said how (observe.c). */
 void engine_attrs_changed(struct engine *e, const nfs_fh3 *fh);
+/* The proxy made or saw a change of fh its attributes may not show (a
+ * WRITE, SETATTR or COMMIT answered, a lock granted, observe.c): fills
+ * and disk loads of it in flight, and its chunks in memory, are neither
+ * served nor stored from now on (cobj_invalidate()); replies to calls
+ * issued before now with an older ctime are old news. The store's copy is
+ * judged by its snapshot as always. */
+void engine_data_changed(struct engine *e, const nfs_fh3 *fh);
+/* The fresh guard (observe.c, after fclock.h): whether a fill of a file
+ * with attributes a, whose READs were sent from start_ms (loop_clock_us()
+ * / 1000) on, may be stored, and on what ground. */
+enum fclock_verdict engine_fresh_judge(struct engine *e, uint64_t start_ms, const fattr3 *a);
+/* Whether data stored under rec may be served: let in on a sound ground,
+ * or on the assumption within the last hour or two while nothing has
+ * shown the assumption wrong. */
+int engine_stored_trusted(struct engine *e, const struct store_obj *rec);
+/* The STORE_GUARD_* ground and hour to record for a verdict. */
+void engine_guard_of(enum fclock_verdict v, uint8_t *guard, uint16_t *hour);
 /* Drops the cached data of o (store and memory). */
 void engine_drop_data(struct engine *e, struct cobj *o, const char *why);
 /* A client looked up fh (attrs from the same reply): fetch a small file's

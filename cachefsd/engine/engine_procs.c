@@ -23,6 +23,17 @@
 	}
 #define POST(A, af, R, at) POST2(OBS_POST, A, af, R, at)
 #define WCC(A, af, R, at)  POST2(OBS_WCC, A, af, R, at)
+/* ... of an object the call changes when it succeeds */
+#define CHANGED(A, af, R, at)                                                                      \
+	{.what = OBS_WCC,                                                                          \
+	 .arm = ARM_OK,                                                                            \
+	 ARG(A, af),                                                                               \
+	 .at_off = offsetof(R, R##_u.resok.at),                                                    \
+	 .changes = 1},                                                                            \
+	{                                                                                          \
+		.what = OBS_WCC, .arm = ARM_FAIL, ARG(A, af),                                      \
+		.at_off = offsetof(R, R##_u.resfail.at)                                            \
+	}
 /* the same, of one arm */
 #define POST1(arm_, A, af, R, arm_name, at)                                                        \
 	{                                                                                          \
@@ -76,6 +87,9 @@
 		.what = w, .off = offsetof(A, af)                                                  \
 	}
 
+/* The file whose data the call changes. */
+#define CHANGES(A, af) .changes_data = 1, .changes_fh = offsetof(A, af)
+
 /* Counts held to CFS_MAX_IO. */
 #define CLAMP(...)                                                                                 \
 	.nclamp = sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t), .clamp = {__VA_ARGS__}
@@ -84,7 +98,7 @@
  * the new object, the directory's wcc, the name recorded, and the name and
  * listing made stale. */
 #define MAKES_NAME(A, R)                                                                           \
-	.obs = {NEWOBJ(R), WCC(A, where.dir, R, dir_wcc)}, NAMED_NEW(A, where, R),                 \
+	.obs = {NEWOBJ(R), CHANGED(A, where.dir, R, dir_wcc)}, NAMED_NEW(A, where, R),             \
 	.inv = {INV(INV_NAME, A, where), INV(INV_DIR, A, where)}
 
 const struct engine_proc engine_procs[NFS3_NPROCS] = {
@@ -98,8 +112,9 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                                .reval = 1}},
                       .dispatch = ED_META,
                       .answer = ANS_GETATTR},
-    [NFS3_SETATTR] = {.obs = {WCC(SETATTR3args, object, SETATTR3res, obj_wcc)},
-                      .inv = {INV(INV_ATTRS, SETATTR3args, object)}},
+    [NFS3_SETATTR] = {.obs = {CHANGED(SETATTR3args, object, SETATTR3res, obj_wcc)},
+                      .inv = {INV(INV_ATTRS, SETATTR3args, object)},
+                      CHANGES(SETATTR3args, object)},
     /* found or not, the caller was allowed to search the directory (the
      * evidence first, as it always was); the object's attributes, then
      * the directory's; engine_lookup_prefetch() after them */
@@ -133,30 +148,31 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                            EVIDENCE(READ3args, file, READ3res, file_attributes, ACCESS3_READ, 0)},
                    .dispatch = ED_READ,
                    CLAMP(offsetof(READ3args, count))},
-    [NFS3_WRITE] = {.obs = {WCC(WRITE3args, file, WRITE3res, file_wcc)},
+    [NFS3_WRITE] = {.obs = {CHANGED(WRITE3args, file, WRITE3res, file_wcc)},
                     .inv = {INV(INV_ATTRS, WRITE3args, file)},
+                    CHANGES(WRITE3args, file),
                     .prepare = engine_write_prepare},
     [NFS3_CREATE] = {MAKES_NAME(CREATE3args, CREATE3res)},
     [NFS3_MKDIR] = {MAKES_NAME(MKDIR3args, MKDIR3res)},
     [NFS3_SYMLINK] = {MAKES_NAME(SYMLINK3args, SYMLINK3res)},
     [NFS3_MKNOD] = {MAKES_NAME(MKNOD3args, MKNOD3res)},
-    [NFS3_REMOVE] = {.obs = {WCC(REMOVE3args, object.dir, REMOVE3res, dir_wcc)},
+    [NFS3_REMOVE] = {.obs = {CHANGED(REMOVE3args, object.dir, REMOVE3res, dir_wcc)},
                      .inv = {INV(INV_NAME, REMOVE3args, object), INV(INV_DIR, REMOVE3args, object)},
                      .nnamed = 1,
                      .named = {offsetof(REMOVE3args, object)}},
-    [NFS3_RMDIR] = {.obs = {WCC(RMDIR3args, object.dir, RMDIR3res, dir_wcc)},
+    [NFS3_RMDIR] = {.obs = {CHANGED(RMDIR3args, object.dir, RMDIR3res, dir_wcc)},
                     .inv = {INV(INV_NAME, RMDIR3args, object), INV(INV_DIR, RMDIR3args, object)},
                     .nnamed = 1,
                     .named = {offsetof(RMDIR3args, object)},
                     .purge_named = 1},
-    [NFS3_RENAME] = {.obs = {WCC(RENAME3args, from.dir, RENAME3res, fromdir_wcc),
-                             WCC(RENAME3args, to.dir, RENAME3res, todir_wcc)},
+    [NFS3_RENAME] = {.obs = {CHANGED(RENAME3args, from.dir, RENAME3res, fromdir_wcc),
+                             CHANGED(RENAME3args, to.dir, RENAME3res, todir_wcc)},
                      .inv = {INV(INV_NAME, RENAME3args, from), INV(INV_NAME, RENAME3args, to),
                              INV(INV_DIR, RENAME3args, from), INV(INV_DIR, RENAME3args, to)},
                      .nnamed = 2,
                      .named = {offsetof(RENAME3args, from), offsetof(RENAME3args, to)}},
     [NFS3_LINK] = {.obs = {POST(LINK3args, file, LINK3res, file_attributes),
-                           WCC(LINK3args, link.dir, LINK3res, linkdir_wcc)},
+                           CHANGED(LINK3args, link.dir, LINK3res, linkdir_wcc)},
                    .inv = {INV(INV_ATTRS, LINK3args, file), INV(INV_NAME, LINK3args, link),
                            INV(INV_DIR, LINK3args, link)}},
     [NFS3_READDIR] = {.obs = {POST(READDIR3args, dir, READDIR3res, dir_attributes),
@@ -190,5 +206,6 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
                        BLOB('c'),
                        ANSWERS(PATHCONF3res, obj_attributes, 0)},
     [NFS3_COMMIT] = {.obs = {WCC(COMMIT3args, file, COMMIT3res, file_wcc)},
-                     .inv = {INV(INV_ATTRS, COMMIT3args, file)}},
+                     .inv = {INV(INV_ATTRS, COMMIT3args, file)},
+                     CHANGES(COMMIT3args, file)},
 };

@@ -64,6 +64,9 @@ struct obs_ent {
 	/* OBS_FATTR / OBS_POST: the answer is a revalidation of the handle by
 	 * the server (GETATTR, LOOKUP's object): it stamps cobj.reval_ms */
 	uint8_t reval;
+	/* OBS_WCC: a successful call changed the object (its ctime is the
+	 * filer's clock during the call: a measure of that clock, fclock.h) */
+	uint8_t changes;
 	uint32_t bits; /* OBS_EVIDENCE: ACCESS3 bits */
 	size_t fh_off;
 	size_t at_off; /* in the result */
@@ -156,6 +159,12 @@ struct engine_proc {
 	/* What a call made through the proxy makes stale (meta_mutation()),
 	 * in order; INV_END ends it. */
 	struct inv_ent inv[EP_MAXINV];
+	/* The file whose bytes or size the call may change (WRITE, SETATTR,
+	 * COMMIT), at changes_fh in the arguments when `changes_data`: once
+	 * it is answered, nothing read of the file before is served or stored
+	 * (engine_data_changed(), forward.c). */
+	uint8_t changes_data;
+	size_t changes_fh;
 	/* The names whose objects the call removes or replaces (mutate.c):
 	 * diropargs3 offsets. purge_named: those objects' listings and names
 	 * go too (RMDIR). */

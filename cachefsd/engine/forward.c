@@ -165,10 +165,30 @@ static const nfs_fh3 *written_file(const struct cfs_req *req)
 	return NULL;
 }
 
+/* A call that may change a file's bytes (its row's `changes`) was
+ * answered (status, r: as engine_forward_reply() got them): unless the
+ * server refused it before changing anything, what was being read of the
+ * file before is not served after this answer reaches its client. A
+ * failure without an answer (a timeout) may have changed it too. */
+static void data_changed(struct engine *e, const struct cfs_req *req, int status,
+                         const union nfs3_res *r)
+{
+	const struct engine_proc *ep =
+	    req->prog == NFS_PROGRAM && req->proc != NFS3_NULL ? engine_proc(req->proc) : NULL;
+
+	if (ep == NULL || !ep->changes_data)
+		return;
+	if (status == 0 && r && (r->status == NFS3ERR_ACCES || r->status == NFS3ERR_PERM ||
+	                         r->status == NFS3ERR_ROFS || r->status == NFS3ERR_STALE))
+		return;
+	engine_data_changed(e, (const nfs_fh3 *)((const char *)&req->args + ep->changes_fh));
+}
+
 void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, void *res)
 {
 	union nfs3_res *r = res;
 
+	data_changed(e, req, status, r);
 	if (status != 0) {
 		engine_reply_failure(e, req, status);
 		return;

@@ -30,6 +30,127 @@ void engine_drop_data(struct engine *e, struct cobj *o, const char *why)
 	}
 }
 
+/* --- the filer's clock (fclock.h) ------------------------------------------ */
+
+static int64_t mono_ms(void)
+{
+	return (int64_t)(loop_clock_us() / 1000);
+}
+
+/* The proxy's wall clock minus its monotonic one, in ms. */
+static int64_t wall_minus_mono(void)
+{
+	int64_t m = mono_ms();
+
+	return (int64_t)wall_ms() - m;
+}
+
+/* Says once per episode that the clocks differ by more than
+ * FCLOCK_WARN_MS, and when they agree again. */
+static void clock_episode(struct engine *e, int64_t now)
+{
+	int64_t wm = wall_minus_mono();
+	int ep = fclock_episode(&e->fclock, now, wm);
+	struct fclock_view v;
+
+	if (ep == 0)
+		return;
+	fclock_view(&e->fclock, now, wm, &v);
+	if (ep < 0) {
+		log_info("the filer's clock agrees with this host's again (%+.1f s, +-%.1f s)",
+		         v.offset_ms / 1000.0, v.error_ms / 1000.0);
+		return;
+	}
+	e->ctr.clock_skew_warnings++;
+	if (v.known == 2 && v.hi_ms < -FCLOCK_WARN_MS)
+		log_warn("the filer's clock runs %.1f s behind this host's (between %.1f and %.1f s, "
+		         "from changes made through the proxy): data of a file is stored only once "
+		         "the filer's own clock shows it fresh_guard old; check the clocks (NTP)",
+		         -v.offset_ms / 1000.0, -v.hi_ms / 1000.0, -v.lo_ms / 1000.0);
+	else
+		log_warn("the filer's clock runs at least %.1f s ahead of this host's (the file "
+		         "times it reports): data of a file is stored only once the filer's own "
+		         "clock shows it fresh_guard old; check the clocks (NTP)",
+		         v.lo_ms / 1000.0);
+}
+
+/* A successful call changed the object whose wcc data is w: when the
+ * reply shows its ctime moving, that ctime was stamped by the filer's
+ * clock while the call was out. */
+static void clock_change(struct engine *e, const struct engine_call *call, const wcc_data *w)
+{
+	const fattr3 *after = &w->after.post_op_attr_u.attributes;
+	const wcc_attr *before = &w->before.pre_op_attr_u.attributes;
+	int64_t now = mono_ms();
+
+	/* no "before": a call that changed nothing (CREATE of a name that
+	 * is there) would look like one stamped long ago */
+	if (!w->before.attributes_follow || !w->after.attributes_follow || call->t_call_us == 0 ||
+	    (before->ctime.seconds == after->ctime.seconds &&
+	     before->ctime.nseconds == after->ctime.nseconds))
+		return;
+	if (fclock_changed(&e->fclock, (int64_t)(call->t_call_us / 1000), now, &after->ctime)) {
+		e->ctr.clock_steps++;
+		log_info("the filer's clock stepped: a change's time does not fit the ones before "
+		         "(measured again from it)");
+	}
+	clock_episode(e, now);
+}
+
+void engine_filer_clock(const struct engine *e, struct engine_clock_state *out)
+{
+	struct fclock_view v;
+	int64_t wm = wall_minus_mono();
+
+	fclock_view(&e->fclock, mono_ms(), wm, &v);
+	out->known = v.known;
+	out->lo_ms = v.lo_ms;
+	out->hi_ms = v.hi_ms;
+	out->offset_ms = v.offset_ms;
+	out->error_ms = v.error_ms;
+	out->tick_ns = v.tick_ns;
+	out->tick_known = v.tick_known;
+}
+
+enum fclock_verdict engine_fresh_judge(struct engine *e, uint64_t start_ms, const fattr3 *a)
+{
+	/* fresh_guard 0: the guard is off, by the operator's choice (a
+	 * filer whose files never change twice within a tick, tests) */
+	if (e->cfg->fresh_guard == 0)
+		return FCLOCK_SOUND;
+	return fclock_judge(&e->fclock, mono_ms(), (int64_t)start_ms, &a->ctime,
+	                    (int64_t)e->cfg->fresh_guard * 1000, wall_minus_mono());
+}
+
+static uint16_t wall_hour(void)
+{
+	return (uint16_t)(wall_ms() / 3600000);
+}
+
+void engine_guard_of(enum fclock_verdict v, uint8_t *guard, uint16_t *hour)
+{
+	*guard = v == FCLOCK_ASSUMED ? STORE_GUARD_ASSUMED : STORE_GUARD_SOUND;
+	*hour = v == FCLOCK_ASSUMED ? wall_hour() : 0;
+}
+
+int engine_stored_trusted(struct engine *e, const struct store_obj *rec)
+{
+	switch (rec->guard) {
+	case STORE_GUARD_SOUND:
+		return 1;
+	case STORE_GUARD_ASSUMED:
+		/* let in on an assumption about the filer's clock: not for
+		 * ever (a skew never measured, fixed before a restart, would
+		 * leave it wrong for good), and not once the assumption is
+		 * known wrong */
+		return (uint16_t)(wall_hour() - rec->guard_hour) <= 1 &&
+		       !fclock_assumption_broken(&e->fclock, mono_ms(), (int64_t)e->cfg->fresh_guard * 1000,
+		                                 wall_minus_mono());
+	default:
+		return 0; /* judged by the proxy's clock alone (an older build) */
+	}
+}
+
 /* Replies of calls in flight together arrive in any order (parallel WRITEs
  * over several upstream connections, a GETATTR answered late): within this
  * long of learning attributes, a reply with an older ctime is older news. */
@@ -50,8 +171,13 @@ static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs,
 	 * change's reply say what it is now */
 	if (o->attrs_stale_us && call_us < o->attrs_stale_us)
 		return 1;
-	return o->have_attrs && loop_now(e->loop) - o->attrs_ms < REORDER_MS &&
-	       ctime_before(attrs, &o->attrs);
+	if (!o->have_attrs || !ctime_before(attrs, &o->attrs))
+		return 0;
+	/* a call issued before a change made through the proxy (a slow
+	 * fill's READ answered before a truncate) says what was before it */
+	if (o->changed_us && call_us < o->changed_us)
+		return 1;
+	return loop_now(e->loop) - o->attrs_ms < REORDER_MS;
 }
 
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
@@ -62,6 +188,12 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 
 	if (fh->data.data_len == 0 || fh->data.data_len > NFS3_FHSIZE)
 		return;
+	/* the filer's clock had passed this ctime (older news too) */
+	{
+		int64_t t = mono_ms();
+		if (fclock_seen(&e->fclock, t, &attrs->ctime))
+			clock_episode(e, t);
+	}
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;
@@ -298,13 +430,25 @@ void engine_purge(struct engine *e, const nfs_fh3 *fh)
 	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
 
 	if (o) {
-		cobj_drop_chunks(e->objs, o);
+		cobj_invalidate(e->objs, o); /* fills in flight too */
 		cobj_access_clear(o);
 		o->have_attrs = 0;
 	}
 	store_obj_drop(e->store, fh->data.data_val, fh->data.data_len, 1);
 	meta_purge(e, fh);
 	e->ctr.stale_purges++;
+}
+
+void engine_data_changed(struct engine *e, const nfs_fh3 *fh)
+{
+	struct cobj *o = cobj_find(e->objs, fh->data.data_val, fh->data.data_len);
+
+	if (o == NULL)
+		return; /* nothing of it is known or being read */
+	e->ctr.fill_outdated += (uint64_t)cobj_invalidate(e->objs, o);
+	o->changed_us = loop_clock_us();
+	if (o->changed_us == 0)
+		o->changed_us = 1;
 }
 
 /* Changed through the proxy without a reply that says how (a removed or
@@ -362,6 +506,8 @@ static void observe_result(struct engine *e, const struct engine_call *call, voi
 			break;
 		case OBS_WCC:
 			observe_wcc(e, fh, at);
+			if (o->changes && ok)
+				clock_change(e, call, at);
 			break;
 		case OBS_EVIDENCE:
 			answered(e, fh, &call->cred, r->status,

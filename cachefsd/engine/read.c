@@ -41,7 +41,6 @@
 #define MAX_READAHEAD_FILLS 32       /* memory: each holds a chunk buffer */
 #define FILL_PAUSE_MS       60000    /* fills blocked by the upstream are tried again after */
 #define FILL_TROUBLE_STREAK 3        /* consecutive fills in trouble before pausing */
-#define CLOCK_AHEAD_S       60       /* upstream ctimes this far in the future: say so */
 
 struct read_op {
 	uint32_t magic;
@@ -58,6 +57,7 @@ struct read_op {
 	int pending;
 	int fallback;
 	int filled; /* a chunk came from the upstream */
+	uint64_t gen; /* obj->gen when the READ began: a change since ends it */
 	ACCESS3args aargs;
 };
 
@@ -68,6 +68,7 @@ struct fill;
 struct fill_read {
 	struct fill *f;
 	uint32_t slot; /* in f->plan */
+	uint64_t t_us; /* when it was sent (loop_clock_us) */
 	READ3args args;
 };
 
@@ -83,6 +84,7 @@ struct fill {
 	int have_attrs; /* attrs: of the latest answer; all must agree on the snapshot */
 	fattr3 attrs;
 	struct store_snap snap;
+	uint64_t start_ms; /* when its first READ was sent (loop_clock_us() / 1000) */
 	uint64_t fetched; /* payload bytes received */
 	uint32_t cap;     /* bytes allocated at c->buf */
 	struct fill_plan plan;
@@ -123,6 +125,20 @@ static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
 }
 
 /* --- ops ------------------------------------------------------------------ */
+
+/* What a reply from bytes of the version snap describes carries: the
+ * freshest attributes the proxy knows of o, when they are of that version;
+ * NULL when they are not (the bytes are older than what the proxy knows,
+ * or it knows nothing it may trust: a change no reply described). */
+static const fattr3 *fresh_attrs(const struct cobj *o, const struct store_snap *snap)
+{
+	struct store_snap known;
+
+	if (!o->have_attrs || o->attrs_stale_us)
+		return NULL;
+	store_snap_of(&o->attrs, &known);
+	return store_snap_equal(&known, snap) ? &o->attrs : NULL;
+}
 
 static void op_free(struct read_op *op)
 {
@@ -318,32 +334,33 @@ static void op_finish(struct read_op *op)
 	uint32_t n;
 	uint8_t *buf;
 
-	if (op->fallback) {
+	if (op->fallback || op->gen != op->obj->gen) {
+		/* a change through the proxy since the READ began: what it
+		 * gathered may be from before (cobj_invalidate()) */
 		op_forward(op);
 		return;
 	}
 	if (op->have_rec) {
-		attrs = op->obj->have_attrs ? &op->obj->attrs : &op->rec.attrs;
+		attrs = op->obj->have_attrs || op->obj->attrs_stale_us
+		            ? fresh_attrs(op->obj, &op->rec.snap)
+		            : &op->rec.attrs;
 	} else {
-		/* a miss: the fills' attributes must agree */
-		struct store_snap s0, s;
+		/* a miss: every fill's attributes must be the freshest known */
 		for (uint32_t i = 0; op->lo + i <= op->hi; i++) {
 			struct chunk *c = op->chunks[i];
-			if (!c->have_attrs) {
-				op_forward(op);
-				return;
-			}
-			if (attrs == NULL) {
-				attrs = &c->attrs;
-				store_snap_of(attrs, &s0);
-			} else {
-				store_snap_of(&c->attrs, &s);
-				if (!store_snap_equal(&s, &s0)) {
-					op_forward(op);
-					return;
-				}
-			}
+			struct store_snap s;
+
+			store_snap_of(&c->attrs, &s);
+			attrs = c->have_attrs ? fresh_attrs(op->obj, &s) : NULL;
+			if (attrs == NULL)
+				break;
 		}
+	}
+	if (attrs == NULL) {
+		/* the bytes are of an older version than the proxy knows of
+		 * (the file changed while they were read) */
+		op_forward(op);
+		return;
 	}
 	size = attrs->size;
 	n = op->off >= size ? 0 : (uint32_t)(size - op->off < op->count ? size - op->off : op->count);
@@ -427,8 +444,10 @@ static void load_done(void *arg)
 		e->ctr.readahead_loads++;
 	}
 	if (c->idx == UINT32_MAX) {
-		/* removed meanwhile */
+		/* removed meanwhile (the file changed: cobj_invalidate()):
+		 * its READs are forwarded */
 		free(j->buf);
+		wake_waiters(c, 1);
 	} else if (j->rc == 0) {
 		c->buf = j->buf;
 		c->len = j->len;
@@ -535,26 +554,26 @@ static void write_done(void *arg)
 }
 
 /* Two changes within one timestamp tick leave (size, mtime, ctime) equal:
- * data of a file changed this recently is served, not stored. */
-static int too_fresh(struct engine *e, const fattr3 *a)
+ * data read before that tick was over (plus fresh_guard), by the filer's
+ * clock as far as the proxy knows it, is served, not stored
+ * (engine_fresh_judge(), fclock.h). What it was stored on is recorded with
+ * it (STORE_GUARD_*). */
+static void record_guard(struct engine *e, const struct cobj *o, enum fclock_verdict v)
 {
-	int64_t now = (int64_t)(wall_ms() / 1000), ahead = (int64_t)a->ctime.seconds - now;
+	uint8_t guard;
+	uint16_t hour;
 
-	if (ahead > CLOCK_AHEAD_S && !e->clock_logged) {
-		/* a ctime is the server's clock: ahead of ours, every file it
-		 * changed within `ahead` seconds looks too fresh to store */
-		e->clock_logged = 1;
-		log_warn("upstream file times run %lld s ahead of this host's clock: files changed "
-		         "upstream within that time (plus fresh_guard) are served but not cached; "
-		         "check the clocks (NTP)",
-		         (long long)ahead);
+	engine_guard_of(v, &guard, &hour);
+	if (guard != STORE_GUARD_SOUND) {
+		e->ctr.fresh_assumed++;
+		store_obj_set_guard(e->store, o->fh, o->fhlen, guard, hour);
 	}
-	return now - (int64_t)a->ctime.seconds < e->cfg->fresh_guard;
 }
 
-/* Decides whether and how the filled chunk c is stored; returns the data_id
- * its bytes belong to (0: not stored as a chunk). */
-static uint64_t store_fill(struct engine *e, struct chunk *c)
+/* Decides whether and how the filled chunk c, whose READs were sent from
+ * start_ms on, is stored; returns the data_id its bytes belong to (0: not
+ * stored as a chunk). */
+static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 {
 	struct cobj *o = c->obj;
 	struct store_obj rec;
@@ -563,31 +582,44 @@ static uint64_t store_fill(struct engine *e, struct chunk *c)
 	uint64_t size;
 	struct disk_job *j;
 	int fresh = 0;
+	enum fclock_verdict v;
 
 	if (!c->have_attrs || e->workers == NULL || !store_fill_allowed(e->store) ||
 	    c->attrs.type != NF3REG)
 		return 0;
 	size = c->attrs.size;
-	if (too_fresh(e, &c->attrs)) {
+	v = engine_fresh_judge(e, start_ms, &c->attrs);
+	if (v == FCLOCK_FRESH) {
 		e->ctr.fresh_skips++;
 		return 0;
 	}
 	store_snap_of(&c->attrs, &snap);
+	if (fresh_attrs(o, &snap) == NULL) {
+		/* the proxy knows of a newer version (or of a change no reply
+		 * described): these bytes would be dropped at the next READ */
+		e->ctr.fill_outdated++;
+		return 0;
+	}
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
-	    store_snap_equal(&rec.snap, &snap)) {
+	    store_snap_equal(&rec.snap, &snap) && engine_stored_trusted(e, &rec)) {
 		if ((rec.flags & STORE_OBJ_INLINE) || rec.chunk_size != cs)
 			return 0;
+		if (v == FCLOCK_ASSUMED && rec.guard == STORE_GUARD_SOUND)
+			record_guard(e, o, v); /* the weaker ground of its chunks */
 	} else {
 		if (c->idx == 0 && size <= e->cfg->inline_max && c->len == size) {
 			if (store_reserve(e->store, c->len + 256) == 0 &&
 			    store_inline_put(e->store, o->fh, o->fhlen, &c->attrs, c->buf, c->len) ==
-				    0)
+				    0) {
 				e->ctr.stores++;
+				record_guard(e, o, v);
+			}
 			return 0;
 		}
 		cobj_drop_chunks(e->objs, o);
 		if (store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec) != 0)
 			return 0;
+		record_guard(e, o, v);
 		fresh = 1; /* a new data file: this chunk's write creates it */
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
@@ -791,10 +823,10 @@ static void fill_give_up(struct fill *f)
 	if (f->finished)
 		return;
 	fill_end(f);
-	if (c->idx != UINT32_MAX) {
-		wake_waiters(c, 1); /* they forward their READs */
+	/* they forward their READs (a chunk detached by a change too) */
+	wake_waiters(c, 1);
+	if (c->idx != UINT32_MAX)
 		chunk_remove(f->e->objs, c);
-	}
 }
 
 static void fill_complete(struct fill *f)
@@ -805,8 +837,10 @@ static void fill_complete(struct fill *f)
 
 	fill_end(f);
 	fill_went_well(e);
-	if (c->idx == UINT32_MAX)
+	if (c->idx == UINT32_MAX) {
+		wake_waiters(c, 1); /* detached by a change: nothing served */
 		return;
+	}
 	if (len < f->cap) {
 		/* the end of the file: give back what it does not use */
 		uint8_t *b = realloc(c->buf, len ? len : 1);
@@ -820,7 +854,7 @@ static void fill_complete(struct fill *f)
 	e->ctr.fills++;
 	if (f->readahead)
 		e->ctr.readahead_fills++;
-	c->data_id = store_fill(e, c);
+	c->data_id = store_fill(e, c, f->start_ms);
 	chunk_ready(e->objs, c);
 	wake_waiters(c, 0);
 	if (c->data_id == 0)
@@ -843,6 +877,7 @@ static int fill_send(struct fill *f)
 		rd->args.file.data.data_val = (char *)f->fh;
 		rd->args.offset = f->cstart + r.off;
 		rd->args.count = r.len;
+		rd->t_us = loop_clock_us();
 		if (engine_up_call(e, NFS3_READ, &rd->args, &f->cred, fill_read_done, rd) != 0) {
 			fill_plan_cancel(&f->plan, slot);
 			return -EIO;
@@ -857,15 +892,21 @@ static int fill_send(struct fill *f)
 
 /* Waiters whose range lies in this chunk are answered as soon as their
  * bytes are in: every answer so far agreed on (size, mtime, ctime), so the
- * bytes are those of one version of the file, the one f->attrs describes.
- * Multi-chunk ranges wait for complete chunks (op_finish checks them). */
+ * bytes are those of one version of the file, the one f->attrs describes,
+ * when that is the freshest the proxy knows and nothing changed since the
+ * fill began (a detached chunk: cobj_invalidate()). Multi-chunk ranges
+ * wait for complete chunks (op_finish checks them). */
 static void fill_serve_early(struct fill *f)
 {
 	struct engine *e = f->e;
 	struct chunk *c = f->c;
+	const fattr3 *attrs;
 
-	if (!f->have_attrs || f->finished || !f->plan.size_known)
+	if (!f->have_attrs || f->finished || !f->plan.size_known || c->idx == UINT32_MAX)
 		return;
+	attrs = fresh_attrs(c->obj, &f->snap);
+	if (attrs == NULL)
+		return; /* older than what is known: op_finish forwards them */
 again:
 	for (struct op_wait **pp = &c->waiters; *pp; pp = &(*pp)->next) {
 		struct op_wait *w = *pp;
@@ -873,7 +914,8 @@ again:
 		uint64_t size = f->attrs.size;
 		uint32_t n;
 
-		if (!w->early || !fill_plan_covered(&f->plan, w->from, w->to))
+		if (!w->early || !fill_plan_covered(&f->plan, w->from, w->to) ||
+		    op->gen != c->obj->gen)
 			continue;
 		n = op->off >= size
 		        ? 0
@@ -885,7 +927,7 @@ again:
 		op->pending--;
 		e->ctr.fill_early++;
 		/* copied: the fill may still move c->buf (realloc) */
-		op_answer(op, &f->attrs, c->buf + (op->off - f->cstart), n, size, NULL, NULL);
+		op_answer(op, attrs, c->buf + (op->off - f->cstart), n, size, NULL, NULL);
 		goto again; /* answering may have changed the list */
 	}
 }
@@ -971,8 +1013,11 @@ static void fill_read_done(int status, void *res, void *priv)
 		e->ra_reads--;
 	if (status == 0) {
 		/* what the upstream said about the file and the caller */
-		struct engine_call call = {
-		    .prog = NFS_PROGRAM, .proc = NFS3_READ, .cred = f->cred, .args.read = rd->args};
+		struct engine_call call = {.prog = NFS_PROGRAM,
+		                           .proc = NFS3_READ,
+		                           .t_call_us = rd->t_us,
+		                           .cred = f->cred,
+		                           .args.read = rd->args};
 
 		engine_answered(e, &call, r);
 	}
@@ -1004,6 +1049,7 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
 	f->readahead = ra;
 	memcpy(f->fh, c->obj->fh, c->obj->fhlen);
 	f->cstart = chunk_off(c, cs);
+	f->start_ms = loop_clock_us() / 1000;
 	fill_plan_init(&f->plan, cs, e->fill_piece, FILL_WINDOW, left_from(size_hint, f->cstart));
 	f->cap = fill_plan_end(&f->plan);
 	c->buf = malloc(f->cap ? f->cap : 1);
@@ -1047,7 +1093,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	    a->size == 0 || a->size > e->cfg->inline_max || e->workers == NULL ||
 	    !readahead_room(e, a->size) || !fills_allowed(e))
 		return;
-	if (too_fresh(e, a))
+	if (engine_fresh_judge(e, loop_clock_us() / 1000, a) == FCLOCK_FRESH)
 		return; /* it would not be stored: the READ would fetch it again */
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
@@ -1060,7 +1106,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	}
 	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
 	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
-	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE))) {
+	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE) &&
+	      engine_stored_trusted(e, &rec))) {
 		c = chunk_new(e->objs, o, 0, CH_FILLING);
 		if (c) {
 			e->ctr.lookup_prefetches++;
@@ -1231,6 +1278,7 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 	op->off = a->offset;
 	op->count = a->count > CFS_MAX_IO ? CFS_MAX_IO : a->count;
 	op->cs = cs;
+	op->gen = o->gen;
 
 	/* sequential detection (parallel readers arrive a little out of order) */
 	if (o->next_off && a->offset + 2ULL * cs >= o->next_off && a->offset <= o->next_off + 2ULL * cs) {
@@ -1264,7 +1312,13 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 		store_snap_of(known, &s);
 		if (!store_snap_equal(&s, &op->rec.snap))
 			engine_drop_data(e, o, "attributes changed upstream");
-		else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
+		else if (!engine_stored_trusted(e, &op->rec)) {
+			/* its fresh guard rested on a clock that may have been
+			 * wrong: fetched again, judged again */
+			if (op->rec.cached_bytes || (op->rec.flags & STORE_OBJ_INLINE))
+				e->ctr.guard_refetches++;
+			engine_drop_data(e, o, "stored without a sound fresh guard");
+		} else if (op->rec.flags & STORE_OBJ_INLINE || op->rec.chunk_size == cs)
 			op->have_rec = 1;
 	}
 

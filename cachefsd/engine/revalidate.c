@@ -3,9 +3,10 @@
  * with the caller's credential before the grant reaches the client, and
  * the answer goes through the reply pipeline as a client's GETATTR
  * would: data cached under other attributes is dropped, and in ttl mode
- * the metadata cache holds the fresh attributes. The data read under a
- * lock is the server's current data, as the Linux client's revalidation
- * at lock time promises. */
+ * the metadata cache holds the fresh attributes, and fills and disk loads
+ * of the file in flight since before the grant are not served
+ * (engine_data_changed()). The data read under a lock is the server's
+ * current data, as the Linux client's revalidation at lock time promises. */
 #include "engine_int.h"
 
 #include <errno.h>
@@ -28,6 +29,9 @@ static void reval_done(int status, void *res, void *priv)
 	struct reval *r = priv;
 
 	assert(r->magic == REVAL_MAGIC);
+	/* a fill that began before the grant may hold bytes from before the
+	 * last holder's writes, under attributes a coarse clock kept equal */
+	engine_data_changed(r->e, &r->call.args.getattr.object);
 	if (status == 0)
 		engine_answered(r->e, &r->call, res);
 	else

@@ -210,6 +210,29 @@ static void render(const struct ops_env *env, FILE *f)
 			fprintf(f, "cachefsd_fills_blocked{reason=\"%s\"} %d\n",
 			        engine_fill_block_name(b), fs.blocked == b);
 	}
+	{
+		struct engine_clock_state cl;
+
+		engine_filer_clock(env->engine, &cl);
+		gauge(f, "cachefsd_filer_clock_known",
+		      "What is known of the filer's clock: 0 nothing, 1 a lower bound (the file "
+		      "times it reports), 2 both bounds (changes made through the proxy).",
+		      (uint64_t)cl.known);
+		family(f, "cachefsd_filer_clock_offset_seconds", "gauge",
+		       "The filer's clock minus this host's, as measured by changes made through "
+		       "the proxy (0 until known: cachefsd_filer_clock_known).");
+		fprintf(f, "cachefsd_filer_clock_offset_seconds %.3f\n", cl.offset_ms / 1000.0);
+		family(f, "cachefsd_filer_clock_error_seconds", "gauge",
+		       "Half the width of that measure (-1 until known).");
+		fprintf(f, "cachefsd_filer_clock_error_seconds %.3f\n", cl.error_ms / 1000.0);
+		family(f, "cachefsd_filer_time_granularity_seconds", "gauge",
+		       "The tick of the filer's file times (1 while not known: "
+		       "cachefsd_filer_time_granularity_known).");
+		fprintf(f, "cachefsd_filer_time_granularity_seconds %.9f\n", cl.tick_ns / 1e9);
+		gauge(f, "cachefsd_filer_time_granularity_known",
+		      "1 once the tick of the filer's file times is known.",
+		      (uint64_t)cl.tick_known);
+	}
 	family(f, "cachefsd_index_recoveries_total", "counter",
 	       "Cache indexes found damaged at start, moved aside (index.corrupt-*) and replaced "
 	       "by an empty one, by what was wrong.");

@@ -4,11 +4,16 @@
  * that a client's mount.nfs, showmount, rpcinfo, lockd and sm-notify find
  * them through port 111.
  *
- * Each exchange with rpcbind runs on a private libnfs context driven by
- * poll() here, with a deadline of about a second: registration happens
- * once before the daemon serves and unregistration once after it stopped,
- * so blocking for that long at those two moments costs no client anything,
- * and a hung rpcbind cannot hold up a start or a stop for more than that.
+ * The exchanges with rpcbind run on a private libnfs context driven by
+ * poll() here (a session, struct pm_session), with one deadline for all of
+ * them: START_MS (2 s) for registration, once before the daemon serves, and
+ * STOP_MS (1 s) for unregistration, once after it stopped (a failed start
+ * adds its own unregistration to the 2 s). Blocking at those two moments
+ * costs no client anything, and a hung or dying rpcbind holds up a start
+ * or a stop for no longer than that. The first exchange that does not end
+ * with an answer ends the session: nothing more is asked of an rpcbind
+ * that stopped answering, and no libnfs callback outlives the frame of its
+ * call (pm_wait).
  *
  * The protocols: DUMP (rpcbind v3) tells who holds a registration and
  * where (its universal address; GETADDR would answer another version of
@@ -47,7 +52,8 @@
 
 #define RPCBIND_HOST "127.0.0.1"
 #define RPCBIND_PORT 111
-#define EXCHANGE_MS  1000 /* one connect or call to rpcbind */
+#define START_MS     2000 /* all of registration at start */
+#define STOP_MS      1000 /* all of unregistration at exit */
 #define PROBE_MS     500  /* connecting to a registered port */
 #define REG_MAX      16
 #define CALL_MAGIC   0x52504243u /* "RPBC" */
@@ -61,6 +67,22 @@ struct rpcbind_reg {
 	int port;
 	size_t n;
 	struct reg_ent ent[REG_MAX];
+};
+
+/* A talk with rpcbind: one libnfs context, one deadline for all of its
+ * exchanges. The context is destroyed in one place, pm_close(): at the end,
+ * or as soon as an exchange does not end with its callback (no answer by
+ * the deadline, the connection lost, a call not queued). Destroying it
+ * calls back every call still queued, with CANCEL, and a call lives in the
+ * frame of the one that waits for it (pm_wait's caller): so no callback
+ * can run once that frame is gone. A closed session stays closed (sticky):
+ * every later exchange fails at once with its first error. */
+struct pm_session {
+	struct rpc_context *rpc; /* NULL once closed */
+	uint64_t deadline;       /* CLOCK_MONOTONIC ms */
+	int budget_ms;           /* what the deadline allowed, for messages */
+	int rc;                  /* why it closed: -ETIMEDOUT, -ECONNRESET, ... */
+	char err[200];           /* pm_wait's why fits */
 };
 
 /* One exchange in flight; filled by its callback. */
@@ -82,9 +104,17 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static int remaining_ms(const struct pm_session *s)
+{
+	uint64_t now = now_ms();
+
+	return now >= s->deadline ? 0 : (int)(s->deadline - now);
+}
+
 static void call_result(struct pm_call *c, int status, void *data)
 {
 	assert(c->magic == CALL_MAGIC);
+	assert(!c->done);
 	c->done = 1;
 	c->ok = status == RPC_STATUS_SUCCESS;
 	if (status == RPC_STATUS_ERROR && data)
@@ -123,31 +153,69 @@ static void cb_dump(struct rpc_context *rpc, int status, void *data, void *priv)
 			snprintf(c->addr, sizeof(c->addr), "%s", l->map.addr);
 }
 
-/* Drives rpc until c's callback ran or EXCHANGE_MS passed: 0 when it
- * succeeded, -ETIMEDOUT, or -EIO (c->err says why). */
-static int pm_wait(struct rpc_context *rpc, struct pm_call *c)
+/* The one place a session's context is destroyed; calls back what is still
+ * queued (CANCEL) while its pm_call lives. rc and why: the first reason
+ * kept. */
+static void pm_close(struct pm_session *s, int rc, const char *why)
 {
-	uint64_t deadline = now_ms() + EXCHANGE_MS;
+	struct rpc_context *rpc = s->rpc;
+
+	if (rc != 0 && s->rc == 0) {
+		s->rc = rc;
+		snprintf(s->err, sizeof(s->err), "%s", why);
+	}
+	if (rpc == NULL)
+		return;
+	s->rpc = NULL; /* first: a callback run below sees the session closed */
+	rpc_destroy_context(rpc);
+}
+
+/* Drives the session until c's callback ran or the session's deadline
+ * passed: 0 when c succeeded; -EIO when rpcbind answered with an error
+ * (c->err says which; the session stays open); or the session's error
+ * when it had to close it (no answer in time, the connection lost: s->err
+ * says why). Either way c is done with when this returns: answered, or
+ * cancelled with the context. */
+static int pm_wait(struct pm_session *s, struct pm_call *c)
+{
+	char why[200];
+	int rc = 0;
 
 	while (!c->done) {
-		uint64_t now = now_ms();
+		int left = remaining_ms(s);
 		struct pollfd p;
 		int n;
 
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		p.fd = rpc_get_fd(rpc);
-		p.events = (short)rpc_which_events(rpc);
+		if (left == 0) {
+			snprintf(why, sizeof(why), "no answer within %g s", s->budget_ms / 1000.0);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		p.fd = rpc_get_fd(s->rpc);
+		p.events = (short)rpc_which_events(s->rpc);
 		p.revents = 0;
-		n = poll(&p, 1, deadline - now > 100 ? 100 : (int)(deadline - now));
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (rpc_service(rpc, n > 0 ? p.revents : 0) < 0 && !c->done) {
-			snprintf(c->err, sizeof(c->err), "%s", rpc_get_error(rpc));
-			return -EIO;
+		n = poll(&p, 1, left > 100 ? 100 : left);
+		if (n < 0 && errno != EINTR) {
+			rc = -errno;
+			snprintf(why, sizeof(why), "poll: %s", strerror(errno));
+			break;
+		}
+		if (rpc_service(s->rpc, n > 0 ? p.revents : 0) < 0) {
+			/* the connection is gone: whatever else is queued
+			 * would never be answered */
+			rc = -ECONNRESET;
+			snprintf(why, sizeof(why), "%s", rpc_get_error(s->rpc));
+			break;
 		}
 	}
-	return c->ok ? 0 : -EIO;
+	if (rc != 0)
+		pm_close(s, rc, why);
+	assert(c->done || s->rpc == NULL);
+	if (c->done && c->ok)
+		return 0;
+	if (s->rpc == NULL)
+		return s->rc;
+	return -EIO;
 }
 
 static void call_init(struct pm_call *c)
@@ -156,55 +224,69 @@ static void call_init(struct pm_call *c)
 	c->magic = CALL_MAGIC;
 }
 
-static int port_alive(struct in_addr addr, int port);
-
-/* A context connected to the local rpcbind, or NULL with why in err. */
-static struct rpc_context *pm_open(char *err, size_t errlen)
+/* After an rpc_*_async() that returned non-zero (libnfs calls nothing
+ * back then): the context is not to be trusted further. */
+static int pm_not_queued(struct pm_session *s)
 {
-	struct rpc_context *rpc = rpc_init_context();
+	char why[200];
+
+	snprintf(why, sizeof(why), "%s", rpc_get_error(s->rpc));
+	pm_close(s, -EIO, why);
+	return s->rc;
+}
+
+static int port_alive(struct in_addr addr, int port, int timeout_ms);
+
+/* Opens s, connected to the local rpcbind, with budget_ms for everything
+ * done in it: 0, or -errno with why in s->err (s closed). */
+static int pm_open(struct pm_session *s, int budget_ms)
+{
+	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
 	struct pm_call c;
 	int rc;
 
-	if (rpc == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (!port_alive((struct in_addr){htonl(INADDR_LOOPBACK)}, RPCBIND_PORT)) {
+	memset(s, 0, sizeof(*s));
+	s->budget_ms = budget_ms;
+	s->deadline = now_ms() + (uint64_t)budget_ms;
+	rc = port_alive(lo, RPCBIND_PORT, remaining_ms(s));
+	if (rc != 1) {
 		/* said plainly: libnfs would report a refusal as "POLLHUP" */
-		snprintf(err, errlen, "nothing listens there");
-		rpc_destroy_context(rpc);
-		return NULL;
+		pm_close(s, rc == 0 ? -ECONNREFUSED : -ETIMEDOUT,
+		         rc == 0 ? "nothing listens there" : "it does not accept a connection");
+		return s->rc;
+	}
+	s->rpc = rpc_init_context();
+	if (s->rpc == NULL) {
+		pm_close(s, -ENOMEM, "out of memory");
+		return s->rc;
 	}
 	call_init(&c);
-	if (rpc_connect_async(rpc, RPCBIND_HOST, RPCBIND_PORT, cb_plain, &c) != 0) {
-		snprintf(err, errlen, "%s", rpc_get_error(rpc));
-		rpc_destroy_context(rpc);
-		return NULL;
-	}
-	rc = pm_wait(rpc, &c);
-	if (rc != 0) {
-		snprintf(err, errlen, "%s", rc == -ETIMEDOUT ? "no answer within 1 s" : c.err);
-		rpc_destroy_context(rpc);
-		return NULL;
-	}
-	return rpc;
+	if (rpc_connect_async(s->rpc, RPCBIND_HOST, RPCBIND_PORT, cb_plain, &c) != 0)
+		return pm_not_queued(s);
+	rc = pm_wait(s, &c);
+	if (rc == -EIO) /* the connect callback's error */
+		pm_close(s, rc, c.err);
+	return rc;
 }
 
 /* The TCP port prog/vers is registered at (0: none) and the address the
- * registration names in addr (INADDR_ANY as 127.0.0.1). 0 or -errno. */
-static int pm_lookup(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int *port,
+ * registration names in addr (INADDR_ANY as 127.0.0.1). 0 or -errno (as
+ * pm_wait()). */
+static int pm_lookup(struct pm_session *s, uint32_t prog, uint32_t vers, int *port,
                      struct in_addr *addr)
 {
 	struct pm_call c;
 	unsigned a[4], p1, p2;
 	int rc;
 
+	if (s->rpc == NULL)
+		return s->rc;
 	call_init(&c);
 	c.prog = prog;
 	c.vers = vers;
-	if (rpc_pmap3_dump_async(rpc, cb_dump, &c) != 0)
-		return -EIO;
-	rc = pm_wait(rpc, &c);
+	if (rpc_pmap3_dump_async(s->rpc, cb_dump, &c) != 0)
+		return pm_not_queued(s);
+	rc = pm_wait(s, &c);
 	if (rc != 0)
 		return rc;
 	*port = 0;
@@ -219,32 +301,34 @@ static int pm_lookup(struct rpc_context *rpc, uint32_t prog, uint32_t vers, int 
 }
 
 /* SET (set != 0) or UNSET through the portmapper for prot (IPPROTO_TCP or
- * IPPROTO_UDP): 0, -EPERM when rpcbind said no, or -errno. */
-static int pm_change(struct rpc_context *rpc, int set, uint32_t prog, uint32_t vers, int port,
+ * IPPROTO_UDP): 0, -EPERM when rpcbind said no, or -errno (as pm_wait()). */
+static int pm_change(struct pm_session *s, int set, uint32_t prog, uint32_t vers, int port,
                      int prot)
 {
 	struct pm_call c;
 	int rc;
 
+	if (s->rpc == NULL)
+		return s->rc;
 	call_init(&c);
-	rc = set ? rpc_pmap2_set_async(rpc, (int)prog, (int)vers, prot, port, cb_u32, &c)
-	         : rpc_pmap2_unset_async(rpc, (int)prog, (int)vers, prot, port, cb_u32, &c);
+	rc = set ? rpc_pmap2_set_async(s->rpc, (int)prog, (int)vers, prot, port, cb_u32, &c)
+	         : rpc_pmap2_unset_async(s->rpc, (int)prog, (int)vers, prot, port, cb_u32, &c);
 	if (rc != 0)
-		return -EIO;
-	rc = pm_wait(rpc, &c);
+		return pm_not_queued(s);
+	rc = pm_wait(s, &c);
 	if (rc != 0)
 		return rc;
 	return c.val ? 0 : -EPERM;
 }
 
-/* 1 when something accepts a TCP connection at addr:port within PROBE_MS:
- * a live server. Refused (or nothing answering): 0, the registration is
- * stale. */
-static int port_alive(struct in_addr addr, int port)
+/* 1 when something accepts a TCP connection at addr:port within
+ * timeout_ms (at most PROBE_MS): a live server. Refused: 0; nothing
+ * answering in time: -1 (for a registration both mean stale). */
+static int port_alive(struct in_addr addr, int port, int timeout_ms)
 {
 	struct sockaddr_in sin;
 	struct pollfd p;
-	int fd, alive = 0, soerr = 0;
+	int fd, alive = 0, soerr = 0, n;
 	socklen_t len = sizeof(soerr);
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -259,23 +343,34 @@ static int port_alive(struct in_addr addr, int port)
 	} else if (errno == EINPROGRESS) {
 		p.fd = fd;
 		p.events = POLLOUT;
-		if (poll(&p, 1, PROBE_MS) == 1 &&
-		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
+		n = poll(&p, 1, timeout_ms < PROBE_MS ? timeout_ms : PROBE_MS);
+		if (n == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
 			alive = 1;
+		else if (n == 0)
+			alive = -1;
 	}
 	close(fd);
 	return alive;
 }
 
-/* Unsets every entry of r that still points at r->port. */
-static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
+/* Unsets every entry of r that still points at r->port, in a session of
+ * its own (STOP_MS in all), and says in the log what rpcbind confirmed:
+ * "unregistered" only for what it answered an UNSET for. r->n is 0 after. */
+static void unregister_all(struct rpcbind_reg *r)
 {
+	struct pm_session s;
+	size_t removed = 0, left = 0;
+	char names[256] = "", why[256] = "";
+
+	if (r->n == 0)
+		return;
+	pm_open(&s, STOP_MS);
 	for (size_t i = 0; i < r->n; i++) {
 		struct reg_ent *e = &r->ent[i];
 		struct in_addr a;
 		int port = 0, rc;
 
-		rc = pm_lookup(rpc, e->prog, e->vers, &port, &a);
+		rc = pm_lookup(&s, e->prog, e->vers, &port, &a);
 		if (rc == 0 && port == 0)
 			continue; /* removed already (rpcinfo -d) */
 		if (rc == 0 && port != r->port) {
@@ -284,27 +379,47 @@ static void unregister_all(struct rpc_context *rpc, struct rpcbind_reg *r)
 			    e->name, e->vers, port);
 			continue;
 		}
-		rc = pm_change(rpc, 0, e->prog, e->vers, r->port, IPPROTO_TCP);
-		if (rc != 0)
-			log_warn("rpcbind: cannot unregister %s v%u (%u) tcp port %d: %s", e->name,
-			         e->vers, e->prog, r->port, strerror(-rc));
+		if (rc == 0)
+			rc = pm_change(&s, 0, e->prog, e->vers, r->port, IPPROTO_TCP);
+		if (rc == 0) {
+			removed++;
+			continue;
+		}
+		left++;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s v%u",
+		         names[0] ? ", " : "", e->name, e->vers);
+		if (s.rpc != NULL && why[0] == 0) /* rpcbind answered, and said no */
+			snprintf(why, sizeof(why), "%s",
+			         rc == -EPERM ? "rpcbind refused" : "rpcbind answered an error");
 	}
+	if (s.rpc == NULL && left > 0) /* rpcbind gone, hung or dying */
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s", why[0] ? "; " : "",
+		         s.err);
+	pm_close(&s, 0, "");
+	if (removed > 0)
+		log_info("rpcbind: unregistered %zu program version%s of port %d", removed,
+		         removed == 1 ? "" : "s", r->port);
+	if (left > 0)
+		log_warn("rpcbind: not unregistered (%s): %s of port %d (a later start replaces "
+		         "them; until then rpcbind may send clients to a closed port)",
+		         why, names, r->port);
 	r->n = 0;
-	control_counters.rpcbind_registered = 0;
+	control_counters.rpcbind_registered = left;
 }
 
-/* Registers row p; 0 (registered, or skipped under auto with a log line:
- * *skipped set) or -errno with err. */
-static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
-                        struct rpcbind_reg *r, const struct prog_row *p, int *skipped, char *err,
-                        size_t errlen)
+/* Registers row p; 0 (registered, or skipped under auto with a log line)
+ * or -errno with err. When the session closes (rpcbind stopped answering)
+ * it returns at once, with nothing logged: the caller says it once. */
+static int register_one(struct pm_session *s, const struct cfs_config *cfg, struct rpcbind_reg *r,
+                        const struct prog_row *p, char *err, size_t errlen)
 {
 	int yes = cfg->rpcbind_register == CFS_REGISTER_YES;
 	struct in_addr a;
 	int port = 0, rc;
 
-	*skipped = 0;
-	rc = pm_lookup(rpc, p->prog, p->vers, &port, &a);
+	rc = pm_lookup(s, p->prog, p->vers, &port, &a);
+	if (s->rpc == NULL)
+		return rc;
 	if (rc != 0) {
 		snprintf(err, errlen, "rpcbind: cannot look up %s v%u (%u): %s", p->name, p->vers,
 		         p->prog, strerror(-rc));
@@ -316,7 +431,7 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 		log_info("rpcbind: %s v%u tcp port %d was registered already (an earlier run)",
 		         p->name, p->vers, port);
 	} else {
-		if (port != 0 && port_alive(a, port)) {
+		if (port != 0 && port_alive(a, port, remaining_ms(s)) == 1) {
 			if (yes) {
 				snprintf(
 				    err, errlen,
@@ -330,17 +445,20 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 			         "another server answers: not registered (register = auto); "
 			         "clients need port=/mountport=%d",
 			         p->name, p->vers, p->prog, port, r->port);
-			*skipped = 1;
 			return 0;
 		}
 		if (port != 0) {
+			/* SET fails if it stayed */
+			pm_change(s, 0, p->prog, p->vers, port, IPPROTO_TCP);
+			if (s->rpc == NULL)
+				return s->rc;
 			log_info("rpcbind: %s v%u tcp port %d is stale (nothing answers there): "
 			         "replaced",
 			         p->name, p->vers, port);
-			pm_change(rpc, 0, p->prog, p->vers, port,
-			          IPPROTO_TCP); /* SET fails if it stayed */
 		}
-		rc = pm_change(rpc, 1, p->prog, p->vers, r->port, IPPROTO_TCP);
+		rc = pm_change(s, 1, p->prog, p->vers, r->port, IPPROTO_TCP);
+		if (s->rpc == NULL)
+			return rc;
 		if (rc != 0) {
 			snprintf(err, errlen,
 			         "rpcbind: cannot register %s v%u (%u) tcp port %d: %s", p->name,
@@ -353,16 +471,23 @@ static int register_one(struct rpc_context *rpc, const struct cfs_config *cfg,
 		}
 		log_info("rpcbind: registered %s v%u (program %u) tcp port %d", p->name, p->vers,
 		         p->prog, r->port);
+		r->ent[r->n++] = (struct reg_ent){p->prog, p->vers, p->name};
+		control_counters.rpcbind_registered = r->n;
 		/* v2 UNSET removed a udp one with the tcp one; a udp one left
 		 * without a tcp one belongs to no live server of ours */
-		if ((p->flags & PROG_UDP) &&
-		    pm_change(rpc, 1, p->prog, p->vers, r->port, IPPROTO_UDP) != 0)
-			log_warn("rpcbind: %s v%u udp port %d not registered (a udp registration "
-			         "of another port is in the way: rpcinfo -p)",
-			         p->name, p->vers, r->port);
-		else if (p->flags & PROG_UDP)
-			log_info("rpcbind: registered %s v%u (program %u) udp port %d", p->name,
-			         p->vers, p->prog, r->port);
+		if (p->flags & PROG_UDP) {
+			rc = pm_change(s, 1, p->prog, p->vers, r->port, IPPROTO_UDP);
+			if (s->rpc == NULL)
+				return rc;
+			if (rc != 0)
+				log_warn("rpcbind: %s v%u udp port %d not registered (a udp "
+				         "registration of another port is in the way: rpcinfo -p)",
+				         p->name, p->vers, r->port);
+			else
+				log_info("rpcbind: registered %s v%u (program %u) udp port %d",
+				         p->name, p->vers, p->prog, r->port);
+		}
+		return 0;
 	}
 	r->ent[r->n++] = (struct reg_ent){p->prog, p->vers, p->name};
 	control_counters.rpcbind_registered = r->n;
@@ -375,17 +500,16 @@ failed:
 	log_warn("%s: not registered (register = auto); clients need port=/mountport=%d", err,
 	         r->port);
 	err[0] = 0;
-	*skipped = 1;
 	return 0;
 }
 
 int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg **out, char *err,
                      size_t errlen)
 {
+	int yes = cfg->rpcbind_register == CFS_REGISTER_YES;
 	struct rpcbind_reg *r = NULL;
-	struct rpc_context *rpc = NULL;
+	struct pm_session s;
 	const struct prog_row *rows;
-	char why[256];
 	size_t n;
 	int rc = 0;
 
@@ -393,19 +517,19 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 	control_counters.rpcbind_registered = 0;
 	if (cfg->rpcbind_register == CFS_REGISTER_NO)
 		return 0;
-	rpc = pm_open(why, sizeof(why));
-	if (rpc == NULL) {
-		if (cfg->rpcbind_register == CFS_REGISTER_YES) {
+	rc = pm_open(&s, START_MS);
+	if (rc != 0) {
+		if (yes) {
 			snprintf(
 			    err, errlen,
 			    "register = yes: no rpcbind at %s:%d (%s): start rpcbind first, or "
 			    "set register = auto or no",
-			    RPCBIND_HOST, RPCBIND_PORT, why);
-			return -ECONNREFUSED;
+			    RPCBIND_HOST, RPCBIND_PORT, s.err);
+			return rc;
 		}
 		log_info("rpcbind: none at %s:%d (%s): nothing registered; clients need "
 		         "-o port=%d,mountport=%d,mountproto=tcp",
-		         RPCBIND_HOST, RPCBIND_PORT, why, port, port);
+		         RPCBIND_HOST, RPCBIND_PORT, s.err, port, port);
 		return 0;
 	}
 	r = calloc(1, sizeof(*r));
@@ -416,16 +540,35 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 	}
 	r->port = port;
 	rows = proc_progs(&n);
-	for (size_t i = 0; i < n && r->n < REG_MAX; i++) {
-		int skipped;
-
+	for (size_t i = 0; i < n && r->n < REG_MAX && s.rpc != NULL; i++) {
 		if (!(rows[i].flags & PROG_REGISTER))
 			continue;
-		rc = register_one(rpc, cfg, r, &rows[i], &skipped, err, errlen);
-		if (rc != 0)
-			goto fail;
+		rc = register_one(&s, cfg, r, &rows[i], err, errlen);
+		if (rc != 0 && s.rpc != NULL)
+			goto fail; /* yes, and a program could not be registered */
 	}
-	rpc_destroy_context(rpc);
+	if (s.rpc == NULL) {
+		/* rpcbind stopped answering (or never did, past the connect:
+		 * a hung one accepts connections in the kernel) */
+		if (yes) {
+			snprintf(err, errlen,
+			         "register = yes: the rpcbind at %s:%d does not answer (%s): "
+			         "restart rpcbind, or set register = auto or no",
+			         RPCBIND_HOST, RPCBIND_PORT, s.err);
+			rc = s.rc;
+			goto fail;
+		}
+		if (r->n == 0)
+			log_warn("rpcbind: the one at %s:%d does not answer (%s): nothing "
+			         "registered; clients need -o port=%d,mountport=%d,mountproto=tcp",
+			         RPCBIND_HOST, RPCBIND_PORT, s.err, port, port);
+		else
+			log_warn("rpcbind: the one at %s:%d stopped answering (%s): %zu program "
+			         "versions registered, the others not; clients need -o "
+			         "port=%d,mountport=%d,mountproto=tcp",
+			         RPCBIND_HOST, RPCBIND_PORT, s.err, r->n, port, port);
+	}
+	pm_close(&s, 0, "");
 	if (r->n == 0) {
 		free(r);
 		r = NULL;
@@ -434,31 +577,18 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 	return 0;
 
 fail:
+	pm_close(&s, 0, "");
 	if (r)
-		unregister_all(rpc, r); /* nothing stays registered after a failed start */
+		unregister_all(r); /* nothing stays registered after a failed start */
 	free(r);
-	rpc_destroy_context(rpc);
+	control_counters.rpcbind_registered = 0;
 	return rc;
 }
 
 void rpcbind_unregister(struct rpcbind_reg *r)
 {
-	struct rpc_context *rpc;
-	char why[256];
-
 	if (r == NULL)
 		return;
-	rpc = pm_open(why, sizeof(why));
-	if (rpc == NULL) {
-		log_warn("rpcbind: cannot unregister (%s): its registrations of port %d stay", why,
-		         r->port);
-	} else {
-		size_t n = r->n;
-
-		unregister_all(rpc, r);
-		log_info("rpcbind: unregistered (%zu program versions of port %d)", n, r->port);
-		rpc_destroy_context(rpc);
-	}
-	control_counters.rpcbind_registered = 0;
+	unregister_all(r);
 	free(r);
 }

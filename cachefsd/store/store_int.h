@@ -16,7 +16,10 @@
 
  *
  * Object record (REC_HDR = 156 bytes before the inline bytes):
- *     0 u8  version (1)      1 u8, 2 u16 zero      4 u32 flags
+ *     0 u8  version (1)      1 u8 guard            2 u16 guard_hour
+ *     4 u32 flags
+ *       (guard and guard_hour: STORE_GUARD_*, store.h; builds before them
+ *       wrote zeros there, STORE_GUARD_LEGACY)
  *     8 u64 snap.size       16 u32 snap.mtime_s   20 u32 snap.mtime_ns
  *    24 u32 snap.ctime_s    28 u32 snap.ctime_ns
  *    32 fattr3: type mode nlink uid gid (u32 each), size used (u64),

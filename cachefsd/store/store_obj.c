@@ -298,6 +298,7 @@ static void obj_fill(struct store *s, struct store_obj *o, const fattr3 *attrs)
 	o->attrs = *attrs;
 	o->chunk_size = s->chunk_size;
 	o->last_access = store_now_ms(s);
+	o->guard = STORE_GUARD_SOUND;
 }
 
 /* Common part of reset and inline_put: removes the old data and moves the
@@ -432,6 +433,25 @@ int store_obj_set_attrs(struct store *s, const void *fh, uint32_t fhlen, const f
 	if (rc)
 		return rc;
 	return rec_patch(s, fh, fhlen, STORE_ATTRS_OFF, packed, STORE_ATTRS_LEN);
+}
+
+int store_obj_set_guard(struct store *s, const void *fh, uint32_t fhlen, uint8_t guard,
+                        uint16_t hour)
+{
+	uint8_t b[3] = {guard, (uint8_t)hour, (uint8_t)(hour >> 8)};
+	struct store_obj o;
+	int rc;
+
+	if (!fh_ok(fh, fhlen))
+		return -EINVAL;
+	if (op_txn(s, &rc) == NULL)
+		return rc;
+	rc = obj_load(s, s->wtxn, fh, fhlen, &o, NULL, NULL);
+	if (rc)
+		return rc;
+	if (o.guard == guard && o.guard_hour == hour)
+		return 0;
+	return rec_patch(s, fh, fhlen, 1, b, sizeof(b));
 }
 
 int store_obj_drop(struct store *s, const void *fh, uint32_t fhlen, int forget)

@@ -70,9 +70,9 @@ void store_rec_pack(uint8_t *b, const struct store_obj *o, uint64_t csum)
 	uint8_t *p = b;
 
 	*p++ = STORE_REC_VERSION;
-	*p++ = 0;
-	*p++ = 0;
-	*p++ = 0;
+	*p++ = o->guard;
+	*p++ = (uint8_t)o->guard_hour;
+	*p++ = (uint8_t)(o->guard_hour >> 8);
 	p = put32(p, o->flags);
 	p = put64(p, o->snap.size);
 	p = put32(p, o->snap.mtime_s);
@@ -97,6 +97,9 @@ int store_rec_unpack(const void *val, size_t len, struct store_obj *o, uint64_t 
 	if (len < STORE_REC_HDR || b[0] != STORE_REC_VERSION)
 		return -EINVAL;
 	memset(o, 0, sizeof(*o));
+	/* an unknown ground is no ground: the engine treats it as LEGACY */
+	o->guard = b[1] <= STORE_GUARD_ASSUMED ? b[1] : STORE_GUARD_LEGACY;
+	o->guard_hour = (uint16_t)(b[2] | (b[3] << 8));
 	o->flags = store_get_le32(b + 4);
 	o->snap.size = store_get_le64(b + 8);
 	o->snap.mtime_s = store_get_le32(b + 16);

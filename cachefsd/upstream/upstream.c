@@ -1191,7 +1191,7 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 		b.fsinfo_args.fsroot.data.data_val = (char *)up->info.root_fh;
 		if (upstream_call(up, NFS3_FSINFO, &b.fsinfo_args, &root, fsinfo_cb, &b) != 0) {
 			boot_fail(&b, "cannot send FSINFO");
-			goto boot_failed;
+			goto boot_failed_pool; /* the pool's connections are under way */
 		}
 		if (boot_wait(&b, deadline) != 0)
 			goto boot_failed_pool;

@@ -146,11 +146,13 @@ esac
 case $gip in *[!0-9.]* | '') echo "run.sh: --ip takes an IPv4 address" >&2; exit 2 ;; esac
 
 build=${H_BUILD:-$root/build}
+# GUEST_IMAGES: one folder of images shared by every build (make test)
+images=${GUEST_IMAGES:-$build}
 if [ -n "$plain" ]; then
-	imgdir=${GUEST_DIR:-$build/guest-plain}
+	imgdir=${GUEST_DIR:-$images/guest-plain}
 	"$here/mkimage.sh" --plain "$imgdir"
 else
-	imgdir=${GUEST_DIR:-$build/guest}
+	imgdir=${GUEST_DIR:-$images/guest}
 	"$here/mkimage.sh" "$imgdir"
 fi
 kfile=$imgdir/$(cat "$imgdir/kernel")

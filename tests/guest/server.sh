@@ -106,7 +106,7 @@ PATH=$PATH:/sbin:/usr/sbin
 command -v mkfs.ext4 >/dev/null || cannot "mkfs.ext4 missing (apt-get install e2fsprogs)"
 
 build=${H_BUILD:-$root/build}
-imgdir=${KNFSD_DIR:-$build/guest-server}
+imgdir=${KNFSD_DIR:-${GUEST_IMAGES:-$build}/guest-server}
 "$here/mkimage.sh" --server "$imgdir" || cannot "building the server image failed"
 kfile=$imgdir/$(cat "$imgdir/kernel")
 

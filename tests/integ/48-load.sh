@@ -81,7 +81,7 @@ nf=$(wc -l <"$H_TMP/manifest")
 h_start_cachefsd px up --memory-cache 16M
 # data of files changed in the last fresh_guard (2) seconds is served but
 # not stored: let the files age first, so the cold run fills the cache
-sleep "$(awk -v c="$created" -v n="$(date +%s.%N)" 'BEGIN { d = c + 2.2 - n; print (d > 0 ? d : 0) }')"
+sleep "$(awk -v c="$created" -v n="$(date +%s.%N)" 'BEGIN { d = c + 3.2 - n; print (d > 0 ? d : 0) }')"
 
 # field KEY: a value of the last summary line
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$LINE"; }

@@ -26,7 +26,7 @@ t0=$(date +%s)
 
 # Build (or find cached) the guest image first, so its time is not charged to
 # the guest timeout and a build failure is reported as such.
-"$H_ROOT/tests/guest/mkimage.sh" "$H_BUILD/guest" ||
+"$H_ROOT/tests/guest/mkimage.sh" "${GUEST_IMAGES:-$H_BUILD}/guest" ||
 	h_fail "building the guest image failed"
 
 h_start_ganesha up

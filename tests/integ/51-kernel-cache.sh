@@ -13,7 +13,7 @@ export H_BUILD
 ls /boot/vmlinuz-* >/dev/null 2>&1 || h_skip "no /boot/vmlinuz-* (apt-get install linux-image-amd64)"
 command -v qemu-system-x86_64 >/dev/null || h_fail "qemu-system-x86_64 missing"
 GUEST=$H_ROOT/tests/guest/run.sh
-"$H_ROOT/tests/guest/mkimage.sh" "$H_BUILD/guest" || h_fail "building the guest image failed"
+"$H_ROOT/tests/guest/mkimage.sh" "${GUEST_IMAGES:-$H_BUILD}/guest" || h_fail "building the guest image failed"
 
 h_start_ganesha up
 ex=$H_EXPORT_up

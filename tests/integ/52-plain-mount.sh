@@ -25,7 +25,7 @@ command -v qemu-system-x86_64 >/dev/null ||
 [ -x "$H_BUILD/cachefsd" ] || h_fail "$H_BUILD/cachefsd not built (make)"
 # the plain image (nfs-common's programs inside): built first, so that its
 # time is not charged to the guest and a failure is reported as such
-"$H_ROOT/tests/guest/mkimage.sh" --plain "$H_BUILD/guest-plain" ||
+"$H_ROOT/tests/guest/mkimage.sh" --plain "${GUEST_IMAGES:-$H_BUILD}/guest-plain" ||
 	h_fail "building the plain guest image failed (nfs-common fetched? tests/lib/debs.sh fetch build/debs nfs-common)"
 ! ss -Hltn 'sport = :111' | grep -q . || h_fail "something listens on port 111 in this namespace already"
 

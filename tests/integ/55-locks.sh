@@ -20,8 +20,9 @@
 #     through the proxy; then a read returns the new bytes;
 #   - bad NLM input gets the RPC error (GARBAGE_ARGS, PROC_UNAVAIL,
 #     PROG_MISMATCH 4..4) and the proxy keeps serving;
-#   - the filer host goes away and comes back: a lock call waits, then is
-#     answered (hard, as NFS; the NLM port asked again);
+#   - the filer host crashes and comes back: a TEST and a LOCK made while
+#     it is down wait, then are answered (hard, as NFS; the NLM port asked
+#     again), by the filer alone: the restarted filer holds the LOCK;
 #   - a client host that reboots (its SM_NOTIFY reaches the proxy's NSM)
 #     loses its locks at the filer (FREE_ALL), another host keeps its own;
 #   - a filer without NLM: the client gets PROG_UNAVAIL;
@@ -42,6 +43,21 @@ NFSREAD=$H_BUILD/tests/nfsread
 [ -x "$NLMLOCK" ] || h_fail "$NLMLOCK is missing (make tools)"
 command -v ip >/dev/null || h_fail "ip (iproute2) missing"
 command -v unshare >/dev/null || h_fail "unshare (util-linux) missing"
+
+# until_ok SECONDS CMD...: CMD again every 0.1 s until it succeeds, at most
+# SECONDS. The deadlines are generous (the machine may be loaded): a
+# passing run never waits them out.
+until_ok()
+{
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+# px_ge COUNTER MIN: cachefsd px's COUNTER is at least MIN
+px_ge() { [ "$(h_stat px "$1")" -ge "$2" ] 2>/dev/null; }
 
 # --- the filer: its own host (tests/lib/harness.sh) ---------------------
 h_start_filer_host fl client-a client-b client-c
@@ -125,24 +141,16 @@ hold_a()
 	HOLD=$!
 	h_track hold-a "$HOLD"
 	exec 7>"$H_TMP/hold-a"
-	for ((i = 0; i < 100; i++)); do
-		grep -q GRANTED "$H_TMP/hold-a.out" && break
-		sleep 0.1
-	done
-	grep -q GRANTED "$H_TMP/hold-a.out" || h_fail "A's hold was not granted: $(cat "$H_TMP/hold-a.out")"
+	until_ok 60 grep -q GRANTED "$H_TMP/hold-a.out" || h_fail "A's hold was not granted: $(cat "$H_TMP/hold-a.out")"
 }
 
 # a blocking lock is granted once the holder unlocks (the client polls)
 mkfifo "$H_TMP/hold-a"
 hold_a
-"$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --timeout 40 lock >"$H_TMP/wait-b.out" 7>&- &
+"$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --timeout 120 lock >"$H_TMP/wait-b.out" 7>&- &
 WAITB=$!
 h_track wait-b "$WAITB"
-for ((i = 0; i < 100; i++)); do
-	grep -q BLOCKED "$H_TMP/wait-b.out" && break
-	sleep 0.1
-done
-grep -q BLOCKED "$H_TMP/wait-b.out" || h_fail "B's blocking lock was not BLOCKED: $(cat "$H_TMP/wait-b.out")"
+until_ok 60 grep -q BLOCKED "$H_TMP/wait-b.out" || h_fail "B's blocking lock was not BLOCKED: $(cat "$H_TMP/wait-b.out")"
 [ "$(h_stat px nlm_blocked_entries)" -ge 1 ] || h_fail "no blocked entry kept for B"
 exec 7>&- # A unlocks
 wait "$HOLD" || h_fail "A's hold did not unlock: $(cat "$H_TMP/hold-a.out")"
@@ -161,10 +169,7 @@ polls0=$(h_stat px nlm_polls)
 cb0=$(h_stat px nlm_granted_callback)
 got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --block --once lock 7>&-)
 [ "$got" = BLOCKED ] || h_fail "B's single blocking LOCK: '$got'"
-for ((i = 0; i < 50; i++)); do
-	[ "$(h_stat px nlm_polls)" -gt "$polls0" ] && break
-	sleep 0.1
-done
+until_ok 60 px_ge nlm_polls $((polls0 + 1)) || h_fail "the proxy did not poll for B"
 # a GRANTED for B's blocked lock from anyone but the filer (here the
 # proxy's own host) is refused and changes nothing: B's entry stays, no
 # grant is counted, and the filer's own grant still reaches B below
@@ -175,15 +180,14 @@ got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 granted 7>&-)
 grep -q "a GRANTED from 127.0.0.1.*not the filer: refused" "$H_LOG_px" || h_fail "the refused GRANTED was not logged: $(grep GRANTED "$H_LOG_px")"
 exec 7>&-
 wait "$HOLD" || h_fail "A's second hold did not unlock"
-for ((i = 0; i < 100; i++)); do
-	[ "$(h_stat px nlm_granted_callback)" -gt "$cb0" ] && break
-	sleep 0.1
-done
-[ "$(h_stat px nlm_polls)" -gt "$polls0" ] || h_fail "the proxy did not poll for B"
-[ "$(h_stat px nlm_granted_callback)" -gt "$cb0" ] || h_fail "the proxy's poll was not granted"
+until_ok 120 px_ge nlm_granted_callback $((cb0 + 1)) ||
+	h_fail "the proxy's poll was not granted"
 [ "$(h_stat px nlm_blocked_entries)" = 0 ] || h_fail "the granted entry was kept"
-relays=$(( $(h_stat px nlm_relayed) + $(h_stat px nlm_relay_failures) ))
-[ "$relays" -ge 1 ] || h_fail "the grant was not relayed (or counted as failed)"
+# the relay follows the grant's revalidation (a GETATTR at the filer) and
+# the client host's answer
+relayed() { [ $(($(h_stat px nlm_relayed) + $(h_stat px nlm_relay_failures))) -ge 1 ]; }
+until_ok 60 relayed ||
+	h_fail "the grant was not relayed (or counted as failed)"
 got=$("$NLMLOCK" "${B2[@]}" --caller client-c --svid 303 --oh 63636363 --offset 0 --len 10 test)
 [ "${got%% *}" = DENIED ] || h_fail "the proxy's polled grant is not held for B: '$got'"
 got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 lock)
@@ -232,19 +236,12 @@ got=$("$NLMLOCK" "${C[@]}" --exclusive --offset 500 --len 10 lock)
 # SM_NOTIFY(mon_name "client-a", state 3)
 got=$("$H_BUILD/tests/rpcraw" udp 127.0.0.1 "$P" 100024 1 6 00000008636c69656e742d6100000003)
 [ "${got%% *}" = 0 ] || h_fail "SM_NOTIFY for client-a: '$got'"
-for ((i = 0; i < 50; i++)); do
-	grep -q "client host client-a restarted: its locks released at the filer" "$H_LOG_px" && break
-	sleep 0.1
-done
-grep -q "client host client-a restarted: its locks released at the filer" "$H_LOG_px" ||
+until_ok 60 grep -q "client host client-a restarted: its locks released at the filer" "$H_LOG_px" ||
 	h_fail "the client host's reboot did not release its locks: $(tail -n 3 "$H_LOG_px")"
 [ "$(h_stat px nlm_free_all)" = 1 ] || h_fail "nlm_free_all is $(h_stat px nlm_free_all), not 1"
-for ((i = 0; i < 50; i++)); do
-	got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 lock)
-	[ "$got" = GRANTED ] && break
-	sleep 0.1
-done
-[ "$got" = GRANTED ] || h_fail "B could not take the rebooted A's range: '$got'"
+# (FREE_ALL is answered before the filer has released them all)
+b_takes() { got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 lock) && [ "$got" = GRANTED ]; }
+until_ok 60 b_takes || h_fail "B could not take the rebooted A's range: '$got'"
 got=$("$NLMLOCK" "${B[@]}" --offset 500 --len 10 test)
 [ "${got%% *}" = DENIED ] || h_fail "C's lock went with A's reboot: '$got'"
 "$NLMLOCK" "${B[@]}" --offset 0 --len 10 unlock >/dev/null
@@ -265,18 +262,41 @@ done
 v=$(awk '$1=="cachefsd_nlm_calls_total"{print $2}' <<<"$metrics")
 [ "${v:-0}" -ge 15 ] || h_fail "cachefsd_nlm_calls_total is $v"
 
-# the filer goes away: a lock call waits (hard, as NFS), and is answered
-# once the filer is back (its NLM port asked again of its new rpcbind)
+# the filer goes away: its host crashes (h_filer_host_stop returns once
+# no process of it is left and nothing listens at its address). Lock calls
+# made meanwhile wait (hard, as NFS) and are answered once the filer is
+# back (its NLM port asked again of its new rpcbind), by the filer alone:
+# a TEST, and a LOCK the restarted filer holds afterwards (its locks went
+# with the crash: it holds this one only if it saw the call)
 h_filer_host_stop fl
-"$NLMLOCK" "${A[@]}" --offset 0 --len 1 --timeout 120 test >"$H_TMP/wait-test.out" 7>&- &
+fwd0=$(h_stat px nlm_forwarded)
+"$NLMLOCK" "${A[@]}" --offset 0 --len 1 --timeout 300 test >"$H_TMP/wait-test.out" 7>&- &
 WAITT=$!
 h_track wait-test "$WAITT"
+"$NLMLOCK" "${C[@]}" --exclusive --offset 1000 --len 10 --timeout 300 lock >"$H_TMP/wait-lock.out" 7>&- &
+WAITL=$!
+h_track wait-lock "$WAITL"
+# both reached the proxy, which holds them for the filer
+until_ok 60 px_ge nlm_forwarded $((fwd0 + 2)) ||
+	h_fail "the calls made while the filer is away did not reach the proxy: nlm_forwarded $(h_stat px nlm_forwarded), was $fwd0"
+# the filer stays away a while (the proxy keeps trying it): nobody answers
 sleep 3
-kill -0 "$WAITT" 2>/dev/null || h_fail "a TEST with the filer away did not wait: $(cat "$H_TMP/wait-test.out")"
+alive "$WAITT" || h_fail "a TEST with the filer away did not wait: $(cat "$H_TMP/wait-test.out")"
+alive "$WAITL" || h_fail "a LOCK with the filer away did not wait: $(cat "$H_TMP/wait-lock.out")"
 h_filer_host_start fl
-wait "$WAITT" || h_fail "the waiting TEST after the filer came back: $(cat "$H_TMP/wait-test.out")"
-grep -qx GRANTED "$H_TMP/wait-test.out" || h_fail "the waiting TEST: $(cat "$H_TMP/wait-test.out")"
+h_wait_pid "$WAITT" "the TEST made while the filer was away" 240
+h_wait_pid "$WAITL" "the LOCK made while the filer was away" 240
+[ "$(cat "$H_TMP/wait-test.out")" = GRANTED ] || h_fail "the waiting TEST: $(cat "$H_TMP/wait-test.out")"
+[ "$(cat "$H_TMP/wait-lock.out")" = GRANTED ] || h_fail "the waiting LOCK: $(cat "$H_TMP/wait-lock.out")"
 [ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "the filer's absence reached a client as an error"
+# the restarted filer holds C's lock: it saw the LOCK (asked through the
+# second proxy, which waited for the filer too)
+got=$("$NLMLOCK" "${B2[@]}" --offset 1000 --len 10 --timeout 120 test)
+[ "$got" = "DENIED svid=303 exclusive=1 offset=1000 len=10" ] ||
+	h_fail "the LOCK made while the filer was away was answered GRANTED, but the restarted filer does not hold it: '$got'"
+got=$("$NLMLOCK" "${C[@]}" --offset 1000 --len 10 unlock)
+[ "$got" = GRANTED ] || h_fail "C's unlock after the filer's restart: '$got'"
+h_log "ok: calls made while the filer was away were answered after it came back, by the filer"
 
 # a filer without NLM: PROG_UNAVAIL for the client (this one's portmapper
 # is the test's rpcbind, where the proxy registered its NLM: stopped, it

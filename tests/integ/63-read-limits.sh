@@ -39,7 +39,7 @@ for lim in 32768 65536; do
 	head -c $((lim + lim / 2)) "$E/big" >"$E/small" # two READs, below inline_max
 	h_mkdata "$E/shared" 8192 7                    # 8 MiB, read by 4 at once
 	h_mkdata "$E/busy" 3072 9                      # 3 MiB, in its writer state
-	sleep 3 # older than fresh_guard (2 s): stored, with default settings
+	sleep 3.2 # older than fresh_guard (2 s) + 1 s: stored, with default settings
 	MP=$(h_free_port)
 	h_start_cachefsd $px $up --metrics-listen "127.0.0.1:$MP"
 	v=H_PORT_$px P=${!v}

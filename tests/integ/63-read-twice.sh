@@ -30,7 +30,7 @@ MiB=1048576
 h_mkdata "$H_TMP/big" 6144 11 # 6 MiB
 h_up_put up big "$H_TMP/big" || h_fail "cannot write big to the upstream"
 [ "$(h_up_md5 up big)" = "$(h_md5 "$H_TMP/big")" ] || h_fail "the upstream does not hold the bytes written"
-sleep 2.2 # past the fresh guard: data changed in the last 2 s is not stored
+sleep 3.2 # past the fresh guard: data changed in the last 2 s is not stored
 
 h_start_cachefsd px up
 P=$H_PORT_px

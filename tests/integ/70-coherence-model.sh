@@ -119,7 +119,7 @@ for p in px px2 px3; do
 		# with nothing changing must be served from its cache the second time
 		head -c 300000 /dev/urandom >"$H_TMP/twice-$p"
 		h_up_put up "twice-$p" "$H_TMP/twice-$p" || h_fail "cannot write twice-$p upstream"
-		sleep 3 # older than fresh_guard (2 s): its data may be stored
+		sleep 3.2 # older than fresh_guard (2 s) + 1 s: its data may be stored
 		v="H_PORT_$p"
 		for k in 1 2; do
 			"$H_BUILD/tests/nfsread" --port "${!v}" --export "$H_EXPORT_up" --path "twice-$p" \

@@ -17,7 +17,7 @@ NR=$H_BUILD/tests/nfsread
 h_start_upstream up
 E=$H_EXPORT_up
 h_up_mkdata up w 3072 1 || h_fail "cannot create w on the upstream"
-sleep 2.2 # older than fresh_guard
+sleep 3.2 # older than fresh_guard
 h_start_cachefsd px up --write-quiesce 3
 U=$H_URL_px
 rd() { "$NR" --port "$H_PORT_px" --export "$E" --path "$1" | md5sum | cut -d' ' -f1; }
@@ -34,7 +34,7 @@ got=$("$NR" --port "$H_PORT_px" --export "$E" --path young --offset 1000000 --le
 	h_fail "young: a READ across two unstored chunks returned wrong bytes"
 [ "$(h_stat px fresh_skips)" -gt 0 ] || h_fail "a file changed 0 s ago was stored"
 s0=$(h_stat px stores)
-sleep 2.2
+sleep 3.2
 [ "$(rd young)" = "$want_young" ] || h_fail "young (later): wrong bytes"
 [ "$(h_stat px stores)" -gt "$s0" ] || h_fail "a file older than fresh_guard was not stored"
 h_log "ok: fresh guard"

@@ -13,7 +13,7 @@ h_start_upstream up
 for f in a b c d; do
 	h_up_mkdata up $f 2048 "$(printf %d "'$f")" || h_fail "cannot create $f on the upstream"
 done
-sleep 2.2 # past the fresh guard: the first reads are stored
+sleep 3.2 # past the fresh guard: the first reads are stored
 
 # read F through the proxy like an opening client (LOOKUP + GETATTR + READ)
 prd() { "$OP" "$H_URL_px" cat "$1" | md5sum | cut -d' ' -f1; }

@@ -23,7 +23,7 @@ E=$H_EXPORT_up
 } || h_fail "cannot set up the files on the upstream"
 want_secret=$(h_up_md5 up home/secret) || h_fail "md5 of home/secret"
 want_shared=$(h_up_md5 up home/shared) || h_fail "md5 of home/shared"
-sleep 2.2 # past the fresh guard
+sleep 3.2 # past the fresh guard
 
 A="--uid 1000 --gid 1000"
 B="--uid 2000 --gid 2000"

@@ -14,7 +14,7 @@ for d in $(seq 1 6); do
 		head -c $((d * 1000 + f * 37)) /dev/urandom >"$E/tree/d$d/f$f"
 	done
 done
-sleep 2.2 # past the fresh guard
+sleep 3.2 # past the fresh guard
 h_start_cachefsd px up --meta-ttl 300
 
 walk()

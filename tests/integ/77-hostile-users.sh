@@ -31,7 +31,7 @@ E=$H_EXPORT_up
 		h_up_mkdata up held 3072 3 && h_up_chown up 1000:1000 held &&
 		h_up_chmod up 644 held
 } || h_fail "cannot set up the files on the upstream"
-sleep 2.2 # past the fresh guard
+sleep 3.2 # past the fresh guard
 
 A="--uid 1000 --gid 1000"
 B="--uid 1001 --gid 1001"

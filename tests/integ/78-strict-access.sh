@@ -38,7 +38,7 @@ E=$H_EXPORT_up
 } || h_fail "cannot set up the files on the upstream"
 want_f=$(h_up_md5 up d/f) || h_fail "md5 of d/f"
 want_g=$(h_up_md5 up d/g) || h_fail "md5 of d/g"
-sleep 2.2 # past the fresh guard: the first reads are stored
+sleep 3.2 # past the fresh guard: the first reads are stored
 
 X="--uid 2000 --gid 2000"
 # xx PATH: uid 2000 opens and reads PATH as a close-to-open client does
@@ -146,7 +146,7 @@ h_stop_cachefsd px
 
 # --- 5. the switches off: every ACCESS and GETATTR forwarded ---
 h_up_chmod up 644 d/f || h_fail "chmod back on the server"
-sleep 2.2 # the ctime is new: past the fresh guard again
+sleep 3.2 # the ctime is new: past the fresh guard again
 h_start_cachefsd px up --strict-access-reuse no --strict-lookup-attrs 0
 a3=$(up_access)
 g3=$(up_getattr)

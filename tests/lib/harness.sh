@@ -142,7 +142,10 @@ h_cleanup()
 	local rc=$? i
 	trap - EXIT
 	for ((i = ${#H_PIDS[@]} - 1; i >= 0; i--)); do
-		[ -n "${H_PIDS[i]}" ] && h_stop_pid "${H_PIDS[i]}" 10
+		[ -n "${H_PIDS[i]}" ] || continue
+		# a filer host's unshare ignores TERM: its host is killed
+		case ${H_NAMES[i]} in filer-*) _h_host_kill "${H_PIDS[i]}" ;; esac
+		h_stop_pid "${H_PIDS[i]}" 10
 	done
 	for ((i = ${#H_ATEXIT[@]} - 1; i >= 0; i--)); do
 		eval "${H_ATEXIT[i]}" >/dev/null 2>&1
@@ -600,7 +603,9 @@ h_netns()
 # (where the proxy is). Grace period H_FILER_GRACE seconds (default 0:
 # graceless). Sets H_NS_/H_NSADDR_/H_HOSTADDR_NAME (h_netns), H_EXPORT_NAME
 # (a directory of this host), H_URL_NAME, H_FILERPID_NAME.
-# h_filer_host_stop NAME ends the host (everything in its pid namespace);
+# h_filer_host_stop NAME ends the host as a crash does (everything in its
+# pid namespace is killed) and returns once none of it is left: no filer
+# process that could still answer a call, nothing listening at its address;
 # h_filer_host_start NAME [notify] starts it again on the same export and
 # statd directory (a reboot); with notify, sm-notify tells the hosts its
 # statd monitored before ganesha starts, as at a boot (ganesha's start
@@ -663,16 +668,47 @@ h_filer_host_start()
 		bash "$d/host.sh" "${2:-}" >>"$d/host.log" 2>&1 &
 	printf -v "H_FILERPID_$name" '%s' "$!"
 	h_track "filer-$name" "$!"
-	for ((i = 0; i < 150; i++)); do
+	# a generous deadline: rpcbind, statd and ganesha start one after
+	# another, slowly on a loaded machine
+	i=$((SECONDS + 120))
+	while [ "$SECONDS" -lt "$i" ]; do
 		nfs-ls "${!url}" >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done
 	h_fail "the filer $name does not serve: $(tail -n 5 "$d/ganesha.log")"
 }
 
+# _h_host_kill PID: the host run by unshare PID (a child of this shell,
+# started with --pid --fork --kill-child) ends as a crashed one does. unshare
+# ignores TERM while it waits for its child, the host's init (pid 1 of its
+# pid namespace): that init is killed. The kernel kills every other process
+# in the namespace with it and lets the init be reaped only once they have
+# all exited (their sockets closed), and unshare ends when it has reaped
+# it. (Killing unshare instead, whose child then gets SIGKILL as it dies,
+# returned while the host's processes were still running: a ganesha could
+# still answer a call on a connection that was open.) 0 once unshare has
+# ended, 1 if that takes more than 60 s.
+_h_host_kill()
+{
+	local init end=$((SECONDS + 60))
+	[ "$(ps -o comm= -p "$1" 2>/dev/null)" = unshare ] || return 0
+	init=$(pgrep -P "$1")
+	[ -z "$init" ] || kill -KILL "$init" 2>/dev/null
+	while [ "$SECONDS" -lt "$end" ]; do
+		alive "$1" || {
+			wait "$1" 2>/dev/null
+			return 0
+		}
+		sleep 0.1
+	done
+	return 1
+}
+
 h_filer_host_stop()
 {
-	local pv=H_FILERPID_$1
-	h_stop_pid "${!pv}" 10
+	local name=$1 pv=H_FILERPID_$1 ns=H_NS_$1 left
+	_h_host_kill "${!pv}" || h_fail "the filer host $name did not end within 60 s"
+	left=$(ip netns exec "${!ns}" ss -Hltn)
+	[ -z "$left" ] || h_fail "the filer host $name is down but something listens at its address: $left"
 }
 

@@ -24,6 +24,13 @@
  *                   AUTH_SYS client; with --fh HEX the MNT is skipped and
  *                   the LOOKUP is made in that directory (a handle need not
  *                   be learnt from the MNT: handles are not secrets)
+ *   trickle N       open N connections; each sends a record marker for
+ *                   --size bytes (default 1 MiB), then --rate bytes a
+ *                   second of the record (in pieces every 100 ms, never
+ *                   its last byte) for --hold s; a connection the server
+ *                   closes is opened again (the slow-client attack of
+ *                   issue 35: little held, much announced); SIGTERM
+ *                   ends it early
  *   ping            one connection, an NFS NULL every 100 ms for --hold s:
  *                   "pings N answered M max_ms T" (a client that was there
  *                   before an attack and must stay served)
@@ -34,11 +41,17 @@
  *   --high-port     connect from an ephemeral port even as root (the
  *                   default as root: a reserved one, resvport.h)
  *   --timeout S     limit on each connect and reply wait [10]
+ *   --from ADDR     connect from this address (port chosen by the kernel,
+ *                   or a reserved one as above): 127.0.0.2 is a second
+ *                   client host on loopback
+ *   --rate BYTES    trickle: bytes a second per connection [1024]
  *
  * Prints one line of "key value" pairs:
  *   opened N    connections that connected
  *   refused N   connects that failed (or timed out)
  *   closed N    connections the server closed during the hold
+ *   reopened N  trickle: connections opened again after a close
+ *   sent_bytes N
  *   first_close_ms / last_close_ms   when (from the end of sending)
  *   replies N, and for mnt/authnone "st_K N" per mountstat3 / reply kind
  * Exit 0 when it ran (whatever the server did), 1 on a set-up failure
@@ -85,9 +98,10 @@ struct fh {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hostile HOST PORT idle|partial|reads|mnt|authnone|uid0|ping [N] "
-	                "[--hold S] [--export PATH] [--file NAME] [--path PATH] [--calls M] "
-	                "[--size BYTES] [--fh HEX] [--high-port] [--timeout S]\n");
+	fprintf(stderr, "usage: hostile HOST PORT idle|partial|reads|mnt|authnone|uid0|trickle|ping "
+	                "[N] [--hold S] [--export PATH] [--file NAME] [--path PATH] [--calls M] "
+	                "[--size BYTES] [--fh HEX] [--high-port] [--timeout S] [--from ADDR] "
+	                "[--rate BYTES]\n");
 	exit(2);
 }
 
@@ -355,7 +369,7 @@ static void hold(int *fds, int n, int hold_ms, int drain)
 /* --- modes -------------------------------------------------------------------- */
 
 struct opts {
-	int n, hold_s, calls;
+	int n, hold_s, calls, rate;
 	size_t size;
 	const char *export_path, *file, *path, *fh_hex;
 };
@@ -397,6 +411,108 @@ static int mode_idle_partial(const struct opts *o, int partial)
 	hold(fds, opened, o->hold_s * 1000, 1);
 	printf("\n");
 	free(rec);
+	free(fds);
+	return 0;
+}
+
+/* Sends the marker of a size-byte record on fd. 0, or -1 when it did not go. */
+static int send_marker(int fd, size_t size)
+{
+	uint32_t m = LAST_FRAG | (uint32_t)size;
+	uint8_t b[4] = {(uint8_t)(m >> 24), (uint8_t)(m >> 16), (uint8_t)(m >> 8), (uint8_t)m};
+
+	return send_some(fd, b, 4, 1000) == 4 ? 0 : -1;
+}
+
+static volatile sig_atomic_t g_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static int mode_trickle(const struct opts *o)
+{
+	int *fds = calloc((size_t)o->n, sizeof(int)), refused = 0, opened = 0;
+	size_t *done = calloc((size_t)o->n, sizeof(size_t)), total = 0;
+	struct pollfd *p = calloc((size_t)o->n, sizeof(*p));
+	static uint8_t zeros[65536];
+	size_t piece = (size_t)o->rate / 10 ? (size_t)o->rate / 10 : 1;
+	int closed = 0, reopened = 0;
+	double t0, next;
+
+	if (piece > sizeof(zeros))
+		piece = sizeof(zeros);
+	for (int i = 0; i < o->n; i++) {
+		fds[i] = tcp_connect();
+		if (fds[i] < 0 || send_marker(fds[i], o->size) != 0) {
+			refused++;
+			if (fds[i] >= 0)
+				close(fds[i]);
+			fds[i] = -1;
+			continue;
+		}
+		opened++;
+	}
+	t0 = now_ms();
+	next = t0;
+	signal(SIGTERM, on_term); /* SIGTERM ends the hold early, with the counts printed */
+	while (now_ms() - t0 < o->hold_s * 1000.0 && !g_stop) {
+		int reopen_budget = 256; /* a tick stays short when many were closed */
+
+		if (now_ms() >= next) {
+			next += 100;
+			for (int i = 0; i < o->n; i++) {
+				if (fds[i] < 0 && reopen_budget-- > 0) {
+					int fd = tcp_connect();
+					if (fd >= 0 && send_marker(fd, o->size) == 0) {
+						fds[i] = fd;
+						done[i] = 0;
+						reopened++;
+					} else if (fd >= 0) {
+						close(fd);
+					}
+				}
+				if (fds[i] < 0)
+					continue;
+				size_t n = o->size - 1 - done[i] < piece ? o->size - 1 - done[i] : piece;
+				ssize_t w = n ? send(fds[i], zeros, n, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
+				if (w > 0) {
+					done[i] += (size_t)w;
+					total += (size_t)w;
+				}
+			}
+		}
+		/* the server's closes */
+		for (int i = 0; i < o->n; i++) {
+			p[i].fd = fds[i];
+			p[i].events = POLLIN;
+			p[i].revents = 0;
+		}
+		double wait = next - now_ms();
+		if (poll(p, (nfds_t)o->n, wait < 1 ? 1 : (int)wait) <= 0)
+			continue;
+		for (int i = 0; i < o->n; i++) {
+			uint8_t junk[256];
+			if (fds[i] < 0 || p[i].revents == 0)
+				continue;
+			ssize_t k = recv(fds[i], junk, sizeof(junk), MSG_DONTWAIT);
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||
+			    (p[i].revents & (POLLHUP | POLLERR))) {
+				close(fds[i]);
+				fds[i] = -1;
+				closed++;
+			}
+		}
+	}
+	printf("opened %d refused %d closed %d reopened %d sent_bytes %zu\n", opened, refused,
+	       closed, reopened, total);
+	for (int i = 0; i < o->n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(p);
+	free(done);
 	free(fds);
 	return 0;
 }
@@ -615,6 +731,7 @@ int main(int argc, char **argv)
 	struct opts o = {.n = 1,
 	                 .hold_s = 5,
 	                 .calls = 400,
+	                 .rate = 1024,
 	                 .size = 1024 * 1024,
 	                 .export_path = "/",
 	                 .file = NULL,
@@ -656,10 +773,15 @@ int main(int argc, char **argv)
 			o.fh_hex = v;
 		else if (strcmp(a, "--timeout") == 0)
 			g_timeout_ms = atoi(v) * 1000;
-		else
+		else if (strcmp(a, "--rate") == 0)
+			o.rate = atoi(v);
+		else if (strcmp(a, "--from") == 0) {
+			if (resv_source(v) != 0)
+				usage();
+		} else
 			usage();
 	}
-	if (o.n < 1 || o.size < 8 || o.size > 0x7fffffff)
+	if (o.n < 1 || o.size < 8 || o.size > 0x7fffffff || o.rate < 1)
 		usage();
 	if (getaddrinfo(argv[1], argv[2], &hints, &ai) != 0) {
 		fprintf(stderr, "hostile: cannot resolve %s:%s\n", argv[1], argv[2]);
@@ -690,6 +812,8 @@ int main(int argc, char **argv)
 		return mode_uid0(&o);
 	if (strcmp(mode, "ping") == 0)
 		return mode_ping(&o);
+	if (strcmp(mode, "trickle") == 0)
+		return mode_trickle(&o);
 	usage();
 	return 2;
 }

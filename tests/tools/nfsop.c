@@ -103,7 +103,8 @@ static int do_ls(const char *dir, int sizes)
 		n++;
 	}
 	nfs_closedir(nfs, d);
-	qsort(names, n, sizeof(*names), cmpstr);
+	if (n > 0) /* an empty listing has no array (qsort's first argument is nonnull) */
+		qsort(names, n, sizeof(*names), cmpstr);
 	for (size_t i = 0; i < n; i++) {
 		printf("%s\n", names[i]);
 		free(names[i]);

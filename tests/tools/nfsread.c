@@ -5,11 +5,13 @@
  *
  *   nfsread --port P [--mountport M] [--host H] (--export PATH --path REL | --fh HEX)
  *           [--offset N] [--length N] [--rsize N] [--uid U --gid G [--gids a,b]]
- *           [--out FILE] [--print-fh] [--print-reads] [--timeout S]
+ *           [--out FILE] [--print-fh] [--print-reads] [--print-sizes] [--timeout S]
  *
  * Writes the bytes to --out (or stdout). --print-fh prints the handle in hex
  * on stderr (as "fh HEX"); --print-reads the READs it took and the largest
- * answer (as "reads N max M": a server's READ limit shows). MOUNT goes to
+ * answer (as "reads N max M": a server's READ limit shows); --print-sizes
+ * the file size each READ answer's attributes give (a line "size N" per
+ * READ, "size none" without attributes). MOUNT goes to
  * --port too (the proxy serves both), or to --mountport (a server's own
  * mountd). Exit: 0 read to EOF or --length; 3 an NFS error
  * (its nfsstat3 is printed, e.g. "status NFS3ERR_ACCES"); 1 RPC or
@@ -38,6 +40,8 @@ struct waiter {
 	size_t len;
 	nfsstat3 nst;
 	uint32_t eof;
+	int has_size;
+	uint64_t size; /* a READ answer's post-op attributes' */
 	uint8_t fh[NFS3_FHSIZE];
 	uint32_t fhlen;
 	int mnt;
@@ -133,6 +137,8 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 			w->len = sizeof(w->buf);
 		memcpy(w->buf, r->READ3res_u.resok.data.data_val, w->len);
 		w->eof = r->READ3res_u.resok.eof;
+		w->has_size = r->READ3res_u.resok.file_attributes.attributes_follow;
+		w->size = r->READ3res_u.resok.file_attributes.post_op_attr_u.attributes.size;
 	}
 }
 
@@ -171,14 +177,14 @@ static void usage(void)
 	                "               (--export PATH --path REL | --fh HEX)\n"
 	                "               [--offset N] [--length N] [--rsize N] [--uid U --gid G]\n"
 	                "               [--gids a,b,..] [--out FILE] [--print-fh] [--print-reads]\n"
-	                "               [--timeout S]\n");
+	                "               [--print-sizes] [--timeout S]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *fhhex = NULL, *out = NULL;
-	int port = 0, mountport = 0, print_fh = 0, print_reads = 0, ofd = 1;
+	int port = 0, mountport = 0, print_fh = 0, print_reads = 0, print_sizes = 0, ofd = 1;
 	uint32_t nreads = 0, maxgot = 0;
 	unsigned long long offset = 0, length = ~0ULL;
 	uint32_t rsize = 1 << 20, uid = 0, gid = 0, gids[16], ngids = 0;
@@ -188,6 +194,10 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--print-reads") == 0) {
 			print_reads = 1;
+			continue;
+		}
+		if (strcmp(a, "--print-sizes") == 0) {
+			print_sizes = 1;
 			continue;
 		}
 		if (strcmp(a, "--print-fh") == 0) {
@@ -340,6 +350,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		nreads++;
+		if (print_sizes && w.has_size)
+			fprintf(stderr, "size %llu\n", (unsigned long long)w.size);
+		else if (print_sizes)
+			fprintf(stderr, "size none\n");
 		if (w.len > maxgot)
 			maxgot = w.len;
 		offset += w.len;

@@ -9,6 +9,7 @@
 #ifndef CFS_TEST_RESVPORT_H
 #define CFS_TEST_RESVPORT_H
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,28 @@
 #include <unistd.h>
 
 static int resv_high = -1; /* -1: not decided yet */
+/* The address to connect from (resv_source()); family 0: the kernel's
+ * choice. */
+static struct sockaddr_storage resv_src;
+
+/* Connect from addr (an IPv4 or IPv6 literal, port 0): a second client
+ * host on loopback is 127.0.0.2. 0, or -1 when addr is not one. */
+static inline int resv_source(const char *addr)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&resv_src;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&resv_src;
+
+	memset(&resv_src, 0, sizeof(resv_src));
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		return 0;
+	}
+	return -1;
+}
 
 static inline void resv_force_high(void)
 {
@@ -45,8 +68,13 @@ static inline int resv_bind(int fd, int family)
 	struct sockaddr_storage ss;
 	int err = EADDRINUSE;
 
-	if (!resv_wanted())
-		return 0;
+	if (!resv_wanted()) {
+		if (resv_src.ss_family != family)
+			return 0;
+		return bind(fd, (struct sockaddr *)&resv_src,
+		            family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                               : sizeof(struct sockaddr_in));
+	}
 	if (next == 0)
 		next = 512 + (int)(time(NULL) % 512);
 	for (int i = 0; i < 512; i++) {
@@ -54,6 +82,8 @@ static inline int resv_bind(int fd, int family)
 
 		next = next == 1023 ? 512 : next + 1;
 		memset(&ss, 0, sizeof(ss));
+		if (resv_src.ss_family == family)
+			ss = resv_src;
 		if (family == AF_INET6) {
 			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 			s6->sin6_family = AF_INET6;

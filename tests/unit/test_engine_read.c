@@ -108,6 +108,45 @@ static void test_changed_file_refilled(void **state)
 	assert_memory_equal(last_answer(NFS3_READ)->data, g_file, FILE_LEN);
 }
 
+/* Data let into the cache by a build that judged the fresh guard by this
+ * host's clock alone (the index's LEGACY ground) is not served: it is
+ * fetched again and judged again. So is data let in only on the
+ * assumption about the filer's clock, once that is hours old. */
+static void test_unsound_guard_fetched_again(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, 13, 200, 200);
+	uint32_t hl = (uint32_t)strlen(h_file);
+	uint16_t hour = (uint16_t)(time(NULL) / 3600);
+	struct store_obj o;
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	assert_int_equal(store_obj_set_guard(engine_store(g->e), h_file, hl, STORE_GUARD_LEGACY, 0), 0);
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1); /* not from the cache */
+	answer_read(g_cached, sizeof(g_cached), 1, &a);
+	assert_int_equal(last_answer(NFS3_READ)->len, sizeof(g_cached));
+	assert_int_equal(ctr()->guard_refetches, 1);
+	/* stored again; nothing measured the filer's clock, and the file is
+	 * old by this host's: on the assumption, now */
+	assert_int_equal(store_obj_get(engine_store(g->e), h_file, hl, &o), 0);
+	assert_int_equal(o.guard, STORE_GUARD_ASSUMED);
+	assert_int_equal(ctr()->fresh_assumed, 1);
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 0); /* trusted for now */
+	assert_int_equal(ctr()->read_hits, 1);
+
+	assert_int_equal(store_obj_set_guard(engine_store(g->e), h_file, hl, STORE_GUARD_ASSUMED,
+	                                     (uint16_t)(hour - 3)),
+	                 0);
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_read(g_cached, sizeof(g_cached), 1, &a);
+	assert_int_equal(ctr()->guard_refetches, 2);
+	assert_int_equal(ctr()->read_hits, 1);
+}
+
 /* --- writer state -------------------------------------------------------------- */
 
 /* While a file is being written through the proxy (write_quiesce seconds
@@ -551,6 +590,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_miss_fills_then_hits, stop),
 	    cmocka_unit_test_teardown(test_fresh_file_not_stored, stop),
 	    cmocka_unit_test_teardown(test_changed_file_refilled, stop),
+	    cmocka_unit_test_teardown(test_unsound_guard_fetched_again, stop),
 	    cmocka_unit_test_teardown(test_writer_passthrough_then_cached, stop),
 	    cmocka_unit_test_teardown(test_evidence_mode_access_grant, stop),
 	    cmocka_unit_test_teardown(test_evidence_mode_bits_refuse, stop),

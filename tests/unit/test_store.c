@@ -767,6 +767,48 @@ static void test_persistence(void **state)
 	assert_int_equal(o2.data_id >> STORE_RUN_SHIFT, (o.data_id >> STORE_RUN_SHIFT) + 1);
 }
 
+/* The ground the fresh guard let data in on: SOUND for a new record,
+ * kept across chunk puts, attribute updates and a reopen; ASSUMED with its
+ * hour; a record of an older build (zeros there) or an unknown value reads
+ * as LEGACY. */
+static void test_guard(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(200000, 77), b = attrs(4, 78);
+	struct store_obj o;
+	uint8_t rec[STORE_REC_HDR];
+
+	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, &o), 0);
+	assert_int_equal(o.guard, STORE_GUARD_SOUND);
+	assert_int_equal(store_inline_put(s, "small", 5, &b, "abcd", 4), 0);
+	assert_int_equal(store_obj_set_guard(s, "chunked", 7, STORE_GUARD_ASSUMED, 0xbeef), 0);
+	assert_int_equal(store_chunk_put(s, "chunked", 7, o.data_id, 2, 0xabcdef, 4242), 0);
+	a.mode = 0600;
+	assert_int_equal(store_obj_set_attrs(s, "chunked", 7, &a), 0);
+	assert_int_equal(store_obj_set_guard(s, "none", 4, STORE_GUARD_ASSUMED, 1), -ENOENT);
+	assert_int_equal(store_commit(s), 0);
+	reopen(c);
+	s = c->s;
+	assert_int_equal(store_obj_get(s, "chunked", 7, &o), 0);
+	assert_int_equal(o.guard, STORE_GUARD_ASSUMED);
+	assert_int_equal(o.guard_hour, 0xbeef);
+	assert_int_equal(o.attrs.mode, 0600);
+	assert_int_equal(store_obj_get(s, "small", 5, &o), 0);
+	assert_int_equal(o.guard, STORE_GUARD_SOUND);
+
+	assert_int_equal(store_obj_get(s, "chunked", 7, &o), 0);
+	o.guard = STORE_GUARD_SOUND;
+	store_rec_pack(rec, &o, 0);
+	assert_int_equal(rec[1], STORE_GUARD_SOUND);
+	rec[1] = 0; /* as every build before wrote it */
+	assert_int_equal(store_rec_unpack(rec, sizeof(rec), &o, NULL, NULL), 0);
+	assert_int_equal(o.guard, STORE_GUARD_LEGACY);
+	rec[1] = 9;
+	assert_int_equal(store_rec_unpack(rec, sizeof(rec), &o, NULL, NULL), 0);
+	assert_int_equal(o.guard, STORE_GUARD_LEGACY);
+}
+
 static void test_lru_order(void **state)
 {
 	struct ctx *c = *state;
@@ -2299,6 +2341,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lru_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cull_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fill_stopped, setup, teardown),
