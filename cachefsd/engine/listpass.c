@@ -41,12 +41,12 @@ struct lpass {
 	struct lpass *next;      /* e->lpasses */
 };
 
-static uint64_t verf_id(uint32_t proc, const void *res_or_args, size_t off)
+/* The pass id a verifier holds (meta.c puts it little endian). */
+static uint64_t verf_id(const void *res_or_args, size_t off)
 {
 	const uint8_t *p = (const uint8_t *)res_or_args + off;
 	uint64_t v = 0;
 
-	(void)proc;
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
@@ -88,14 +88,26 @@ static void release(struct engine *e, struct cfs_req *w, int answerable)
 
 static void lpass_done(int status, void *res, void *priv);
 
-/* Asks the pass's next page; 0, or -1 when it has none to ask (or the
- * server takes no call). */
-static int ask_next(struct engine *e, struct lpass *lp)
+/* The cookie a page call asks from. */
+static uint64_t call_cookie(const struct lpass *lp)
+{
+	uint64_t c;
+
+	memcpy(&c, (const char *)&lp->call.args + engine_proc(lp->call.proc)->page_cookie,
+	       sizeof(c));
+	return c;
+}
+
+/* Asks the pass's next page; 0, or -1 when it has none to ask (the pass
+ * ended, or did not move on from the cookie *prev: its last page was not
+ * kept), or the server takes no call. */
+static int ask_next(struct engine *e, struct lpass *lp, const uint64_t *prev)
 {
 	nfs_fh3 dir = *call_dir(lp);
 
 	if (e->stopping || lp->pages >= LPASS_PAGES ||
-	    meta_pass_next(e, lp->call.proc, &dir, lp->id, &lp->call.args) != 0)
+	    meta_pass_next(e, lp->call.proc, &dir, lp->id, &lp->call.args) != 0 ||
+	    (prev && call_cookie(lp) == *prev))
 		return -1;
 	lp->call.t_call_us = loop_clock_us();
 	if (engine_up_call(e, lp->call.proc, &lp->call.args, &lp->call.cred, lpass_done, lp) != 0)
@@ -111,20 +123,17 @@ static void lpass_done(int status, void *res, void *priv)
 	const union nfs3_res *r = res;
 	struct cfs_req *w;
 	int ok = status == 0 && r != NULL && r->status == NFS3_OK;
+	uint64_t asked;
 
 	assert(lp->magic == LPASS_MAGIC);
+	asked = call_cookie(lp);
 	/* recorded as the pass's next page (meta_record(): listing_pass),
 	 * observed as the lister's own answer */
 	if (status == 0 && r != NULL)
 		engine_answered(e, &lp->call, res);
 	w = lp->waiters;
 	lp->waiters = NULL;
-	uint64_t asked;
-	const struct engine_proc *ep = engine_proc(lp->call.proc);
-	memcpy(&asked, (const char *)&lp->call.args + ep->page_cookie, sizeof(asked));
-	/* a page that did not move the pass on (not kept) ends it */
-	if (!ok || ask_next(e, lp) != 0 ||
-	    memcmp(&asked, (const char *)&lp->call.args + ep->page_cookie, sizeof(asked)) == 0) {
+	if (!ok || ask_next(e, lp, &asked) != 0) {
 		unlink_lpass(e, lp);
 		lp->magic = 0;
 		free(lp);
@@ -150,7 +159,7 @@ void engine_pass_ahead(struct engine *e, uint32_t proc, const nfs_fh3 *dir,
 	lp->magic = LPASS_MAGIC;
 	lp->e = e;
 	/* the verifier the client was told: the pass's id when one started */
-	lp->id = verf_id(proc, res, ep->page_res_verf);
+	lp->id = verf_id(res, ep->page_res_verf);
 	lp->call.prog = NFS_PROGRAM;
 	lp->call.proc = proc;
 	lp->call.cred = *cred;
@@ -161,7 +170,7 @@ void engine_pass_ahead(struct engine *e, uint32_t proc, const nfs_fh3 *dir,
 		d->data.data_len = dir->data.data_len;
 		d->data.data_val = (char *)lp->fh;
 	}
-	if (lp->id == 0 || ask_next(e, lp) != 0) {
+	if (lp->id == 0 || ask_next(e, lp, NULL) != 0) {
 		free(lp);
 		return;
 	}
@@ -178,7 +187,7 @@ int engine_pass_wait(struct engine *e, struct cfs_req *req)
 	if (ep == NULL || ep->page_ncounts == 0)
 		return -ENOENT;
 	memcpy(&cookie, (const char *)&req->args + ep->page_cookie, sizeof(cookie));
-	id = verf_id(req->proc, &req->args, ep->page_verf);
+	id = verf_id(&req->args, ep->page_verf);
 	if (cookie == 0 || id == 0)
 		return -ENOENT;
 	for (struct lpass *lp = e->lpasses; lp; lp = lp->next) {

@@ -201,6 +201,34 @@ static void test_dir_change_ends_pass(void **state)
 	assert_int_equal(ctr()->listing_passes, 2);
 }
 
+/* A page of the pass that does not move it on (no entries, no eof: not
+ * kept) ends the engine's reading: no call of the same page again, and the
+ * client waiting for it goes to the server. */
+static void test_ahead_stuck_page_ends(void **state)
+{
+	uint8_t p1[NFS3_COOKIEVERFSIZE];
+	fattr3 dir = DIR_ATTRS;
+	READDIR3res res;
+	struct call *c;
+
+	(void)state;
+	start(60);
+	readdir_at(0, NULL);
+	answer_page(0, NULL, n_x1, n_x2, 0);
+	memcpy(p1, last_answer(NFS3_READDIR)->verf, NFS3_COOKIEVERFSIZE);
+	readdir_at(2, p1);
+	c = next_call(NFS3_READDIR); /* the engine's */
+	memset(&res, 0, sizeof(res));
+	res.status = NFS3_OK;
+	res.READDIR3res_u.resok.dir_attributes = post(&dir);
+	c->cb(0, &res, c->priv);
+	/* only the client's own call, with the server's verifier */
+	assert_int_equal(calls_waiting(), 1);
+	answer_page(2, g_srv_verf, n_x3, n_x4, 1);
+	assert_memory_equal(last_answer(NFS3_READDIR)->verf, g_srv_verf, NFS3_COOKIEVERFSIZE);
+	assert_int_equal(calls_waiting(), 0);
+}
+
 /* Strict mode keeps no pass: the server's verifier, every page asked. */
 static void test_strict_server_verifier(void **state)
 {
@@ -224,6 +252,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_wait_for_page_ahead, stop),
 	    cmocka_unit_test_teardown(test_ahead_fails_waiters_forwarded, stop),
 	    cmocka_unit_test_teardown(test_dir_change_ends_pass, stop),
+	    cmocka_unit_test_teardown(test_ahead_stuck_page_ends, stop),
 	    cmocka_unit_test_teardown(test_strict_server_verifier, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
