@@ -101,7 +101,13 @@ $(BUILD)/tests/guest-locker: tests/guest/locker.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -static -o $@ $<
 
-tools: $(TOOL_BINS) $(BUILD)/tests/guest-locker
+# The file exerciser for the guest (tests/tools/fsxcheck.c): the same source
+# as the host's $(BUILD)/tests/fsxcheck, built the guest's way.
+$(BUILD)/tests/guest-fsxcheck: tests/tools/fsxcheck.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -static -o $@ $<
+
+tools: $(TOOL_BINS) $(BUILD)/tests/guest-locker $(BUILD)/tests/guest-fsxcheck
 
 # --- dependencies: install what is missing (Debian 12, as root) -------------
 define apt_install
