@@ -118,6 +118,10 @@ struct engine {
 	struct ahead *ahead_head, *ahead_tail;
 	int ahead_queued;
 	int warm_queued; /* jobs of warmahead.c with the workers */
+	/* listing passes being read to their end (listpass.c; owned by their
+	 * upstream calls) */
+	struct lpass *lpasses;
+	int nlpasses;
 	/* a small file's bytes from the store on their way into a READ reply
 	 * (read.c; inline_max bytes, allocated at first use, owned here): one
 	 * buffer, as a READ is answered before the next is read */
@@ -198,6 +202,7 @@ static inline int engine_req_alive(const struct engine *e, const struct cfs_req 
 struct engine_call {
 	uint32_t prog, proc;
 	uint64_t t_call_us; /* when it was issued (loop_clock_us); 0: not known */
+	uint64_t listing_pass; /* listpass.c's page call: the pass it extends */
 	struct cfs_cred cred;
 	union cfs_args args;
 };
@@ -315,6 +320,29 @@ void meta_rec_free(struct meta_rec *r);
  * into rec until meta_rec_free(rec); else -ENOENT (nothing to free). */
 int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_res *res,
                    struct meta_rec *rec);
+/* A READDIR(PLUS) about to be forwarded in ttl mode: a verifier the proxy
+ * gave (a listing pass's id) becomes the server's again (the client then
+ * gets the server's, and the rest of its listing goes to the server). */
+void meta_page_forward(struct engine *e, struct cfs_req *req);
+/* The arguments of the next page of pass id of dir (proc's; dir's handle
+ * is the caller's to set): 0, or -ENOENT when the pass is not the
+ * directory's current one, too old, or has its last page. */
+int meta_pass_next(struct engine *e, uint32_t proc, const nfs_fh3 *dir, uint64_t id,
+                   union cfs_args *a);
+/* The pass a page answer (proc's res) names in its verifier; 0: none. */
+uint64_t meta_page_pass(uint32_t proc, const void *res);
+/* call's credential began a listing on pass id (was given its first
+ * page): 1 for a continuation (cookie not 0) of such a listing, else 0;
+ * with add, a first page it was given is remembered. */
+int meta_pass_reader(struct engine *e, const struct engine_call *call, uint64_t id, int add);
+/* A listing pass read to its end (listpass.c, ttl mode): after the first
+ * page of a pass reached its client (res: the answer as told, its verifier
+ * the pass's id), the engine asks the next pages itself, as cred. */
+void engine_pass_ahead(struct engine *e, uint32_t proc, const nfs_fh3 *dir,
+                       const struct cfs_cred *cred, const void *res);
+/* req (a page call the cache cannot answer) waits for the page the pass
+ * its verifier names is fetching: 0, or -ENOENT (none is). */
+int engine_pass_wait(struct engine *e, struct cfs_req *req);
 void meta_put_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs);
 void meta_forget_attrs(struct engine *e, const nfs_fh3 *fh);
 /* ttl mode: what dir/name points to, as the metadata cache knows it

@@ -66,11 +66,12 @@
 
 /* Metadata records: a whole reply kept as type t under the row's handle. */
 #define BLOB(t) .blob = t
-/* a directory page: also keyed by cookie, verifier and the counts */
-#define PAGE(t, A, ...)                                                                            \
+/* a directory page: kept by listing pass (meta.c), by cookie and counts */
+#define PAGE(t, A, R, end, ...)                                                                    \
 	.blob = t, .page_cookie = offsetof(A, cookie), .page_verf = offsetof(A, cookieverf),       \
 	.page_ncounts = sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t),                          \
-	.page_count = {__VA_ARGS__}
+	.page_count = {__VA_ARGS__}, .page_res_verf = offsetof(R, R##_u.resok.cookieverf),         \
+	.page_end = end
 #define NAMED_NEW(A, af, R)                                                                        \
 	.name = NAME_NEW, .name_args = offsetof(A, af), .name_res = offsetof(R, R##_u.resok.obj)
 
@@ -177,7 +178,8 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
     [NFS3_READDIR] = {.obs = {POST(READDIR3args, dir, READDIR3res, dir_attributes),
                               EVIDENCE(READDIR3args, dir, READDIR3res, dir_attributes, ACCESS3_READ,
                                        0)},
-                      PAGE('d', READDIR3args, offsetof(READDIR3args, count)),
+                      PAGE('D', READDIR3args, READDIR3res, meta_page_end_dir,
+                           offsetof(READDIR3args, count)),
                       ANSWERS(READDIR3res, dir_attributes, ACCESS3_READ),
                       CLAMP(offsetof(READDIR3args, count))},
     /* the entries' attributes too; a listing with handles also proves
@@ -186,8 +188,8 @@ const struct engine_proc engine_procs[NFS3_NPROCS] = {
         {.obs = {POST(READDIRPLUS3args, dir, READDIRPLUS3res, dir_attributes), MORE(ARM_OK),
                  EVIDENCE(READDIRPLUS3args, dir, READDIRPLUS3res, dir_attributes, ACCESS3_READ, 0)},
          .observe_more = engine_observe_entries,
-         PAGE('p', READDIRPLUS3args, offsetof(READDIRPLUS3args, dircount),
-              offsetof(READDIRPLUS3args, maxcount)),
+         PAGE('P', READDIRPLUS3args, READDIRPLUS3res, meta_page_end_plus,
+              offsetof(READDIRPLUS3args, dircount), offsetof(READDIRPLUS3args, maxcount)),
          .record_more = meta_record_entries,
          /* the listing and the entries' handles: read and search */
          ANSWERS(READDIRPLUS3res, dir_attributes, ACCESS3_READ | ACCESS3_LOOKUP),

@@ -140,11 +140,16 @@ struct engine_proc {
 	uint8_t name; /* enum meta_name: the diropargs3 at name_args, the handle at name_res */
 	size_t name_args, name_res;
 	/* The record type a whole reply is kept as ('r', 's', ...), keyed by
-	 * the row's handle (proc_fh()); 0: not kept. Directory pages ('p',
-	 * 'd') also key by the cookie, verifier and counts at page_*. */
+	 * the row's handle (proc_fh()); 0: not kept. Directory pages ('P',
+	 * 'D') are kept by listing pass (meta.c): the arguments' cookie,
+	 * verifier and counts at page_*, the reply's verifier at
+	 * page_res_verf, and page_end() says where a page ends (its last
+	 * entry's cookie and eof; returns the number of entries). */
 	char blob;
 	uint8_t page_ncounts;
 	size_t page_cookie, page_verf, page_count[2];
+	size_t page_res_verf;
+	uint32_t (*page_end)(const void *res, uint64_t *last, int *eof);
 	/* READDIRPLUS: its entries are also lookup answers */
 	void (*record_more)(struct engine *e, const union cfs_args *a, void *res);
 	/* The reply as the client is told it (FSINFO's clamped sizes), before
@@ -197,6 +202,8 @@ uint32_t engine_observe_access(struct engine *e, const union cfs_args *a,
 uint32_t engine_observe_entries(struct engine *e, const union cfs_args *a,
                                 const struct cfs_cred *cred, const void *res);
 void meta_record_entries(struct engine *e, const union cfs_args *a, void *res);
+uint32_t meta_page_end_dir(const void *res, uint64_t *last, int *eof);
+uint32_t meta_page_end_plus(const void *res, uint64_t *last, int *eof);
 void engine_fsinfo_as_told(struct engine *e, void *res);
 void engine_write_prepare(struct engine *e, union cfs_args *a);
 int meta_refresh_entries(struct engine *e, void *res);

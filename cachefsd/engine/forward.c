@@ -204,6 +204,23 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 	    req->prog == NFS_PROGRAM && req->proc == NFS3_READDIRPLUS && r && r->status == NFS3_OK;
 	if (listed)
 		lister = req->cred;
+	/* a first page that started a listing pass: its other pages next */
+	const struct engine_proc *ep = req->prog == NFS_PROGRAM ? engine_proc(req->proc) : NULL;
+	int first_page = ep && ep->page_ncounts && r && r->status == NFS3_OK &&
+	                 memcmp((const char *)&req->args + ep->page_cookie, &(uint64_t){0},
+	                        sizeof(uint64_t)) == 0;
+	uint8_t dirfh[NFS3_FHSIZE];
+	nfs_fh3 dir = {{0, (char *)dirfh}};
+	if (first_page) {
+		const nfs_fh3 *d = proc_fh(proc_row(NFS_PROGRAM, req->proc), &req->args);
+		first_page = d && d->data.data_len > 0 && d->data.data_len <= NFS3_FHSIZE;
+		if (first_page) {
+			memcpy(dirfh, d->data.data_val, d->data.data_len);
+			dir.data.data_len = d->data.data_len;
+			lister = req->cred;
+		}
+	}
+	uint32_t proc = req->proc;
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them
 		 * back), then what this reply says */
@@ -219,6 +236,8 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 			e->ctr.access_denied++; /* the caller got the server's refusal */
 	}
 	engine_reply(e, req, res); /* frees req; res is the upstream's until we return */
+	if (first_page)
+		engine_pass_ahead(e, proc, &dir, &lister, res);
 	if (listed) {
 		engine_warm_ahead(e, res);
 		engine_access_ahead(e, &lister, res);

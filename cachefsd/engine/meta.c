@@ -7,7 +7,10 @@
  *   'l' dirfh name         status + child handle    LOOKUP, positive or NOENT
  *   'x' fh cred            asked, allowed, ctime     ACCESS per credential
  *   'r' fh                 target (XDR string)      READLINK
- *   'p'/'d' dirfh cookie verf counts   READDIRPLUS/READDIR reply (XDR)
+ *   'V' dirfh pass         start, server's verifier, tip, eof, kind, counts
+ *                          a listing pass (below: "listing passes")
+ *   'C' dirfh kind counts  the directory's current pass
+ *   'P'/'D' dirfh pass cookie   READDIRPLUS/READDIR page of a pass (XDR)
  *   's'/'i'/'c' fh         FSSTAT/FSINFO/PATHCONF reply (XDR)
  *   'X' fh cred            asked, allowed, ctime, mode, uid, gid
  *                          strict mode: the server's ACCESS answer, for
@@ -493,12 +496,54 @@ int meta_get_strict_access(struct engine *e, const nfs_fh3 *fh, const struct cfs
 	return 0;
 }
 
-/* --- directory pages, READLINK, FS* -------------------------------------------- */
+/* --- listing passes: directory pages ----------------------------------------------
+ *
+ * A listing answered from the cache is one snapshot: the pages of one
+ * upstream pass, each asked from the cookie the one before it ended at
+ * (the first by the client whose listing missed, the rest by listpass.c
+ * right after it, as a fast client would). The verifier a client is given
+ * with a page of a pass is the pass's id, not the server's: a continuation
+ * names its pass, and only that pass's pages answer it. A listing starts
+ * on the directory's current pass while it is younger than meta_ttl and
+ * goes on with it while younger than twice that. Pages of two passes are
+ * never stitched: with a filer whose cookies name entries that come and go
+ * (tmpfs), a listing stitched from pages of different ages listed names
+ * twice, a page twice, or did not end.
+ *
+ * A continuation its pass cannot answer (a page the pass did not get, a
+ * caller without evidence, a pass too old) is sent to the server with the
+ * server's own verifier, and the client gets the server's: the rest of its
+ * listing goes to the server, as a client listing the server slowly would
+ * see it. Records:
+ *   'V' dir pass        start, server's verifier, tip, eof, kind, counts
+ *   'C' dir kind counts the directory's current pass
+ *   'P'/'D' dir pass cookie   the pages
+ *   'W' dir pass cred   the credential began a listing on the pass: its
+ *                       continuations need no other evidence (the
+ *                       directory's ctime moves with every name) */
 
-struct page_key {
-	uint8_t cookie[8];
+struct pass {
+	uint64_t id;
+	uint64_t start; /* wall ms: when the first page was asked */
+	uint8_t up_verf[NFS3_COOKIEVERFSIZE];
+	uint64_t tip; /* the cookie the next page is asked from */
+	uint8_t eof;  /* the pass has its last page */
+	char kind;    /* the row's blob: 'P' READDIRPLUS, 'D' READDIR */
+	uint32_t c1, c2;
+	uint64_t prev; /* the pass it superseded as current (0: none kept) */
+};
+
+/* Value of a 'V' record: start (the header), verifier, tip, eof, kind,
+ * counts, prev. */
+#define PASS_VLEN (HDR + NFS3_COOKIEVERFSIZE + 8 + 1 + 1 + 4 + 4 + 8)
+
+/* What a page call asks: its directory, cookie, verifier and counts. */
+struct page_args {
+	const nfs_fh3 *dir;
+	uint64_t cookie;
 	uint8_t verf[NFS3_COOKIEVERFSIZE];
 	uint32_t c1, c2;
+	char kind;
 };
 
 static uint32_t arg_u32(const union cfs_args *a, size_t off)
@@ -509,27 +554,434 @@ static uint32_t arg_u32(const union cfs_args *a, size_t off)
 	return v;
 }
 
-/* A directory page's key: its row says where the cookie, the verifier and
- * the counts are. */
-static size_t page_key(uint8_t *k, const struct engine_proc *ep, const nfs_fh3 *dir,
-		       const union cfs_args *a)
+/* The row says where the cookie, the verifier and the counts are; 0, or
+ * -ENOENT for a call that is no page call. */
+static int page_args(uint32_t proc, const union cfs_args *a, struct page_args *pa)
 {
-	struct page_key pk;
-	uint64_t cookie;
+	const struct engine_proc *ep = engine_proc(proc);
+	const struct proc_row *row = proc_row(NFS_PROGRAM, proc);
 
-	memset(&pk, 0, sizeof(pk));
-	memcpy(&cookie, (const char *)a + ep->page_cookie, sizeof(cookie));
-	put64(pk.cookie, cookie);
-	memcpy(pk.verf, (const char *)a + ep->page_verf, NFS3_COOKIEVERFSIZE);
-	pk.c1 = arg_u32(a, ep->page_count[0]);
+	memset(pa, 0, sizeof(*pa));
+	if (ep == NULL || ep->page_ncounts == 0 || row == NULL)
+		return -ENOENT;
+	pa->dir = proc_fh(row, a);
+	if (pa->dir == NULL)
+		return -ENOENT;
+	memcpy(&pa->cookie, (const char *)a + ep->page_cookie, sizeof(pa->cookie));
+	memcpy(pa->verf, (const char *)a + ep->page_verf, NFS3_COOKIEVERFSIZE);
+	pa->c1 = arg_u32(a, ep->page_count[0]);
 	if (ep->page_ncounts > 1)
-		pk.c2 = arg_u32(a, ep->page_count[1]);
-	return mkey(k, ep->blob, dir, &pk, sizeof(pk));
+		pa->c2 = arg_u32(a, ep->page_count[1]);
+	pa->kind = ep->blob;
+	return 0;
 }
 
-/* Key and codec of a cacheable reply of req; 0 when it is not one. The
- * row says the record type; the key is its handle (and a page's cookie,
- * verifier and counts), the codec its result's (both encode and decode). */
+static size_t pass_key(uint8_t *k, const nfs_fh3 *dir, uint64_t id)
+{
+	uint8_t b[8];
+
+	put64(b, id);
+	return mkey(k, 'V', dir, b, sizeof(b));
+}
+
+/* The pass id of the directory's current pass for these counts ('C'). */
+static size_t current_key(uint8_t *k, const struct page_args *pa)
+{
+	uint8_t b[9];
+
+	b[0] = (uint8_t)pa->kind;
+	memcpy(b + 1, &pa->c1, 4);
+	memcpy(b + 5, &pa->c2, 4);
+	return mkey(k, 'C', pa->dir, b, sizeof(b));
+}
+
+static size_t page_rec_key(uint8_t *k, char kind, const nfs_fh3 *dir, uint64_t id,
+                           uint64_t cookie)
+{
+	uint8_t b[16];
+
+	put64(b, id);
+	put64(b + 8, cookie);
+	return mkey(k, kind, dir, b, sizeof(b));
+}
+
+static int pass_get(struct engine *e, const nfs_fh3 *dir, uint64_t id, struct pass *p)
+{
+	uint8_t k[KEY_MAX];
+	const uint8_t *v;
+	size_t kl, vlen;
+
+	if (id == 0 || (kl = pass_key(k, dir, id)) == 0 ||
+	    store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen != PASS_VLEN)
+		return -ENOENT;
+	p->id = id;
+	p->start = get64(v);
+	v += HDR;
+	memcpy(p->up_verf, v, NFS3_COOKIEVERFSIZE);
+	v += NFS3_COOKIEVERFSIZE;
+	p->tip = get64(v);
+	p->eof = v[8];
+	p->kind = (char)v[9];
+	memcpy(&p->c1, v + 10, 4);
+	memcpy(&p->c2, v + 14, 4);
+	p->prev = get64(v + 18);
+	return 0;
+}
+
+static int pass_put(struct engine *e, const nfs_fh3 *dir, const struct pass *p)
+{
+	uint8_t k[KEY_MAX], v[PASS_VLEN], *w = v + HDR;
+	size_t kl = pass_key(k, dir, p->id);
+
+	if (kl == 0)
+		return -ENAMETOOLONG;
+	put64(v, p->start);
+	memcpy(w, p->up_verf, NFS3_COOKIEVERFSIZE);
+	w += NFS3_COOKIEVERFSIZE;
+	put64(w, p->tip);
+	w[8] = p->eof;
+	w[9] = (uint8_t)p->kind;
+	memcpy(w + 10, &p->c1, 4);
+	memcpy(w + 14, &p->c2, 4);
+	put64(w + 18, p->prev);
+	return store_meta_put(e->store, k, kl, v, sizeof(v));
+}
+
+static uint64_t current_get(struct engine *e, const struct page_args *pa)
+{
+	uint8_t k[KEY_MAX];
+	const uint8_t *v;
+	size_t kl, vlen;
+
+	if ((kl = current_key(k, pa)) == 0 ||
+	    store_meta_get(e->store, k, kl, (const void **)&v, &vlen) != 0 || vlen != HDR + 8)
+		return 0;
+	return get64(v + HDR);
+}
+
+/* The pass answers calls like pa: of its kind and counts, and younger
+ * than ttls times meta_ttl. */
+static int pass_fits(const struct engine *e, const struct pass *p, const struct page_args *pa,
+                     int ttls)
+{
+	return p->kind == pa->kind && p->c1 == pa->c1 && p->c2 == pa->c2 &&
+	       fresh(e, p->start, e->cfg->meta_ttl * ttls);
+}
+
+/* The pass still has its first page: a change of the directory through
+ * the proxy drops its pages (dir_changed()), and then it ends. */
+static int pass_alive(struct engine *e, const nfs_fh3 *dir, const struct pass *p)
+{
+	uint8_t k[KEY_MAX];
+	const void *v;
+	size_t kl, vlen;
+
+	return (kl = page_rec_key(k, p->kind, dir, p->id, 0)) != 0 &&
+	       store_meta_get(e->store, k, kl, &v, &vlen) == 0;
+}
+
+/* The pages of pass id go. */
+static void pass_drop_pages(struct engine *e, char kind, const nfs_fh3 *dir, uint64_t id)
+{
+	uint8_t k[KEY_MAX];
+	size_t kl = mkey(k, kind, dir, NULL, 0);
+
+	if (kl == 0 || kl + 8 > KEY_MAX)
+		return;
+	put64(k + kl, id);
+	store_meta_del_prefix(e->store, k, kl + 8);
+	if ((kl = mkey(k, 'W', dir, NULL, 0)) == 0)
+		return;
+	put64(k + kl, id);
+	store_meta_del_prefix(e->store, k, kl + 8);
+}
+
+/* p supersedes the passes before it (p->prev, theirs, ...): those older
+ * than twice meta_ttl answer nothing any more, and their pages go; the
+ * younger stay for the listings that began on them. */
+static void passes_trim(struct engine *e, const nfs_fh3 *dir, struct pass *p)
+{
+	struct pass *link = p, q, r;
+	int cut = 0;
+
+	for (uint64_t id = p->prev; id; id = q.prev) {
+		if (pass_get(e, dir, id, &q) != 0) {
+			link->prev = 0;
+			break;
+		}
+		if (!cut && fresh(e, q.start, e->cfg->meta_ttl * 2)) {
+			r = q;
+			link = &r;
+			continue;
+		}
+		if (!cut) {
+			link->prev = 0;
+			if (link != p)
+				pass_put(e, dir, link);
+			cut = 1;
+		}
+		pass_drop_pages(e, q.kind, dir, q.id);
+	}
+}
+
+/* 'W' dir pass cred: the credential began a listing on the pass (was
+ * given its first page, by the server or with evidence). */
+static size_t reader_key(uint8_t *k, const nfs_fh3 *dir, uint64_t id, const struct cfs_cred *c)
+{
+	uint8_t b[8 + 4 * (3 + CFS_MAX_GIDS)];
+	uint32_t ck[3 + CFS_MAX_GIDS];
+	size_t n = 0;
+
+	ck[n++] = c->flavor;
+	ck[n++] = c->uid;
+	ck[n++] = c->gid;
+	for (uint32_t i = 0; i < c->ngids && i < CFS_MAX_GIDS; i++)
+		ck[n++] = c->gids[i];
+	put64(b, id);
+	memcpy(b + 8, ck, n * sizeof(ck[0]));
+	return mkey(k, 'W', dir, b, 8 + n * sizeof(ck[0]));
+}
+
+uint64_t meta_page_pass(uint32_t proc, const void *res)
+{
+	const struct engine_proc *ep = engine_proc(proc);
+
+	return ep && ep->page_ncounts ? get64((const uint8_t *)res + ep->page_res_verf) : 0;
+}
+
+int meta_pass_reader(struct engine *e, const struct engine_call *call, uint64_t id, int add)
+{
+	uint8_t k[KEY_MAX], v[HDR];
+	struct page_args pa;
+	const void *val;
+	size_t kl, vlen;
+
+	if (!meta_enabled(e) || id == 0 || page_args(call->proc, &call->args, &pa) != 0 ||
+	    (kl = reader_key(k, pa.dir, id, &call->cred)) == 0)
+		return 0;
+	if (add) {
+		if (pa.cookie == 0) {
+			put64(v, wall_ms());
+			store_meta_put(e->store, k, kl, v, sizeof(v));
+		}
+		return 0;
+	}
+	return pa.cookie != 0 && store_meta_get(e->store, k, kl, &val, &vlen) == 0;
+}
+
+/* A new pass id: never 0 (the verifier most servers give), unique across
+ * runs (the records outlive the process). */
+static uint64_t new_pass_id(void)
+{
+	static uint64_t n;
+	uint64_t z;
+
+	do {
+		/* splitmix64 of the clock and a counter */
+		z = (wall_ms() << 20) + ++n + 0x9e3779b97f4a7c15ull;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+	} while (z == 0);
+	return z;
+}
+
+/* When call was received, by the wall clock (a pass's age counts from
+ * the call that asked its first page, not from its answer). */
+static uint64_t call_wall_ms(const struct engine_call *call)
+{
+	uint64_t now = wall_ms(), us = loop_clock_us();
+
+	if (call->t_call_us == 0 || call->t_call_us > us || (us - call->t_call_us) / 1000 > now)
+		return now;
+	return now - (us - call->t_call_us) / 1000;
+}
+
+/* The rows' page_end: a page's entries, its last cookie and eof. */
+uint32_t meta_page_end_dir(const void *res, uint64_t *last, int *eof)
+{
+	const READDIR3res *r = res;
+	uint32_t n = 0;
+
+	*last = 0;
+	for (const entry3 *en = r->READDIR3res_u.resok.reply.entries; en; en = en->nextentry) {
+		*last = en->cookie;
+		n++;
+	}
+	*eof = r->READDIR3res_u.resok.reply.eof != 0;
+	return n;
+}
+
+uint32_t meta_page_end_plus(const void *res, uint64_t *last, int *eof)
+{
+	const READDIRPLUS3res *r = res;
+	const entryplus3 *next = r->READDIRPLUS3res_u.resok.reply.entries;
+	uint32_t n = 0;
+
+	*last = 0;
+	while (next) {
+		entryplus3 ent;
+		memcpy(&ent, next, sizeof(ent));
+		*last = ent.cookie;
+		n++;
+		next = ent.nextentry;
+	}
+	*eof = r->READDIRPLUS3res_u.resok.reply.eof != 0;
+	return n;
+}
+
+/* A page call's answer from its pass (pa names it: the current pass for
+ * cookie 0, else the one its verifier names), the verifier set to the
+ * pass's id: 0, or -ENOENT. */
+static int get_page(struct engine *e, const struct engine_call *call, zdrproc_t codec,
+                    union nfs3_res *res, struct meta_rec *rec)
+{
+	const struct engine_proc *ep = engine_proc(call->proc);
+	uint8_t k[KEY_MAX];
+	struct page_args pa;
+	struct pass p;
+	uint64_t id;
+	size_t kl;
+
+	if (page_args(call->proc, &call->args, &pa) != 0)
+		return -ENOENT;
+	/* a listing starts only on a pass younger than meta_ttl; one that
+	 * started goes on with it for as long again (it stays the snapshot it
+	 * began with, at most meta_ttl older than its start) */
+	id = pa.cookie == 0 ? current_get(e, &pa) : get64(pa.verf);
+	if (pass_get(e, pa.dir, id, &p) != 0 || !pass_fits(e, &p, &pa, pa.cookie == 0 ? 1 : 2) ||
+	    (kl = page_rec_key(k, pa.kind, pa.dir, id, pa.cookie)) == 0)
+		return -ENOENT;
+	memset(res, 0, sizeof(*res));
+	if (get_xdr(e, k, kl, codec, res, rec) != 0)
+		return -ENOENT;
+	if (res->status != NFS3_OK) {
+		meta_rec_free(rec);
+		return -ENOENT;
+	}
+	put64((uint8_t *)res + ep->page_res_verf, id);
+	return 0;
+}
+
+void meta_page_forward(struct engine *e, struct cfs_req *req)
+{
+	const struct engine_proc *ep = engine_proc(req->proc);
+	struct page_args pa;
+	struct pass p;
+
+	if (!meta_enabled(e) || page_args(req->proc, &req->args, &pa) != 0 ||
+	    pass_get(e, pa.dir, get64(pa.verf), &p) != 0)
+		return; /* not a verifier of ours: the server's, as it is */
+	/* the server gets its own verifier back (zero with cookie 0) */
+	if (pa.cookie == 0) {
+		memset((char *)&req->args + ep->page_verf, 0, NFS3_COOKIEVERFSIZE);
+		return;
+	}
+	memcpy((char *)&req->args + ep->page_verf, p.up_verf, NFS3_COOKIEVERFSIZE);
+	e->ctr.listing_left++;
+}
+
+int meta_pass_next(struct engine *e, uint32_t proc, const nfs_fh3 *dir, uint64_t id,
+                   union cfs_args *a)
+{
+	const struct engine_proc *ep = engine_proc(proc);
+	struct page_args pa;
+	struct pass p;
+
+	if (!meta_enabled(e) || ep == NULL || ep->page_ncounts == 0 ||
+	    pass_get(e, dir, id, &p) != 0 || p.eof || p.kind != ep->blob)
+		return -ENOENT;
+	memset(&pa, 0, sizeof(pa));
+	pa.dir = dir;
+	pa.kind = p.kind;
+	pa.c1 = p.c1;
+	pa.c2 = p.c2;
+	if (!pass_fits(e, &p, &pa, 1) || !pass_alive(e, dir, &p))
+		return -ENOENT;
+	memcpy((char *)a + ep->page_cookie, &p.tip, sizeof(p.tip));
+	memcpy((char *)a + ep->page_verf, p.up_verf, NFS3_COOKIEVERFSIZE);
+	memcpy((char *)a + ep->page_count[0], &p.c1, 4);
+	if (ep->page_ncounts > 1)
+		memcpy((char *)a + ep->page_count[1], &p.c2, 4);
+	return 0;
+}
+
+/* A page the server answered (NFS3_OK): a first page starts a pass (the
+ * directory's current one for these counts; the one before goes), the
+ * next page of the current pass extends it. The client is told the pass's
+ * id as verifier; a page kept by no pass keeps the server's. */
+static void record_page(struct engine *e, const struct engine_call *call, zdrproc_t codec,
+                        void *res)
+{
+	const struct engine_proc *ep = engine_proc(call->proc);
+	uint8_t k[KEY_MAX], *verf = (uint8_t *)res + ep->page_res_verf;
+	uint32_t hint = proc_row(NFS_PROGRAM, call->proc)->reply_want_args(&call->args);
+	struct page_args pa;
+	struct pass p;
+	uint64_t last, old;
+	int eof;
+	size_t kl;
+
+	if (page_args(call->proc, &call->args, &pa) != 0)
+		return;
+	if (ep->page_end(res, &last, &eof) == 0 && !eof)
+		return; /* nothing to go on from */
+	if (pa.cookie == 0) {
+		memset(&p, 0, sizeof(p));
+		p.id = new_pass_id();
+		p.start = call_wall_ms(call);
+		memcpy(p.up_verf, verf, NFS3_COOKIEVERFSIZE);
+		p.tip = last;
+		p.eof = (uint8_t)eof;
+		p.kind = pa.kind;
+		p.c1 = pa.c1;
+		p.c2 = pa.c2;
+		old = current_get(e, &pa);
+		p.prev = old;
+		passes_trim(e, pa.dir, &p);
+		if ((kl = page_rec_key(k, pa.kind, pa.dir, p.id, 0)) == 0 ||
+		    put_xdr(e, k, kl, codec, res, hint) != 0 || pass_put(e, pa.dir, &p) != 0)
+			return;
+		{
+			uint8_t ck[KEY_MAX], v[HDR + 8];
+			size_t ckl = current_key(ck, &pa);
+
+			put64(v, p.start);
+			put64(v + HDR, p.id);
+			if (ckl == 0 || store_meta_put(e->store, ck, ckl, v, sizeof(v)) != 0)
+				return;
+		}
+		e->ctr.listing_passes++;
+		put64(verf, p.id);
+		meta_pass_reader(e, call, p.id, 1);
+		return;
+	}
+	if (call->listing_pass == 0)
+		return;
+	{
+		const void *v;
+		size_t vlen;
+
+		if (pass_get(e, pa.dir, call->listing_pass, &p) != 0 || !pass_fits(e, &p, &pa, 1) ||
+		    !pass_alive(e, pa.dir, &p) || p.eof || p.tip != pa.cookie ||
+		    (kl = page_rec_key(k, pa.kind, pa.dir, p.id, pa.cookie)) == 0 ||
+		    store_meta_get(e->store, k, kl, &v, &vlen) == 0)
+			return; /* not the pass's next page (any more) */
+	}
+	if (put_xdr(e, k, kl, codec, res, hint) != 0)
+		return;
+	p.tip = last;
+	p.eof = (uint8_t)eof;
+	if (pass_put(e, pa.dir, &p) != 0)
+		return;
+	put64(verf, p.id);
+}
+
+/* --- READLINK, FS* ---------------------------------------------------------------- */
+
+/* Key and codec of a cacheable reply of req that is not a page; 0 when it
+ * is not one. The row says the record type; the key is its handle, the
+ * codec its result's (both encode and decode). */
 static size_t blob_key(const struct engine_call *req, uint8_t *k, zdrproc_t *codec)
 {
 	const struct engine_proc *ep = engine_proc(req->proc);
@@ -539,8 +991,6 @@ static size_t blob_key(const struct engine_call *req, uint8_t *k, zdrproc_t *cod
 	if (ep == NULL || ep->blob == 0 || fh == NULL)
 		return 0;
 	*codec = row->enc;
-	if (ep->page_ncounts)
-		return page_key(k, ep, fh, &req->args);
 	return mkey(k, ep->blob, fh, NULL, 0);
 }
 
@@ -594,13 +1044,14 @@ void meta_record(struct engine *e, const struct engine_call *req, void *res)
 		return;
 	if (ep->record_more)
 		ep->record_more(e, &req->args, res);
+	if (ep->page_ncounts) {
+		record_page(e, req, proc_row(NFS_PROGRAM, req->proc)->enc, res);
+		return;
+	}
 	kl = blob_key(req, k, &codec);
 	if (kl == 0)
 		return;
-	/* room: what a page may hold; the rest are small */
-	put_xdr(e, k, kl, codec, res,
-		ep->page_ncounts ? proc_row(NFS_PROGRAM, req->proc)->reply_want_args(&req->args)
-				 : 8192);
+	put_xdr(e, k, kl, codec, res, 8192);
 }
 
 int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_res *res,
@@ -610,6 +1061,8 @@ int meta_get_reply(struct engine *e, const struct engine_call *call, union nfs3_
 	size_t kl;
 	zdrproc_t codec;
 
+	if (engine_proc(call->proc) && engine_proc(call->proc)->page_ncounts)
+		return get_page(e, call, proc_row(NFS_PROGRAM, call->proc)->enc, res, rec);
 	kl = blob_key(call, k, &codec);
 	if (kl == 0)
 		return -ENOENT;
@@ -643,11 +1096,16 @@ static void del_prefix(struct engine *e, char type, const nfs_fh3 *fh)
 		store_meta_del_prefix(e->store, k, kl);
 }
 
-/* A directory's listing changed: its pages and attributes go. */
+/* A directory's listing changed: its pages and attributes go, and no
+ * pass of it is current (none is extended). Its passes ('V') stay: a
+ * client in the middle of one goes on at the server, with the server's
+ * own verifier. ('p', 'd': pages as kept before passes.) */
 static void dir_changed(struct engine *e, const nfs_fh3 *dir)
 {
-	del_prefix(e, 'p', dir);
-	del_prefix(e, 'd', dir);
+	static const char types[] = {'P', 'D', 'C', 'W', 'p', 'd'};
+
+	for (size_t i = 0; i < sizeof(types); i++)
+		del_prefix(e, types[i], dir);
 	del_key(e, 'a', dir);
 }
 
@@ -681,8 +1139,8 @@ void meta_purge(struct engine *e, const nfs_fh3 *fh)
 		del_key(e, types[i], fh);
 	del_prefix(e, 'x', fh);
 	del_prefix(e, 'l', fh);
-	del_prefix(e, 'p', fh);
-	del_prefix(e, 'd', fh);
+	del_prefix(e, 'V', fh);
+	dir_changed(e, fh);
 }
 
 /* A call that changes the namespace or an object, made through the proxy:
@@ -747,7 +1205,8 @@ void meta_sweep(struct engine *e)
  * would be unknown-stale if ttl mode came back, so it goes at start. */
 void meta_start(struct engine *e)
 {
-	static const uint8_t types[] = {'a', 'l', 'x', 'r', 'p', 'd', 's', 'i', 'c'};
+	static const uint8_t types[] = {'a', 'l', 'x', 'r', 'p', 'd', 's', 'i', 'c',
+	                                'P', 'D', 'V', 'C', 'W'};
 	int n = 0, rc;
 
 	if (meta_enabled(e) || store_meta_count(e->store) == 0)

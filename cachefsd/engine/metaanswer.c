@@ -114,8 +114,10 @@ static int answer_lookup(struct engine *e, struct cfs_req *req)
 }
 
 /* READDIRPLUS's row: cached pages carry entry attributes from when they
- * were listed: the freshest known replace them (or the page is not used
- * when an entry's attributes are gone). */
+ * were listed: the freshest known replace them, and an entry whose
+ * attributes are no longer known fresh goes without (RFC 1813 lets a
+ * server omit them; the client asks): the page stays its pass's, and the
+ * listing the snapshot it began with (meta.c "listing passes"). */
 int meta_refresh_entries(struct engine *e, void *res)
 {
 	READDIRPLUS3res *r = res;
@@ -127,11 +129,11 @@ int meta_refresh_entries(struct engine *e, void *res)
 		if (ent.name_handle.handle_follows) {
 			post_op_attr pa;
 			attrs_post(e, &ent.name_handle.post_op_fh3_u.handle, &pa);
-			if (!pa.attributes_follow && ent.name_attributes.attributes_follow)
-				return -ENOENT;
 			ent.name_attributes = pa;
-			memcpy(en, &ent, sizeof(ent));
+		} else {
+			memset(&ent.name_attributes, 0, sizeof(ent.name_attributes));
 		}
+		memcpy(en, &ent, sizeof(ent));
 		en = ent.nextentry;
 	}
 	return 0;
@@ -150,12 +152,17 @@ static int answer_blob(struct engine *e, struct cfs_req *req, const struct engin
 	engine_call_of(&call, req);
 	if (obj == NULL || meta_get_reply(e, &call, &res, &rec) != 0)
 		return -ENOENT;
+	/* a listing's later pages go with its first (meta.c "listing passes") */
+	uint64_t pass = meta_page_pass(req->proc, &res);
+	int reader = pass && meta_pass_reader(e, &call, pass, 0);
 	if ((ep->answer_refresh && ep->answer_refresh(e, &res) != 0) ||
-	    (ep->answer_want ? !allowed(e, req, obj, ep->answer_want, pa)
-	                     : (attrs_post(e, obj, pa), 0))) {
+	    (ep->answer_want && !reader ? !allowed(e, req, obj, ep->answer_want, pa)
+	                                : (attrs_post(e, obj, pa), 0))) {
 		meta_rec_free(&rec);
 		return -ENOENT;
 	}
+	if (pass)
+		meta_pass_reader(e, &call, pass, 1);
 	struct cfs_cred lister = req->cred;
 	int listed = req->proc == NFS3_READDIRPLUS;
 	engine_count_reply(e, req, NFS3_OK);
@@ -317,13 +324,18 @@ int meta_answer(struct engine *e, struct cfs_req *req)
 		break;
 	case ANS_BLOB:
 		rc = answer_blob(e, req, ep);
+		/* a page its pass is fetching: the call waits for it */
+		if (rc != 0 && ep->page_ncounts && engine_pass_wait(e, req) == 0)
+			return 0;
 		break;
 	default:
 		return -ENOENT;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		e->ctr.meta_hits++;
-	else
+	} else {
 		e->ctr.meta_misses++;
+		meta_page_forward(e, req); /* a page: the server's own verifier */
+	}
 	return rc;
 }

@@ -40,6 +40,7 @@ void engine_call_of(struct engine_call *call, const struct cfs_req *req)
 	call->prog = req->prog;
 	call->proc = req->proc;
 	call->t_call_us = req->t_start_us;
+	call->listing_pass = 0; /* a client's call extends no pass (listpass.c) */
 	call->cred = req->cred;
 	call->args = req->args;
 }

@@ -106,6 +106,7 @@ struct answer {
 	uint32_t len;
 	int eof;            /* READ */
 	fattr3 entry_attrs; /* READDIRPLUS: the first entry's attributes */
+	uint8_t verf[NFS3_COOKIEVERFSIZE]; /* READDIR(PLUS): the cookie verifier told */
 	char data[ANS_DATA];
 };
 
@@ -159,6 +160,7 @@ static inline void catch_ok(struct answer *a, uint32_t proc, const union nfs3_re
 	}
 	case NFS3_READDIR:
 		ans_post(a, &r->readdir.READDIR3res_u.resok.dir_attributes);
+		memcpy(a->verf, r->readdir.READDIR3res_u.resok.cookieverf, sizeof(a->verf));
 		for (const entry3 *en = r->readdir.READDIR3res_u.resok.reply.entries; en;
 		     en = en->nextentry) {
 			ans_bytes(a, en->name, (uint32_t)strlen(en->name));
@@ -167,6 +169,7 @@ static inline void catch_ok(struct answer *a, uint32_t proc, const union nfs3_re
 		break;
 	case NFS3_READDIRPLUS:
 		ans_post(a, &r->readdirplus.READDIRPLUS3res_u.resok.dir_attributes);
+		memcpy(a->verf, r->readdirplus.READDIRPLUS3res_u.resok.cookieverf, sizeof(a->verf));
 		for (const entryplus3 *en = r->readdirplus.READDIRPLUS3res_u.resok.reply.entries;
 		     en; en = en->nextentry) {
 			if (en == r->readdirplus.READDIRPLUS3res_u.resok.reply.entries)

@@ -358,7 +358,7 @@ static void test_engine_meta(void **state)
 		uint32_t proc;
 		char type;
 	} blobs[] = {{NFS3_READLINK, 'r'}, {NFS3_FSSTAT, 's'},  {NFS3_FSINFO, 'i'},
-	             {NFS3_PATHCONF, 'c'}, {NFS3_READDIR, 'd'}, {NFS3_READDIRPLUS, 'p'}};
+	             {NFS3_PATHCONF, 'c'}, {NFS3_READDIR, 'D'}, {NFS3_READDIRPLUS, 'P'}};
 	static const uint32_t mk[] = {NFS3_CREATE, NFS3_MKDIR, NFS3_SYMLINK, NFS3_MKNOD};
 	(void)state;
 	for (uint32_t p = 0; p < NFS3_NPROCS; p++) {
@@ -373,8 +373,10 @@ static void test_engine_meta(void **state)
 			assert_non_null(proc_fh(proc_row(NFS_PROGRAM, p), &A));
 		}
 		assert_int_equal(ep->page_ncounts != 0, p == NFS3_READDIR || p == NFS3_READDIRPLUS);
-		if (ep->page_ncounts) /* the room a stored page needs */
+		if (ep->page_ncounts) { /* the room a stored page needs, where it ends */
 			assert_non_null(proc_row(NFS_PROGRAM, p)->reply_want_args);
+			assert_non_null(ep->page_end);
+		}
 		assert_int_equal(ep->name, p == NFS3_LOOKUP                        ? NAME_LOOKUP
 		                           : in(p, mk, sizeof(mk) / sizeof(mk[0])) ? NAME_NEW
 		                                                                   : NAME_NONE);
@@ -388,9 +390,13 @@ static void test_engine_meta(void **state)
 	assert_int_equal(rdp->page_ncounts, 2);
 	assert_ptr_equal((char *)&A + rdp->page_count[0], &A.readdirplus.dircount);
 	assert_ptr_equal((char *)&A + rdp->page_count[1], &A.readdirplus.maxcount);
+	/* the verifier a client is told: the reply's */
+	assert_ptr_equal((char *)&R + rdp->page_res_verf,
+	                 &R.readdirplus.READDIRPLUS3res_u.resok.cookieverf);
 	const struct engine_proc *rd = engine_proc(NFS3_READDIR);
 	assert_int_equal(rd->page_ncounts, 1);
 	assert_ptr_equal((char *)&A + rd->page_count[0], &A.readdir.count);
+	assert_ptr_equal((char *)&R + rd->page_res_verf, &R.readdir.READDIR3res_u.resok.cookieverf);
 	/* the names recorded */
 	assert_ptr_equal((char *)&A + engine_proc(NFS3_LOOKUP)->name_args, &A.lookup.what);
 	assert_ptr_equal((char *)&R + engine_proc(NFS3_LOOKUP)->name_res,
