@@ -77,8 +77,12 @@ reused() { h_stat px strict_access_reused; }
 
 # --- 1. two opens, one ACCESS upstream ---
 # (the first open comes first: a READ before any ACCESS may make the proxy
-# ask ACCESS itself, and the open would reuse that answer)
-h_start_cachefsd px up
+# ask ACCESS itself, and the open would reuse that answer). The LOOKUP's
+# attributes answer a GETATTR that follows within strict_lookup_attrs: 2 ms
+# by default, what a client's open takes; a test client on a loaded machine
+# under ASan can be preempted for longer between the two (failed once), so
+# 100 ms (its maximum) here: part 4 still checks a GETATTR 4 s later goes to the server
+h_start_cachefsd px up --strict-lookup-attrs 100000
 a0=$(up_access)
 x1=$(xx d/f)
 [ "$x1" != failed ] || h_fail "first open of d/f failed: $(cat "$H_TMP/nb.err")"
