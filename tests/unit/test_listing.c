@@ -3,9 +3,9 @@
  * passes are never stitched, whatever cookies they share; the verifier a
  * client is told names its pass; the rest of a pass is read by the engine
  * and a client that asks a page being read waits for it; the server gets
- * its own verifier back; a change through the proxy ends a pass; a page the server fails
- * reaches the client as it is, its counts as the client asked them. The
- * engine with a scripted upstream (engine_fx.h). */
+ * its own verifier back; a change through the proxy ends a pass; a page
+ * the server fails reaches the client as it is, its counts as the client
+ * asked them. The engine with a scripted upstream (engine_fx.h). */
 #include "engine_fx.h"
 
 static const uint8_t g_srv_verf[NFS3_COOKIEVERFSIZE] = {'S', 'R', 'V', 'V', 'E', 'R', 'F', '1'};
