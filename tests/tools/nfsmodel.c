@@ -1034,9 +1034,9 @@ static void check_read(int i, bool partial, const char *why)
 
 /* A READDIRPLUS page the proxy failed with st: does the same call made
  * directly fail the same way? nfs-ganesha 4.3 answers
- * NFS3ERR_SERVERFAULT ("Encode of EOD failed") when a page's last entry
- * is the directory's last and ends within 8 bytes of maxcount (it has no
- * room left for the end of the list and eof); the proxy passes the
+ * NFS3ERR_SERVERFAULT ("Encode of EOD failed") when a page's entries
+ * end within 8 bytes of maxcount (no room left for the end of the list
+ * and eof; docs/design.md); the proxy passes the
  * server's answer on, as it must. The direct call has the same cookie and
  * counts and a zero verifier (the proxy's verifier may be its own pass id,
  * which the server does not know; a zero one is accepted with any
