@@ -1864,6 +1864,64 @@ static void listing_pair(const char *proc, const char *what, size_t off, bool pl
 /* what the scratch dirs hold by the time they are listed */
 static const char *const scratch_names[] = {"f", "o", "x", "big", "d", "s", "p", "k", "hl", NULL};
 
+/* The first page of the fixture dir (5 names and . and ..) at every count
+ * from lo to hi in steps of 2: the proxy must answer each as the server
+ * does (the same status; on NFS3_OK the same entries, cookies and eof),
+ * the small ones where fewer entries fit than the directory has and the
+ * counts where the listing's end just fits or not (nfs-ganesha 4.3 fails
+ * those where it has no room left for the list's end and eof:
+ * NFS3ERR_SERVERFAULT, directly too). */
+static void first_pages(const char *proc, bool plus, uint32_t lo, uint32_t hi)
+{
+	static const unsigned char zero[8];
+	struct chk c = {0};
+	unsigned n = 0, ok = 0, short_pages = 0, errs = 0;
+	uint32_t first_err = 0;
+	char what[160], err[64] = "";
+
+	for (uint32_t mc = lo; mc <= hi && !c.bad; mc += 2) {
+		struct res r[2] = {0};
+		struct chk one = {0};
+
+		for (int k = 0; k < 2; k++) {
+			if (plus)
+				op_readdirplus(&S[k], &S[k].fx.dir, 0, zero, mc, mc, &r[k]);
+			else
+				op_readdir(&S[k], &S[k].fx.dir, 0, zero, mc, &r[k]);
+		}
+		n++;
+		if (chk_status(&one, r, NULL)) {
+			ok++;
+			short_pages += !r[0].eof;
+			chk_num(&one, "entries", r[0].nents, r[1].nents);
+			chk_num(&one, "eof", r[0].eof, r[1].eof);
+			for (size_t i = 0; !one.bad && i < r[0].nents; i++) {
+				if (strcmp(r[0].ents[i].name, r[1].ents[i].name) != 0)
+					chk_add(&one, "entry %zu direct=%s proxy=%s", i,
+					        r[0].ents[i].name, r[1].ents[i].name);
+				chk_num(&one, "cookie", r[0].ents[i].cookie, r[1].ents[i].cookie);
+			}
+		} else if (!one.bad) {
+			errs++;
+			if (first_err == 0) {
+				first_err = mc;
+				stat_str(&r[0], err, sizeof(err));
+			}
+		}
+		if (one.bad)
+			chk_add(&c, "count %u: %s", mc, one.buf);
+		resv_free(r);
+	}
+	if (!c.bad && short_pages == 0)
+		chk_add(&c, "no count gave a page short of the whole directory");
+	snprintf(c.note, sizeof(c.note),
+	         "%u counts: %u NFS3_OK (%u without eof), %u errors on both (first at %u: %s)", n,
+	         ok, short_pages, errs, first_err, err);
+	snprintf(what, sizeof(what), "first page of the fixture dir at every count %u..%u", lo,
+	         hi);
+	report(proc, what, &c);
+}
+
 static void t_readdir(void)
 {
 	struct res r[2] = {0};
@@ -1875,6 +1933,7 @@ static void t_readdir(void)
 	             SOFF(fx.many), false, true, 2048, 0, MANY_COUNT, true, NULL);
 	listing_pair("READDIR", "scratch dir (names)", SOFF(scratch), false, false, 8192, 0, -1,
 	             false, scratch_names);
+	first_pages("READDIR", false, 100, 800);
 	for (int k = 0; k < 2; k++)
 		op_readdir(&S[k], &S[k].fx.file, 0, (const unsigned char *)"\0\0\0\0\0\0\0\0", 4096,
 		           &r[k]);
@@ -1895,6 +1954,7 @@ static void t_readdirplus(void)
 	             SOFF(fx.many), true, true, 1024, 4096, MANY_COUNT, true, NULL);
 	listing_pair("READDIRPLUS", "scratch dir (names, attributes)", SOFF(scratch), true, false,
 	             8192, 65536, -1, false, scratch_names);
+	first_pages("READDIRPLUS", true, 200, 2000);
 	for (int k = 0; k < 2; k++)
 		op_readdirplus(&S[k], &S[k].fx.file, 0, (const unsigned char *)"\0\0\0\0\0\0\0\0",
 		               4096, 65536, &r[k]);

@@ -14,6 +14,8 @@
  *                 whatever the server's wtmax; prints "count C") |
  *                 setsize N (SETATTR of the size) | readdir | readdirplus
  *                 (the first page; prints "entries N", . and .. included)
+ *     --dircount N, --maxcount N  the counts of readdirplus [8192, 65536]
+ *                 (--maxcount is readdir's count [8192])
  *     NAME        a name, or @N for a name of N 'x' bytes
  * Prints one line: "status NFS3_OK", "status NFS3ERR_STALE", ... for an NFS
  * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" and
@@ -33,7 +35,8 @@ static int timeout_ms = 30000;
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfscall --port P [--mountport M] [--host H] --export PATH "
-	                "[--uid U --gid G] [--timeout S] [--pause MS] (--fh HEX | --path REL) "
+	                "[--uid U --gid G] [--timeout S] [--pause MS] [--dircount N] [--maxcount N] "
+	                "(--fh HEX | --path REL) "
 	                "getattr|lookup NAME|access|fh|"
 	                "write N|setsize N|readdir|readdirplus\n");
 	exit(2);
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *export = NULL, *path = NULL, *fhhex = NULL;
 	int port = 0, mountport = 0, uid = -1, gid = -1, pause_ms = 0;
+	long dircount = -1, maxcount = -1;
 	struct rpc_context *rpc;
 	struct call c;
 	struct res r;
@@ -129,6 +133,10 @@ int main(int argc, char **argv)
 			timeout_ms = atoi(argv[i + 1]) * 1000;
 		else if (strcmp(argv[i], "--pause") == 0)
 			pause_ms = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--dircount") == 0)
+			dircount = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--maxcount") == 0)
+			maxcount = atol(argv[i + 1]);
 		else
 			usage();
 	}
@@ -219,10 +227,11 @@ int main(int argc, char **argv)
 		rc = send_setattr(rpc, &c, &obj, &sa, NULL);
 	} else if (strcmp(callname, "readdir") == 0) {
 		static const unsigned char verf[8];
-		rc = send_readdir(rpc, &c, &obj, 0, verf, 8192);
+		rc = send_readdir(rpc, &c, &obj, 0, verf, maxcount >= 0 ? (uint32_t)maxcount : 8192);
 	} else if (strcmp(callname, "readdirplus") == 0) {
 		static const unsigned char verf[8];
-		rc = send_readdirplus(rpc, &c, &obj, 0, verf, 8192, 65536);
+		rc = send_readdirplus(rpc, &c, &obj, 0, verf, dircount >= 0 ? (uint32_t)dircount : 8192,
+		                      maxcount >= 0 ? (uint32_t)maxcount : 65536);
 	} else if (strcmp(callname, "access") == 0) {
 		rc = send_access(rpc, &c, &obj, ACCESS3_READ);
 	} else if (strcmp(callname, "lookup") == 0 && arg) {

@@ -3,8 +3,9 @@
  * passes are never stitched, whatever cookies they share; the verifier a
  * client is told names its pass; the rest of a pass is read by the engine
  * and a client that asks a page being read waits for it; the server gets
- * its own verifier back; a change through the proxy ends a pass. The
- * engine with a scripted upstream (engine_fx.h). */
+ * its own verifier back; a change through the proxy ends a pass; a page
+ * the server fails reaches the client as it is, its counts as the client
+ * asked them. The engine with a scripted upstream (engine_fx.h). */
 #include "engine_fx.h"
 
 static const uint8_t g_srv_verf[NFS3_COOKIEVERFSIZE] = {'S', 'R', 'V', 'V', 'E', 'R', 'F', '1'};
@@ -244,6 +245,50 @@ static void test_strict_server_verifier(void **state)
 	assert_int_equal(ctr()->listing_passes, 0);
 }
 
+/* A READDIRPLUS from cookie 0 at small counts (maxcount 1146, dircount
+ * 7186: NFSMODEL_SEED=277741221's page) goes to the server with the
+ * client's counts, and the server's NFS3ERR_SERVERFAULT (nfs-ganesha 4.3
+ * fails some counts, directly too) reaches the client as it is: no pass
+ * kept, the same page asked again is asked of the server again. */
+static void serverfault_page(void)
+{
+	for (int k = 0; k < 2; k++) {
+		struct cfs_req *req = new_req(NFS3_READDIRPLUS);
+		const READDIRPLUS3args *args;
+		struct call *c;
+
+		req->args.readdirplus.dir = fh_of(h_dir);
+		req->args.readdirplus.dircount = 7186;
+		req->args.readdirplus.maxcount = 1146;
+		engine_submit(req, g->e);
+		assert_int_equal(calls_waiting(), 1);
+		c = peek_call();
+		assert_int_equal(c->proc, NFS3_READDIRPLUS);
+		args = c->args;
+		assert_int_equal(args->maxcount, 1146);
+		assert_int_equal(args->dircount, 7186);
+		assert_int_equal(args->cookie, 0);
+		answer_status(NFS3_READDIRPLUS, NFS3ERR_SERVERFAULT);
+		assert_int_equal(last_answer(NFS3_READDIRPLUS)->status, NFS3ERR_SERVERFAULT);
+		assert_int_equal(calls_waiting(), 0);
+	}
+	assert_int_equal(ctr()->listing_passes, 0);
+}
+
+static void test_serverfault_page_strict(void **state)
+{
+	(void)state;
+	start(0);
+	serverfault_page();
+}
+
+static void test_serverfault_page_ttl(void **state)
+{
+	(void)state;
+	start(60);
+	serverfault_page();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +299,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_dir_change_ends_pass, stop),
 	    cmocka_unit_test_teardown(test_ahead_stuck_page_ends, stop),
 	    cmocka_unit_test_teardown(test_strict_server_verifier, stop),
+	    cmocka_unit_test_teardown(test_serverfault_page_strict, stop),
+	    cmocka_unit_test_teardown(test_serverfault_page_ttl, stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
