@@ -561,6 +561,44 @@ h_wait_pid()
 	h_fail "$2 still running after $3 s"
 }
 
+# _h_us SECONDS: SECONDS (like 3 or 0.25) in microseconds
+_h_us()
+{
+	local s=${1%%.*} f=0
+	[ "$s" != "$1" ] && f=${1#*.}
+	f=${f}000000
+	echo $((10#${s:-0} * 1000000 + 10#${f:0:6}))
+}
+
+# h_wait_until SECONDS CMD...: run CMD every 0.05 s until it succeeds (0),
+# or until SECONDS have passed (1; CMD has been tried once more at the
+# deadline). Instead of a fixed sleep: waits only as long as the condition
+# takes, and the deadline can be generous.
+h_wait_until()
+{
+	local end
+	end=$((${EPOCHREALTIME/./} + $(_h_us "$1")))
+	shift
+	for ((;;)); do
+		"$@" && return 0
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
+		sleep 0.05
+	done
+	"$@"
+}
+
+# h_sleep_until T0 SECONDS: sleep until SECONDS after T0 (an
+# $EPOCHREALTIME taken at the event), at once if that has passed. For waits
+# that are the point (a file must age past fresh_guard, write_quiesce must
+# pass): as long as needed from the event, not from after the checks that
+# followed it.
+h_sleep_until()
+{
+	local left
+	left=$(($(_h_us "$1") + $(_h_us "$2") - ${EPOCHREALTIME/./}))
+	[ "$left" -le 0 ] || sleep "$((left / 1000000)).$(printf %06d $((left % 1000000)))"
+}
+
 # h_atexit CMD: run CMD (eval) at cleanup, after our processes are stopped.
 h_atexit()
 {
