@@ -599,6 +599,19 @@ h_sleep_until()
 	[ "$left" -le 0 ] || sleep "$((left / 1000000)).$(printf %06d $((left % 1000000)))"
 }
 
+# h_past_guard T0 [UPSTREAM]: sleep until data written on the upstream
+# before T0 (an $EPOCHREALTIME taken after the writes) is past cachefsd's
+# default fresh guard while it does not know the filer's clock yet (2 s +
+# the 1 s it then assumes, + 0.2 s), plus the upstream's lead when its clock
+# runs ahead of ours (H_SKEW_<UPSTREAM>, a knfsd guest's): its first reads
+# then store the data. Start cachefsd before it: the start overlaps the wait.
+h_past_guard()
+{
+	local v="H_SKEW_${2:-}" ms=3200
+	[ -n "${2:-}" ] && [ "${!v:-0}" -gt 0 ] && ms=$((ms + ${!v}))
+	h_sleep_until "$1" "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+}
+
 # h_atexit CMD: run CMD (eval) at cleanup, after our processes are stopped.
 h_atexit()
 {
@@ -690,7 +703,7 @@ rpcbind -f -w >>"$d/rpcbind.log" 2>&1 &
 for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
 [ "\${1:-}" != notify ] || "$nc/sbin/sm-notify" -d -f -P "$d/statd" >>"$d/sm-notify.log" 2>&1
 "$nc/sbin/rpc.statd" --no-notify -F -P "$d/statd" >>"$d/statd.log" 2>&1 &
-sleep 0.5
+for i in \$(seq 100); do rpcinfo -p 127.0.0.1 2>/dev/null | grep -q '^ *100024 ' && break; sleep 0.05; done
 ganesha.nfsd -F -f "$d/ganesha.conf" -L "$d/ganesha.log" -p "$d/ganesha.pid" >>"$d/ganesha.log" 2>&1 &
 wait
 EOF
