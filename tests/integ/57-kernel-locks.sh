@@ -36,12 +36,20 @@ command -v qemu-system-x86_64 >/dev/null || h_fail "qemu-system-x86_64 missing (
 # the filer's grace period, s: B's reclaim comes within a second or two of
 # the filer's start (relayed SM_NOTIFY), and is waited for
 GRACE=10
-H_FILER_GRACE=$GRACE h_start_filer_host fl guest-15 guest-16
+# graceless at its first start: the guests' first locks, when they boot
+# fast, would otherwise come in its grace period and be refused, and their
+# lockd waits 5 s before it asks again; its restart below has GRACE
+h_start_filer_host fl guest-15 guest-16
 E=$H_EXPORT_fl
 printf 'start\n' >"$E/ctl"
 : >"$E/lk"
 : >"$E/lk2"
-chmod 666 "$E/ctl" "$E/lk" "$E/lk2"
+# the files the guests report in, made empty beforehand: a guest that
+# looked for one before the other guest made it would keep "no such file"
+# (a negative dentry) until its directory attributes expire (acdirmin,
+# 30 s), and so wait that long for a report already written
+for f in a.state a.flock a.probe b.state b.lock; do : >"$E/$f"; done
+chmod 666 "$E/ctl" "$E/lk" "$E/lk2" "$E"/[ab].*
 chmod 777 "$E"
 
 h_start_rpcbind
@@ -117,6 +125,8 @@ ungraced() { grep -c "NFS Server Now NOT IN GRACE" "$FLOG"; }
 u0=$(ungraced)
 [ -n "$(ls "$H_TMP/fl-filer/statd/sm")" ] || h_fail "the filer's statd monitors no client host"
 h_filer_host_stop fl
+sed -i "s/Graceless = true;/Grace_Period = $GRACE; Lease_Lifetime = $GRACE;/" "$H_TMP/fl-filer/ganesha.conf"
+grep -q "Grace_Period = $GRACE;" "$H_TMP/fl-filer/ganesha.conf" || h_fail "cannot give the filer a grace period"
 tr=$EPOCHREALTIME
 h_filer_host_start fl notify
 relayed() { [ "$(h_stat px nsm_relayed)" -gt "$n0" ]; }
