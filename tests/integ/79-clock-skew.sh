@@ -108,7 +108,7 @@ trials()
 		t_v2=$EPOCHREALTIME
 		s0=$(h_stat px stores)
 		end=$(($(_h_us "$t_v2") + 4200000))
-		while [ "$(h_stat px stores)" -lt $((s0 + 2)) ] && [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+		while [ "$(h_stat px stores)" -lt $((s0 + 2)) ] && [ "$(_h_us "$EPOCHREALTIME")" -lt "$end" ]; do
 			sleep 0.2
 			for i in 0 1; do
 				ok=$(prd f$i)

@@ -561,11 +561,12 @@ h_wait_pid()
 	h_fail "$2 still running after $3 s"
 }
 
-# _h_us SECONDS: SECONDS (like 3 or 0.25) in microseconds
+# _h_us SECONDS: SECONDS (like 3 or 0.25, or an $EPOCHREALTIME, whose
+# point is the locale's) in microseconds
 _h_us()
 {
-	local s=${1%%.*} f=0
-	[ "$s" != "$1" ] && f=${1#*.}
+	local s=${1%%[.,]*} f=0
+	[ "$s" != "$1" ] && f=${1#*[.,]}
 	f=${f}000000
 	echo $((10#${s:-0} * 1000000 + 10#${f:0:6}))
 }
@@ -577,11 +578,11 @@ _h_us()
 h_wait_until()
 {
 	local end
-	end=$((${EPOCHREALTIME/./} + $(_h_us "$1")))
+	end=$(($(_h_us "$EPOCHREALTIME") + $(_h_us "$1")))
 	shift
 	for ((;;)); do
 		"$@" && return 0
-		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
+		[ "$(_h_us "$EPOCHREALTIME")" -lt "$end" ] || break
 		sleep 0.05
 	done
 	"$@"
@@ -595,7 +596,7 @@ h_wait_until()
 h_sleep_until()
 {
 	local left
-	left=$(($(_h_us "$1") + $(_h_us "$2") - ${EPOCHREALTIME/./}))
+	left=$(($(_h_us "$1") + $(_h_us "$2") - $(_h_us "$EPOCHREALTIME")))
 	[ "$left" -le 0 ] || sleep "$((left / 1000000)).$(printf %06d $((left % 1000000)))"
 }
 
