@@ -294,9 +294,9 @@ EOF
 	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport"
 	# ganesha accepts connections a moment before the export is usable
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 200; i++)); do
 		nfs-ls "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep 0.1
 	done
 	h_fail "nfs-ganesha $name does not serve $dir"
 }
@@ -725,7 +725,7 @@ h_filer_host_start()
 	i=$((SECONDS + 120))
 	while [ "$SECONDS" -lt "$i" ]; do
 		nfs-ls "${!url}" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep 0.1
 	done
 	h_fail "the filer $name does not serve: $(tail -n 5 "$d/ganesha.log")"
 }
