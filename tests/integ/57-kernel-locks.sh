@@ -33,13 +33,23 @@ LOCKER=$H_BUILD/tests/guest-locker
 [ -x "$LOCKER" ] || h_fail "$LOCKER is missing (make tools)"
 command -v qemu-system-x86_64 >/dev/null || h_fail "qemu-system-x86_64 missing (make test installs it)"
 
-GRACE=15
-H_FILER_GRACE=$GRACE h_start_filer_host fl guest-15 guest-16
+# the filer's grace period, s: B's reclaim comes within a second or two of
+# the filer's start (relayed SM_NOTIFY), and is waited for
+GRACE=10
+# graceless at its first start: the guests' first locks, when they boot
+# fast, would otherwise come in its grace period and be refused, and their
+# lockd waits 5 s before it asks again; its restart below has GRACE
+h_start_filer_host fl guest-15 guest-16
 E=$H_EXPORT_fl
 printf 'start\n' >"$E/ctl"
 : >"$E/lk"
 : >"$E/lk2"
-chmod 666 "$E/ctl" "$E/lk" "$E/lk2"
+# the files the guests report in, made empty beforehand: a guest that
+# looked for one before the other guest made it would keep "no such file"
+# (a negative dentry) until its directory attributes expire (acdirmin,
+# 30 s), and so wait that long for a report already written
+for f in a.state a.flock a.probe b.state b.lock; do : >"$E/$f"; done
+chmod 666 "$E/ctl" "$E/lk" "$E/lk2" "$E"/[ab].*
 chmod 777 "$E"
 
 h_start_rpcbind
@@ -94,7 +104,10 @@ grep -q "^B2: LOCK: busy" "$H_TMP/b.out" || h_fail "B's flock beside A's was not
 grep -q "^B3: LOCK: granted" "$H_TMP/b.out" || h_fail "B could not lock another byte range: $(show)"
 h_pass "two kernel clients through the proxy: A's fcntl and flock locks exclude B, another range is free"
 
-sleep 3 # B's F_SETLKW is BLOCKED at the filer now
+# B's F_SETLKW is BLOCKED at the filer now: the proxy keeps it to route
+# the filer's GRANTED (nlm_blocked_entries)
+blocked() { [ "$(h_stat px nlm_blocked_entries)" -ge 1 ]; }
+h_wait_until 60 blocked || h_fail "B's blocking lock did not block at the filer: $(show)"
 relayed0=$(h_stat px nlm_relayed)
 t0=$(date +%s)
 printf 'release1\n' >"$E/ctl"
@@ -106,20 +119,31 @@ h_pass "B's blocking F_SETLKW granted ${dt}s after A released, by the filer's ca
 
 # the filer restarts; its statd tells the proxy, the proxy tells the guests
 n0=$(h_stat px nsm_relayed)
+g0=$(h_stat px nlm_granted)
+FLOG=$H_TMP/fl-filer/ganesha.log
+ungraced() { grep -c "NFS Server Now NOT IN GRACE" "$FLOG"; }
+u0=$(ungraced)
 [ -n "$(ls "$H_TMP/fl-filer/statd/sm")" ] || h_fail "the filer's statd monitors no client host"
 h_filer_host_stop fl
+sed -i "s/Graceless = true;/Grace_Period = $GRACE; Lease_Lifetime = $GRACE;/" "$H_TMP/fl-filer/ganesha.conf"
+grep -q "Grace_Period = $GRACE;" "$H_TMP/fl-filer/ganesha.conf" || h_fail "cannot give the filer a grace period"
+tr=$EPOCHREALTIME
 h_filer_host_start fl notify
-tr=$(date +%s)
-for ((i = 0; i < 100; i++)); do
-	[ "$(h_stat px nsm_relayed)" -gt "$n0" ] && break
-	sleep 0.2
-done
+relayed() { [ "$(h_stat px nsm_relayed)" -gt "$n0" ]; }
+h_wait_until 20 relayed
 [ "$(h_stat px nsm_notify_filer)" -ge 1 ] ||
 	h_fail "the filer's SM_NOTIFY did not reach the proxy: $(show) $(tail -n 3 "$H_TMP/fl-filer/sm-notify.log")"
 [ "$(h_stat px nsm_relayed)" -gt "$n0" ] || h_fail "the proxy did not relay the filer's reboot to the guests: $(show)"
-# after the grace period, A tries B's range: refused only if B reclaimed it
-left=$((GRACE + 3 - ($(date +%s) - tr)))
-[ "$left" -le 0 ] || sleep "$left"
+# B's lockd reclaims through the proxy (a LOCK the filer grants in its
+# grace period: nlm_granted); the check that it holds is A's probe below
+reclaimed() { [ "$(h_stat px nlm_granted)" -gt "$g0" ]; }
+h_wait_until "$GRACE" reclaimed || h_fail "B's lockd reclaimed nothing through the proxy in the filer's grace period: $(show)"
+h_log "B reclaimed through the proxy $(awk -v a="$tr" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}') s after the filer's stop"
+# after the grace period (ganesha says when it lifts it: a LOCK in grace is
+# refused, and the guest's lockd then waits 5 s before it asks again), A
+# tries B's range: refused only if B reclaimed it
+lifted() { [ "$(ungraced)" -gt "$u0" ]; }
+h_wait_until $((GRACE + 60)) lifted || h_fail "the filer did not lift its grace period: $(tail -n 5 "$FLOG")"
 printf 'probe\n' >"$E/ctl"
 wait_file "$E/a.probe" "LOCK:" 120 || h_fail "A's probe after the filer's restart did not answer: $(show)"
 grep -q "LOCK: busy" "$E/a.probe" ||

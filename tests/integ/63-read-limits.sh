@@ -30,18 +30,28 @@ for b in "$NR" "$CTLBIN"; do [ -x "$b" ] || h_fail "$b not built (make all tools
 command -v curl >/dev/null || h_skip "curl is not installed (make deps-run)"
 MiB=1048576
 
+# both runs' files first, in the directories their nfs-ganesha exports: they
+# age past the fresh guard while the first run's servers start (and the
+# second run's long before it starts)
 for lim in 32768 65536; do
-	up=up$lim px=px$lim
-	H_GANESHA_EXPORT_OPTS="MaxRead = $lim; PrefRead = $lim;" h_start_ganesha $up
-	v=H_EXPORT_$up E=${!v}
+	E=$H_TMP/up$lim-export
+	mkdir -p "$E"
 	h_mkdata "$E/big" 24576 $lim              # 24 MiB
 	h_mkdata "$E/odd" $((3 * 1024 + 7)) 3     # 3 MiB + 7 KiB
 	head -c $((lim + lim / 2)) "$E/big" >"$E/small" # two READs, below inline_max
 	h_mkdata "$E/shared" 8192 7                    # 8 MiB, read by 4 at once
 	h_mkdata "$E/busy" 3072 9                      # 3 MiB, in its writer state
-	sleep 3.2 # older than fresh_guard (2 s) + 1 s: stored, with default settings
+done
+t_made=$EPOCHREALTIME
+
+for lim in 32768 65536; do
+	up=up$lim px=px$lim
+	H_GANESHA_EXPORT_OPTS="MaxRead = $lim; PrefRead = $lim;" h_start_ganesha $up "$H_TMP/$up-export"
+	v=H_EXPORT_$up E=${!v}
 	MP=$(h_free_port)
 	h_start_cachefsd $px $up --metrics-listen "127.0.0.1:$MP"
+	# older than fresh_guard (2 s) + 1 s: stored, with default settings
+	h_sleep_until "$t_made" 3.2
 	v=H_PORT_$px P=${!v}
 	v=H_CACHE_$px C=${!v}
 	v=H_LOG_$px L=${!v}

@@ -29,10 +29,11 @@ KiB=1024
 MiB=1048576
 h_mkdata "$H_TMP/big" 6144 11 # 6 MiB
 h_up_put up big "$H_TMP/big" || h_fail "cannot write big to the upstream"
+t_made=$EPOCHREALTIME
 [ "$(h_up_md5 up big)" = "$(h_md5 "$H_TMP/big")" ] || h_fail "the upstream does not hold the bytes written"
-sleep 3.2 # past the fresh guard: data changed in the last 2 s is not stored
 
 h_start_cachefsd px up
+h_past_guard "$t_made" up # data changed in the last 2 s is not stored
 P=$H_PORT_px
 rtmax=$(awk '/upstream .* mounted/ { for (i = 1; i < NF; i++) if ($i == "rtmax") print $(i + 1) }' \
 	"$H_LOG_px" | tr -d ',' | tail -n 1)

@@ -19,7 +19,7 @@ E=$H_EXPORT_up
 		for i in $(seq 1 20); do h_up_mkdata up d/f$i $((i * 2)) "$i" || exit 1; done &&
 		h_up_mkdata up d/big 3000 77 && h_up_mkdata up d/sub/g 10 78
 } || h_fail "cannot set up the files on the upstream"
-sleep 3.2 # past the fresh guard: the first walk stores everything
+t_made=$EPOCHREALTIME
 
 # walk OUT: the tar walk of d through the proxy, "size xxh64 path" per file
 walk()
@@ -28,6 +28,7 @@ walk()
 		h_fail "the tar walk failed: $(cat "$H_TMP/nb.err")"
 }
 h_start_cachefsd px up
+h_past_guard "$t_made" up # the first walk stores everything
 walk "$H_TMP/first"
 [ "$(wc -l <"$H_TMP/first")" = 22 ] || h_fail "the first walk read $(wc -l <"$H_TMP/first") files, not 22"
 h_stop_cachefsd px

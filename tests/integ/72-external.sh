@@ -13,13 +13,14 @@ h_start_upstream up
 for f in a b c d; do
 	h_up_mkdata up $f 2048 "$(printf %d "'$f")" || h_fail "cannot create $f on the upstream"
 done
-sleep 3.2 # past the fresh guard: the first reads are stored
+t_made=$EPOCHREALTIME
 
 # read F through the proxy like an opening client (LOOKUP + GETATTR + READ)
 prd() { "$OP" "$H_URL_px" cat "$1" | md5sum | cut -d' ' -f1; }
 
 # --- strict ---
 h_start_cachefsd px up
+h_past_guard "$t_made" up # the first reads are stored
 for f in a b; do
 	want=$(h_up_md5 up $f) || h_fail "md5 of $f"
 	[ "$(prd $f)" = "$want" ] || h_fail "strict: $f cold read"

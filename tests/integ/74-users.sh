@@ -23,7 +23,7 @@ E=$H_EXPORT_up
 } || h_fail "cannot set up the files on the upstream"
 want_secret=$(h_up_md5 up home/secret) || h_fail "md5 of home/secret"
 want_shared=$(h_up_md5 up home/shared) || h_fail "md5 of home/shared"
-sleep 3.2 # past the fresh guard
+t_made=$EPOCHREALTIME
 
 A="--uid 1000 --gid 1000"
 B="--uid 2000 --gid 2000"
@@ -62,6 +62,7 @@ check_users()
 }
 
 h_start_cachefsd px up
+h_past_guard "$t_made" up
 check_users strict
 hits=$(h_stat px read_hits)
 [ "$hits" -gt 0 ] || h_fail "strict: nothing was served from the cache"

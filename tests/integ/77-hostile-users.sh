@@ -31,7 +31,7 @@ E=$H_EXPORT_up
 		h_up_mkdata up held 3072 3 && h_up_chown up 1000:1000 held &&
 		h_up_chmod up 644 held
 } || h_fail "cannot set up the files on the upstream"
-sleep 3.2 # past the fresh guard
+t_made=$EPOCHREALTIME
 
 A="--uid 1000 --gid 1000"
 B="--uid 1001 --gid 1001"
@@ -54,6 +54,7 @@ rdfh()
 
 # --- 1. ttl mode: names and listings of a directory B may not enter ---
 h_start_cachefsd px up --meta-ttl 60
+h_past_guard "$t_made" up
 PX="--port $H_PORT_px --export $E"
 for c in readdir readdirplus; do
 	got=$(call $PX $A --path d $c)

@@ -87,7 +87,7 @@ at_second_start()
 # the proxy gives V2, and again from whatever it cached
 trials()
 {
-	local what=$1 n=$2 t i tries ok
+	local what=$1 n=$2 t i tries ok t_v2 s0 end
 	for ((t = 0; t < n; t++)); do
 		for ((tries = 0; tries < 10; tries++)); do
 			at_second_start
@@ -101,7 +101,22 @@ trials()
 			[ "$(stat -c %Z "$EXP/f0" "$EXP/f1" | sort -u)" = "$c0" ] && [ "$(wc -w <<<"$c0")" = 1 ] && break
 		done
 		[ "$tries" -lt 10 ] || h_fail "$what: could not write, read and rewrite within one second"
-		sleep 4.2 # past the guard: 2 s + the 1 s tick + 1 s assumed, by any clock
+		# past the guard: reads until both files are stored (a chunk and
+		# a small file: stores + 2), at most until 4.2 s after the rewrite
+		# (2 s + the 1 s tick + 1 s assumed: past the guard by any clock);
+		# every read meanwhile must give V2 too
+		t_v2=$EPOCHREALTIME
+		s0=$(h_stat px stores)
+		end=$(($(_h_us "$t_v2") + 4200000))
+		while [ "$(h_stat px stores)" -lt $((s0 + 2)) ] && [ "$(_h_us "$EPOCHREALTIME")" -lt "$end" ]; do
+			sleep 0.2
+			for i in 0 1; do
+				ok=$(prd f$i)
+				[ "$ok" = "${V2[i]}" ] ||
+					h_fail "$what: trial $t: f$i: the proxy served $([ "$ok" = "${V1[i]}" ] && echo the first version || echo "other bytes") after a same-second, same-size rewrite"
+			done
+		done
+		h_log "$what: trial $t: $(($(h_stat px stores) - s0)) stores $(awk -v a="$t_v2" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}') s after the rewrite"
 		for i in 0 1; do
 			ok=$(prd f$i)
 			[ "$ok" = "${V2[i]}" ] ||

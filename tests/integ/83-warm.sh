@@ -134,8 +134,8 @@ grep -q "^warming in the background (pid [0-9]*)" <<<"$out" || h_fail "backgroun
 bpid=$(sed -n 's/^warming in the background (pid \([0-9]*\)).*/\1/p' <<<"$out")
 [ -n "$bpid" ] || h_fail "no pid in: $out"
 h_track warm-bg "$bpid" # stopped at cleanup if the test fails
-sleep 1
-ctl warm --status | grep -q "^running (pid $bpid)" || h_fail "status: $(ctl warm --status)"
+bg_running() { ctl warm --status | grep -q "^running (pid $bpid)"; }
+h_wait_until 10 bg_running || h_fail "status: $(ctl warm --status)"
 ctl warm tree >/dev/null 2>&1 && h_fail "a second warm started beside a running one"
 out=$(ctl warm --cancel) || h_fail "warm --cancel failed: $out"
 ! kill -0 "$bpid" 2>/dev/null || h_fail "warm --cancel left pid $bpid running"

@@ -294,9 +294,9 @@ EOF
 	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport"
 	# ganesha accepts connections a moment before the export is usable
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 200; i++)); do
 		nfs-ls "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep 0.1
 	done
 	h_fail "nfs-ganesha $name does not serve $dir"
 }
@@ -561,6 +561,58 @@ h_wait_pid()
 	h_fail "$2 still running after $3 s"
 }
 
+# _h_us SECONDS: SECONDS (like 3 or 0.25, or an $EPOCHREALTIME, whose
+# point is the locale's) in microseconds
+_h_us()
+{
+	local s=${1%%[.,]*} f=0
+	[ "$s" != "$1" ] && f=${1#*[.,]}
+	f=${f}000000
+	echo $((10#${s:-0} * 1000000 + 10#${f:0:6}))
+}
+
+# h_wait_until SECONDS CMD...: run CMD every 0.05 s until it succeeds (0),
+# or until SECONDS have passed (1; CMD has been tried once more at the
+# deadline). Instead of a fixed sleep: waits only as long as the condition
+# takes, and the deadline can be generous.
+h_wait_until()
+{
+	local end
+	end=$(($(_h_us "$EPOCHREALTIME") + $(_h_us "$1")))
+	shift
+	for ((;;)); do
+		"$@" && return 0
+		[ "$(_h_us "$EPOCHREALTIME")" -lt "$end" ] || break
+		sleep 0.05
+	done
+	"$@"
+}
+
+# h_sleep_until T0 SECONDS: sleep until SECONDS after T0 (an
+# $EPOCHREALTIME taken at the event), at once if that has passed. For waits
+# that are the point (a file must age past fresh_guard, write_quiesce must
+# pass): as long as needed from the event, not from after the checks that
+# followed it.
+h_sleep_until()
+{
+	local left
+	left=$(($(_h_us "$1") + $(_h_us "$2") - $(_h_us "$EPOCHREALTIME")))
+	[ "$left" -le 0 ] || sleep "$((left / 1000000)).$(printf %06d $((left % 1000000)))"
+}
+
+# h_past_guard T0 [UPSTREAM]: sleep until data written on the upstream
+# before T0 (an $EPOCHREALTIME taken after the writes) is past cachefsd's
+# default fresh guard while it does not know the filer's clock yet (2 s +
+# the 1 s it then assumes, + 0.2 s), plus the upstream's lead when its clock
+# runs ahead of ours (H_SKEW_<UPSTREAM>, a knfsd guest's): its first reads
+# then store the data. Start cachefsd before it: the start overlaps the wait.
+h_past_guard()
+{
+	local v="H_SKEW_${2:-}" ms=3200
+	[ -n "${2:-}" ] && [ "${!v:-0}" -gt 0 ] && ms=$((ms + ${!v}))
+	h_sleep_until "$1" "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+}
+
 # h_atexit CMD: run CMD (eval) at cleanup, after our processes are stopped.
 h_atexit()
 {
@@ -652,7 +704,7 @@ rpcbind -f -w >>"$d/rpcbind.log" 2>&1 &
 for i in \$(seq 50); do ss -Hltn 'sport = :111' | grep -q . && break; sleep 0.1; done
 [ "\${1:-}" != notify ] || "$nc/sbin/sm-notify" -d -f -P "$d/statd" >>"$d/sm-notify.log" 2>&1
 "$nc/sbin/rpc.statd" --no-notify -F -P "$d/statd" >>"$d/statd.log" 2>&1 &
-sleep 0.5
+for i in \$(seq 100); do rpcinfo -p 127.0.0.1 2>/dev/null | grep -q '^ *100024 ' && break; sleep 0.05; done
 ganesha.nfsd -F -f "$d/ganesha.conf" -L "$d/ganesha.log" -p "$d/ganesha.pid" >>"$d/ganesha.log" 2>&1 &
 wait
 EOF
@@ -673,7 +725,7 @@ h_filer_host_start()
 	i=$((SECONDS + 120))
 	while [ "$SECONDS" -lt "$i" ]; do
 		nfs-ls "${!url}" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep 0.1
 	done
 	h_fail "the filer $name does not serve: $(tail -n 5 "$d/ganesha.log")"
 }
