@@ -128,9 +128,10 @@ h_stop_pid()
 	local pid=$1 t=${2:-10} i
 	kill -0 "$pid" 2>/dev/null || return 0
 	kill -TERM "$pid" 2>/dev/null
-	for ((i = 0; i < t * 10; i++)); do
+	# every 0.02 s for the first second (most stop within it), then 0.1 s
+	for ((i = 0; i < t * 10 + 40; i++)); do
 		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
+		if ((i < 50)); then sleep 0.02; else sleep 0.1; fi
 	done
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
@@ -469,10 +470,12 @@ h_start_cachefsd()
 	printf -v "H_LOG_$name" '%s' "$log"
 	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$export?nfsport=$port&mountport=$port"
 	local i
-	for ((i = 0; i < 200; i++)); do
+	# every 0.02 s for the first second (it listens within a few tens of
+	# ms, and some tests start it a hundred times), then every 0.1 s: 20 s
+	for ((i = 0; i < 240; i++)); do
 		kill -0 "$pid" 2>/dev/null || h_fail "cachefsd $name exited: $(tail -n 5 "$log")"
 		ss -Hltn "sport = :$port" | grep -q . && return 0
-		sleep 0.1
+		if ((i < 50)); then sleep 0.02; else sleep 0.1; fi
 	done
 	h_fail "cachefsd $name did not start listening"
 }
