@@ -331,6 +331,10 @@ int meta_pass_next(struct engine *e, uint32_t proc, const nfs_fh3 *dir, uint64_t
                    union cfs_args *a);
 /* The pass a page answer (proc's res) names in its verifier; 0: none. */
 uint64_t meta_page_pass(uint32_t proc, const void *res);
+/* A listing's first page (cookie 0) of a READDIR/READDIRPLUS call a: its
+ * directory's handle copied into buf (NFS3_FHSIZE bytes) and described by
+ * dir, valid while buf is; -ENOENT for any other call. */
+int meta_first_page_dir(uint32_t proc, const union cfs_args *a, uint8_t *buf, nfs_fh3 *dir);
 /* call's credential began a listing on pass id (was given its first
  * page): 1 for a continuation (cookie not 0) of such a listing, else 0;
  * with add, a first page it was given is remembered. */

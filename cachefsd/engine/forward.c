@@ -204,22 +204,14 @@ void engine_forward_reply(struct engine *e, struct cfs_req *req, int status, voi
 	    req->prog == NFS_PROGRAM && req->proc == NFS3_READDIRPLUS && r && r->status == NFS3_OK;
 	if (listed)
 		lister = req->cred;
-	/* a first page that started a listing pass: its other pages next */
-	const struct engine_proc *ep = req->prog == NFS_PROGRAM ? engine_proc(req->proc) : NULL;
-	int first_page = ep && ep->page_ncounts && r && r->status == NFS3_OK &&
-	                 memcmp((const char *)&req->args + ep->page_cookie, &(uint64_t){0},
-	                        sizeof(uint64_t)) == 0;
+	/* a first page that started a listing pass: its other pages next
+	 * (the directory copied: req is freed by the reply) */
 	uint8_t dirfh[NFS3_FHSIZE];
-	nfs_fh3 dir = {{0, (char *)dirfh}};
-	if (first_page) {
-		const nfs_fh3 *d = proc_fh(proc_row(NFS_PROGRAM, req->proc), &req->args);
-		first_page = d && d->data.data_len > 0 && d->data.data_len <= NFS3_FHSIZE;
-		if (first_page) {
-			memcpy(dirfh, d->data.data_val, d->data.data_len);
-			dir.data.data_len = d->data.data_len;
-			lister = req->cred;
-		}
-	}
+	nfs_fh3 dir;
+	int first_page = req->prog == NFS_PROGRAM && r && r->status == NFS3_OK &&
+	                 meta_first_page_dir(req->proc, &req->args, dirfh, &dir) == 0;
+	if (first_page)
+		lister = req->cred;
 	uint32_t proc = req->proc;
 	if (req->proc != NFS3_NULL) {
 		/* stale names first (a concurrent reply may have brought them

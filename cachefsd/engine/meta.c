@@ -742,6 +742,19 @@ static size_t reader_key(uint8_t *k, const nfs_fh3 *dir, uint64_t id, const stru
 	return mkey(k, 'W', dir, b, 8 + n * sizeof(ck[0]));
 }
 
+int meta_first_page_dir(uint32_t proc, const union cfs_args *a, uint8_t *buf, nfs_fh3 *dir)
+{
+	struct page_args pa;
+
+	if (page_args(proc, a, &pa) != 0 || pa.cookie != 0 || pa.dir->data.data_len == 0 ||
+	    pa.dir->data.data_len > NFS3_FHSIZE)
+		return -ENOENT;
+	memcpy(buf, pa.dir->data.data_val, pa.dir->data.data_len);
+	dir->data.data_len = pa.dir->data.data_len;
+	dir->data.data_val = (char *)buf;
+	return 0;
+}
+
 uint64_t meta_page_pass(uint32_t proc, const void *res)
 {
 	const struct engine_proc *ep = engine_proc(proc);

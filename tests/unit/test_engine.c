@@ -330,7 +330,7 @@ static void seen_free(struct seen *s)
 /* How often "\n<line>\n" occurs in text (which starts with "\n"). */
 static int lines_of(const char *text, const char *line)
 {
-	char want[256];
+	char want[256 + 2]; /* a line of up to 255 bytes between two newlines */
 	int k = 0;
 
 	snprintf(want, sizeof(want), "\n%s\n", line);
