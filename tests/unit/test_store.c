@@ -1840,6 +1840,41 @@ static int count_prefix(const char *dir, const char *prefix)
  * bytes, SIGBUS in the scan at half, SIGSEGV in store_lru_oldest with 2 KiB
  * of junk in page 2) and more: every one ends in an open store that says
  * what it did, counts it, keeps one damaged index, and works. */
+/* The page in use nearest used[from] (looking forward first) that starts
+ * with its own header: a tree page (branch or leaf) or, unless tree_only,
+ * the first page of an overflow run. The other pages of a run hold only a
+ * value's bytes: damage there is for the records' own checks. */
+static uint64_t header_page(const char *path, const uint64_t *used, size_t nused, size_t from,
+                            int tree_only)
+{
+	int fd = open(path, O_RDONLY);
+	uint8_t h[16];
+
+	assert_true(fd >= 0 && from < nused);
+	for (size_t k = 0; k < nused; k++) {
+		size_t i = from + k < nused ? from + k : from - 1 - (from + k - nused);
+		uint64_t no;
+		uint16_t flags;
+
+		assert_int_equal(pread(fd, h, sizeof(h), (off_t)(used[i] * 4096)),
+		                 (ssize_t)sizeof(h));
+		memcpy(&no, h, 8);
+		memcpy(&flags, h + 10, 2);
+		if (no == used[i] && (flags == 1 || flags == 2 || (!tree_only && flags == 4))) {
+			close(fd);
+			return no;
+		}
+	}
+	close(fd);
+	fail_msg("no page in use starts with its own header");
+	return 0;
+}
+
+static uint64_t tree_page(const char *path, const uint64_t *used, size_t nused)
+{
+	return header_page(path, used, nused, nused / 2, 1);
+}
+
 static void test_index_damage(void **state)
 {
 	static const struct damage cases[] = {
@@ -1912,7 +1947,7 @@ static void test_index_damage(void **state)
 		if (d->live == 1) {
 			long j = arg >= 0 ? (arg < (long)nused ? arg : (long)nused / 2)
 			                  : (long)nused + arg;
-			arg = (long)used[j];
+			arg = (long)header_page(copy, used, nused, (size_t)j, 0);
 		} else if (d->live == 2) {
 			arg = free_pg;
 		}
@@ -1981,30 +2016,6 @@ static void test_index_damage(void **state)
 /* A page in use from the middle of used[] that is a tree page (its header
  * names it, flags leaf or branch), not a page of an overflow run, whose
  * bytes only the values' checksums see. */
-static uint64_t tree_page(const char *path, const uint64_t *used, size_t nused)
-{
-	int fd = open(path, O_RDONLY);
-	uint8_t h[16];
-
-	assert_true(fd >= 0);
-	for (size_t i = nused / 2; i < nused; i++) {
-		uint64_t no;
-		uint16_t flags;
-
-		assert_int_equal(pread(fd, h, sizeof(h), (off_t)(used[i] * 4096)),
-		                 (ssize_t)sizeof(h));
-		memcpy(&no, h, 8);
-		memcpy(&flags, h + 10, 2);
-		if (no == used[i] && (flags == 1 || flags == 2)) {
-			close(fd);
-			return no;
-		}
-	}
-	close(fd);
-	fail_msg("no tree page in the second half of the pages in use");
-	return 0;
-}
-
 /* Waits until the background index check is over (store_cull_step takes
  * its result, as the daemon's cull timer does). */
 static void wait_checked(struct store *s)
