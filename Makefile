@@ -217,7 +217,7 @@ install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 	install -m 0755 $(BUILD)/cachefsctl $(DESTDIR)$(PREFIX)/sbin/cachefsctl
 	install -m 0644 docs/cachefsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsd.8
 	install -m 0644 docs/cachefsctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsctl.8
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' docs/cachefsd.service >$(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' cachefsd/units/cachefsd.service >$(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
 	install -m 0644 docs/cachefsd.conf.example docs/operations.md \
 		$(DESTDIR)$(PREFIX)/share/doc/cachefsd/
