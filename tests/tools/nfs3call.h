@@ -815,4 +815,106 @@ static inline int send_commit(struct rpc_context *rpc, struct call *c, const str
 	return rpc_nfs3_commit_async(rpc, call_cb, &a, c);
 }
 
+/* ---- a tool's first steps: the export's root, a connection, a path ---- */
+
+/* Sends with send (its result) and waits for c; 0 when answered with
+ * RPC success, else -1 after a line on stderr: "TOOL: WHAT: why". */
+static inline int call_done(const char *tool, struct rpc_context *rpc, struct call *c, int sent,
+                            const char *what, long long timeout_ms)
+{
+	enum wait_end w = sent == 0 ? call_wait(rpc, c, timeout_ms) : WAIT_SERVICE;
+
+	if (w == WAIT_DONE && c->status == RPC_STATUS_SUCCESS)
+		return 0;
+	fprintf(stderr, "%s: %s: %s\n", tool, what,
+	        w == WAIT_NOREPLY ? "no answer"
+	        : w == WAIT_DONE && c->err[0] ? c->err
+	                                      : rpc_get_error(rpc));
+	return -1;
+}
+
+/* The root handle of export from the MOUNT service at host:mountport, on
+ * a connection of its own: 0, or -1 after a line on stderr. */
+static inline int mount_root(const char *tool, const char *host, int mountport, const char *export,
+                             long long timeout_ms, struct fh *root)
+{
+	struct rpc_context *rpc = rpc_init_context();
+	struct call c;
+	struct res r;
+	int rc = -1;
+
+	if (rpc == NULL)
+		return -1;
+	memset(&r, 0, sizeof(r));
+	call_prep(&c, NULL);
+	if (call_done(tool, rpc, &c, send_connect(rpc, &c, host, mountport), "connect",
+	              timeout_ms) != 0)
+		goto out;
+	call_prep(&c, &r);
+	if (call_done(tool, rpc, &c, send_mnt(rpc, &c, export), "MNT", timeout_ms) != 0)
+		goto out;
+	if (r.stat != 0 || !r.has_fh) {
+		fprintf(stderr, "%s: MNT %s failed (status %d)\n", tool, export, r.stat);
+		goto out;
+	}
+	*root = r.fh;
+	rc = 0;
+out:
+	rpc_destroy_context(rpc);
+	return rc;
+}
+
+/* A connection to host:port whose calls carry AUTH_SYS uid/gid when
+ * uid >= 0 (gid < 0: the uid); NULL after a line on stderr. */
+static inline struct rpc_context *connect_nfs(const char *tool, const char *host, int port, int uid,
+                                              int gid, long long timeout_ms)
+{
+	struct rpc_context *rpc = rpc_init_context();
+	struct call c;
+
+	if (rpc == NULL)
+		return NULL;
+	if (uid >= 0)
+		rpc_set_auth(rpc, libnfs_authunix_create(tool, (uint32_t)uid,
+		                                         (uint32_t)(gid >= 0 ? gid : uid), 0, NULL));
+	call_prep(&c, NULL);
+	if (call_done(tool, rpc, &c, send_connect(rpc, &c, host, port), "connect", timeout_ms) != 0) {
+		rpc_destroy_context(rpc);
+		return NULL;
+	}
+	return rpc;
+}
+
+/* Walks path ('/'-separated, "." and empty parts skipped) from *fh with
+ * LOOKUP: 0 with *fh the object, or -1 after a line on stderr. */
+static inline int walk_path(const char *tool, struct rpc_context *rpc, struct fh *fh,
+                            const char *path, long long timeout_ms)
+{
+	char *copy = strdup(path), *save = NULL;
+	int rc = copy ? 0 : -1;
+
+	for (char *t = copy ? strtok_r(copy, "/", &save) : NULL; t; t = strtok_r(NULL, "/", &save)) {
+		struct call c;
+		struct res r;
+
+		if (strcmp(t, ".") == 0)
+			continue;
+		memset(&r, 0, sizeof(r));
+		call_prep(&c, &r);
+		if (call_done(tool, rpc, &c, send_lookup(rpc, &c, fh, t), "LOOKUP", timeout_ms) != 0) {
+			rc = -1;
+			break;
+		}
+		if (r.stat != NFS3_OK || !r.has_fh) {
+			fprintf(stderr, "%s: cannot walk to %s (at %s: status %d)\n", tool, path, t,
+			        r.stat);
+			rc = -1;
+			break;
+		}
+		*fh = r.fh;
+	}
+	free(copy);
+	return rc;
+}
+
 #endif

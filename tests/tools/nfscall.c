@@ -147,59 +147,19 @@ int main(int argc, char **argv)
 	if (mountport <= 0)
 		mountport = port;
 
-	/* the export's root handle, from MOUNT */
-	rpc = rpc_init_context();
+	/* the export's root handle, from MOUNT, then the object */
+	if (mount_root("nfscall", host, mountport, export, timeout_ms, &obj) != 0)
+		return 1;
+	rpc = connect_nfs("nfscall", host, port, uid, gid, timeout_ms);
 	if (rpc == NULL)
 		return 1;
-	call_prep(&c, NULL);
-	if (send_connect(rpc, &c, host, mountport) != 0 || wait_call(rpc, &c, "connect") != 0 ||
-	    c.status != RPC_STATUS_SUCCESS) {
-		fprintf(stderr, "nfscall: cannot connect to %s:%d\n", host, mountport);
-		return 1;
-	}
-	memset(&r, 0, sizeof(r));
-	call_prep(&c, &r);
-	if (send_mnt(rpc, &c, export) != 0 || wait_call(rpc, &c, "MNT") != 0 ||
-	    c.status != RPC_STATUS_SUCCESS || r.stat != 0 || !r.has_fh) {
-		fprintf(stderr, "nfscall: MNT %s failed\n", export);
-		return 1;
-	}
-	obj = r.fh;
-	rpc_destroy_context(rpc);
-
-	rpc = rpc_init_context();
-	if (rpc == NULL)
-		return 1;
-	if (uid >= 0)
-		rpc_set_auth(rpc, libnfs_authunix_create("nfscall", (uint32_t)uid,
-							 (uint32_t)(gid >= 0 ? gid : uid), 0, NULL));
-	call_prep(&c, NULL);
-	if (send_connect(rpc, &c, host, port) != 0 || wait_call(rpc, &c, "connect") != 0 ||
-	    c.status != RPC_STATUS_SUCCESS) {
-		fprintf(stderr, "nfscall: cannot connect to %s:%d\n", host, port);
-		return 1;
-	}
 	if (fhhex) {
 		if (parse_fh(fhhex, &obj) != 0) {
 			fprintf(stderr, "nfscall: bad --fh\n");
 			return 2;
 		}
-	} else {
-		char *copy = strdup(path), *save = NULL;
-		for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-			if (strcmp(t, ".") == 0)
-				continue;
-			memset(&r, 0, sizeof(r));
-			call_prep(&c, &r);
-			if (send_lookup(rpc, &c, &obj, t) != 0 || wait_call(rpc, &c, "LOOKUP") != 0)
-				return 1;
-			if (c.status != RPC_STATUS_SUCCESS || r.stat != NFS3_OK || !r.has_fh) {
-				fprintf(stderr, "nfscall: cannot walk to %s (at %s)\n", path, t);
-				return 1;
-			}
-			obj = r.fh;
-		}
-		free(copy);
+	} else if (walk_path("nfscall", rpc, &obj, path, timeout_ms) != 0) {
+		return 1;
 	}
 	if (pause_ms > 0)
 		usleep((useconds_t)pause_ms * 1000);

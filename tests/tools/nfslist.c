@@ -181,8 +181,6 @@ int main(int argc, char **argv)
 	long max_listings = -1, stable_want = -1;
 	size_t stable_len = 0;
 	struct rpc_context *rpc;
-	struct call c;
-	struct res r;
 	struct fh dir;
 	int i;
 
@@ -239,43 +237,12 @@ int main(int argc, char **argv)
 	if (mountport <= 0)
 		mountport = port;
 
-	/* the export's root handle, from MOUNT */
-	rpc = rpc_init_context();
-	if (rpc == NULL)
+	/* the export's root handle, from MOUNT, then the directory */
+	if (mount_root("nfslist", host, mountport, export, timeout_ms, &dir) != 0)
 		return 1;
-	call_prep(&c, NULL);
-	if (send_connect(rpc, &c, host, mountport) != 0 || wait_call(rpc, &c, "connect") != 0)
+	rpc = connect_nfs("nfslist", host, port, -1, -1, timeout_ms);
+	if (rpc == NULL || walk_path("nfslist", rpc, &dir, path, timeout_ms) != 0)
 		return 1;
-	memset(&r, 0, sizeof(r));
-	call_prep(&c, &r);
-	if (send_mnt(rpc, &c, export) != 0 || wait_call(rpc, &c, "MNT") != 0 || r.stat != 0 ||
-	    !r.has_fh) {
-		fprintf(stderr, "nfslist: MNT %s failed\n", export);
-		return 1;
-	}
-	dir = r.fh;
-	rpc_destroy_context(rpc);
-
-	rpc = rpc_init_context();
-	if (rpc == NULL)
-		return 1;
-	call_prep(&c, NULL);
-	if (send_connect(rpc, &c, host, port) != 0 || wait_call(rpc, &c, "connect") != 0)
-		return 1;
-	char *copy = strdup(path), *save = NULL;
-	for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-		if (strcmp(t, ".") == 0)
-			continue;
-		memset(&r, 0, sizeof(r));
-		call_prep(&c, &r);
-		if (send_lookup(rpc, &c, &dir, t) != 0 || wait_call(rpc, &c, "LOOKUP") != 0 ||
-		    r.stat != NFS3_OK || !r.has_fh) {
-			fprintf(stderr, "nfslist: cannot walk to %s (at %s)\n", path, t);
-			return 1;
-		}
-		dir = r.fh;
-	}
-	free(copy);
 
 	struct listing l = {0};
 	long listings = 0, partial = 0, restarts = 0, stale = 0, endless = 0, verf_nonzero = 0, verf_moved = 0, dup_listings = 0, stable_bad = 0, bad_shown = 0;
