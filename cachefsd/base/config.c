@@ -1230,10 +1230,12 @@ void config_usage(FILE *out)
 {
 	fprintf(out, "usage: cachefsd --upstream nfs://HOST/EXPORT --cache-dir DIR "
 		     "[--listen ADDR:PORT] [--foreground] [--config FILE] [options]\n\n"
-		     "Every option is also a config-file key (key_name = value); flags override "
-		     "the file.\n\n");
-	fprintf(out, "  %-34s %s\n", "--config FILE", "read options from FILE first");
-	fprintf(out, "  %-34s %s\n", "--check-config", "check the configuration and exit");
+		     "Every option is also a config-file key (key_name = value, or key_name value); "
+		     "flags override the files.\n\n");
+	fprintf(out, "  %-34s %s\n", "--config FILE",
+		"read options from FILE, then FILE.d/*.conf in name order");
+	fprintf(out, "  %-34s %s\n", "--check-config",
+		"check the configuration, print it with where each value came from, and exit");
 	for (size_t i = 0; i < NKEYS; i++) {
 		char flag[96], name[64];
 		size_t j;
