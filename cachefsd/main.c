@@ -114,9 +114,6 @@ static void dump_stats(struct daemon *d)
 	free(buf);
 }
 
-/* SIGHUP, cachefsctl reload: the configuration is read again (file and
- * flags, as at start); keys that can change while running take effect,
- * the others are named as needing a restart. A bad file changes nothing. */
 /* Each line of a configuration's notes (values a later file overrode)
  * or errors to the log. */
 static void log_lines(int level, const char *prefix, const char *text)
@@ -128,6 +125,10 @@ static void log_lines(int level, const char *prefix, const char *text)
 	}
 }
 
+/* SIGHUP, cachefsctl reload: the configuration is read again (file and
+ * flags, as at start); keys that can change while running take effect,
+ * the others are named as needing a restart. A mistake in any file (the
+ * include directory's too) changes nothing, and every error is logged. */
 static int reload_config(void *arg, char *msg, size_t len)
 {
 	struct daemon *d = arg;
