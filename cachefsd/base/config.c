@@ -1119,6 +1119,15 @@ static void erradd(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Where key name's value came from, for a rule across keys: the files
+ * may be several. */
+static const char *origin_of(const struct cfs_config *c, const char *name)
+{
+	const struct cfg_key *k = find_key(name);
+
+	return k && c->origin[k - keys] ? c->origin[k - keys] : "default";
+}
+
 int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 {
 	int bad = 0;
@@ -1130,13 +1139,21 @@ int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 	if (c->cache_dir == NULL && ++bad)
 		erradd(err, errlen, "key 'cache_dir': required (--cache-dir DIR)");
 	if (c->inline_max > c->chunk_size && ++bad)
-		erradd(err, errlen, "key 'inline_max': must not exceed chunk_size");
+		erradd(err, errlen,
+		       "key 'inline_max': must not exceed chunk_size (inline_max: %s; chunk_size: %s)",
+		       origin_of(c, "inline_max"), origin_of(c, "chunk_size"));
 	if (!(c->bstop < c->bcull && c->bcull < c->brun) && ++bad)
-		erradd(err, errlen, "keys 'bstop' < 'bcull' < 'brun' must hold (%d, %d, %d)",
-		       c->bstop, c->bcull, c->brun);
+		erradd(err, errlen,
+		       "keys 'bstop' < 'bcull' < 'brun' must hold (%d, %d, %d; bstop: %s; "
+		       "bcull: %s; brun: %s)",
+		       c->bstop, c->bcull, c->brun, origin_of(c, "bstop"), origin_of(c, "bcull"),
+		       origin_of(c, "brun"));
 	if (!(c->fstop < c->fcull && c->fcull < c->frun) && ++bad)
-		erradd(err, errlen, "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d)",
-		       c->fstop, c->fcull, c->frun);
+		erradd(err, errlen,
+		       "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d; fstop: %s; "
+		       "fcull: %s; frun: %s)",
+		       c->fstop, c->fcull, c->frun, origin_of(c, "fstop"), origin_of(c, "fcull"),
+		       origin_of(c, "frun"));
 	return bad ? -EINVAL : 0;
 }
 

@@ -143,7 +143,7 @@ grep -qF "$CONF:5: write_quiesce: 'soon' is not a whole number" <<<"$(last_reloa
 	h_fail "bad value: $(last_reload)"
 conf "bstop = 9" "bcull = 8"
 hup
-grep -qF "keys 'bstop' < 'bcull' < 'brun' must hold (9, 8, 10)" <<<"$(last_reload)" ||
+grep -qF "keys 'bstop' < 'bcull' < 'brun' must hold (9, 8, 10; bstop: $CONF:5; bcull: $CONF:6; brun: default)" <<<"$(last_reload)" ||
 	h_fail "broken rule: $(last_reload)"
 [ "$(cfg write_quiesce)" = 5 ] && [ "$(cfg bstop)" = 3 ] || h_fail "a refused file changed values"
 [ "$(st config_reload_failures)" = $((r0 + 3)) ] || h_fail "config_reload_failures did not count"

@@ -276,8 +276,11 @@ static void test_validate_errors(void **state)
 		const char *text;
 		const char *want;
 	} cases[] = {
-		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10)"},
-		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10)"},
+		/* the values, and where each came from (line 3: after upstream, cache_dir) */
+		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10; bstop: "},
+		{"bstop = 8\n", ":3; bcull: default; brun: default)"},
+		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10; fstop: default; "
+				  "fcull: "},
 		{"chunk_size = 64K\ninline_max = 128K\n", "key 'inline_max': must not exceed"},
 		{"", "key 'cache_dir': required"},
 	};
