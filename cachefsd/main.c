@@ -114,21 +114,40 @@ static void dump_stats(struct daemon *d)
 	free(buf);
 }
 
+/* Each line of a configuration's notes (values a later file overrode)
+ * or errors to the log. */
+static void log_lines(int level, const char *prefix, const char *text)
+{
+	while (text && *text) {
+		size_t n = strcspn(text, "\n");
+		log_msg(level, "%s%.*s", prefix, (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
 /* SIGHUP, cachefsctl reload: the configuration is read again (file and
  * flags, as at start); keys that can change while running take effect,
- * the others are named as needing a restart. A bad file changes nothing. */
+ * the others are named as needing a restart. A mistake in any file (the
+ * include directory's too) changes nothing, and every error is logged. */
 static int reload_config(void *arg, char *msg, size_t len)
 {
 	struct daemon *d = arg;
 	struct cfs_config n;
 	enum config_action act;
-	char err[1024], changed[2048], restart[1024];
+	char err[8192], changed[2048], restart[1024];
 	const char *from = d->cfg.config_file ? d->cfg.config_file : "the command line";
 
 	config_defaults(&n);
 	if (config_parse_args(&n, d->argc, d->argv, &act, err, sizeof(err)) != 0) {
-		log_err("configuration reload failed, the running configuration stays: %s", err);
-		snprintf(msg, len, "%s", err);
+		/* every error, one line each; the reply has them on one line */
+		log_lines(CFS_LOG_ERR, "configuration reload failed, the running configuration stays: ",
+			  err);
+		msg[0] = 0;
+		for (const char *p = err; *p;) {
+			size_t ll = strcspn(p, "\n"), used = strlen(msg);
+			snprintf(msg + used, len - used, "%s%.*s", used ? "; " : "", (int)ll, p);
+			p += ll + (p[ll] == '\n');
+		}
 		config_free(&n);
 		control_counters.reload_failures++;
 		return -EINVAL;
@@ -140,6 +159,7 @@ static int reload_config(void *arg, char *msg, size_t len)
 			n.cache_dir = abs;
 		}
 	}
+	log_lines(CFS_LOG_INFO, "configuration: ", n.notes);
 	config_apply_live(&d->cfg, &n, changed, sizeof(changed), restart, sizeof(restart));
 	config_free(&n);
 	log_set_level(d->cfg.log_level);
@@ -389,7 +409,7 @@ int main(int argc, char **argv)
 {
 	struct daemon d;
 	enum config_action action;
-	char err[1024];
+	char err[8192];
 	struct sigaction sa;
 	int rc;
 
@@ -404,7 +424,11 @@ int main(int argc, char **argv)
 	d.argv = argv;
 	config_defaults(&d.cfg);
 	if (config_parse_args(&d.cfg, argc, argv, &action, err, sizeof(err)) != 0) {
-		fprintf(stderr, "cachefsd: %s\n", err);
+		for (char *p = err; *p;) { /* every error of the files, one line each */
+			size_t n = strcspn(p, "\n");
+			fprintf(stderr, "cachefsd: %.*s\n", (int)n, p);
+			p += n + (p[n] == '\n');
+		}
 		config_free(&d.cfg);
 		return 2;
 	}
@@ -419,13 +443,14 @@ int main(int argc, char **argv)
 		return 0;
 	case CONFIG_CHECK:
 		printf("configuration OK\n");
-		config_print(&d.cfg, stdout);
+		config_print_sources(&d.cfg, stdout);
 		config_free(&d.cfg);
 		return 0;
 	case CONFIG_RUN:
 		break;
 	}
 	log_init(0, d.cfg.log_level);
+	log_lines(CFS_LOG_INFO, "configuration: ", d.cfg.notes);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

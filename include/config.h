@@ -1,6 +1,9 @@
 /* Configuration: one table of keys; every key is a config-file key
- * (key_name = value) and a flag (--key-name VALUE). Errors name the file,
- * line and key. */
+ * (key_name = value, or cachefilesd's "key value") and a flag
+ * (--key-name VALUE). The file named by --config is read, then the *.conf
+ * files of its include directory (<file>.d unless include_dir says) in name
+ * order. Errors name the file, line and key: "FILE:LINE: KEY: why", all
+ * of a load at once. */
 #ifndef CFS_CONFIG_H
 #define CFS_CONFIG_H
 
@@ -9,6 +12,8 @@
 #include <stdio.h>
 
 #define CFS_MAX_ALLOW 32
+/* At least the number of keys in config.c's table (checked there). */
+#define CFS_CONFIG_KEYS 64
 
 struct cfs_cidr {
 	int family; /* AF_INET or AF_INET6 */
@@ -87,6 +92,12 @@ struct cfs_config {
 	 * attributes (metaanswer.c strict_answer(); 0: off) */
 	int strict_lookup_attrs;
 	int warm_ahead; /* a listing's entries whose cached records are read ahead (0: off) */
+	/* Where each key's value came from, by its place in config.c's table:
+	 * NULL for the default, else "FILE:LINE" or "flag --key". Owned. */
+	char *origin[CFS_CONFIG_KEYS];
+	char *include_dir;  /* as given in the main file (NULL: <config_file>.d; "none": off) */
+	char *files_read;   /* the files read, ", "-separated (NULL: none) */
+	char *notes;        /* one line per value a later file overrode, "\n"-separated */
 };
 
 enum config_action {
@@ -105,9 +116,16 @@ void config_free(struct cfs_config *c);
  * -ENOMEM. */
 int config_set(struct cfs_config *c, const char *key, const char *value, char *err, size_t errlen);
 
-/* Loads "key = value" lines (# and ; comments, an optional [cachefsd]
- * section header). Returns 0, or -errno with err: the file's open or read
- * error, -EISDIR, -EINVAL for a bad line ("FILE:LINE: key 'K': why"). */
+/* Loads path, then the *.conf files of its include directory in name
+ * order (include_dir in path; default path + ".d"; a missing directory is
+ * none). Lines are "key = value" or "key value" (cachefilesd's form);
+ * # and ; start comments; a value may be quoted ('...' or "..."); an
+ * optional [cachefsd] section header. A key set twice in one file is an
+ * error; a later file overrides an earlier one, and c->notes gets a line
+ * naming both places. Every error of every file is reported, one line
+ * each ("FILE:LINE: KEY: why", "\n"-separated; a line count ends err when
+ * errlen cannot hold them all). Returns 0, or -errno: the main file's open
+ * error, -EISDIR, -EINVAL for any error in any file. */
 int config_load_file(struct cfs_config *c, const char *path, char *err, size_t errlen);
 
 /* Parses argv: --config FILE is loaded first, then flags override it.
@@ -116,12 +134,16 @@ int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_a
 		      char *err, size_t errlen);
 
 /* Checks required keys and cross-key rules. Returns 0 or -EINVAL with
- * err. */
+ * err (every rule broken, one line each). */
 int config_validate(const struct cfs_config *c, char *err, size_t errlen);
 
 void config_usage(FILE *out);
 /* Prints the effective configuration in config-file syntax. */
 void config_print(const struct cfs_config *c, FILE *out);
+/* The same, each line ending in a comment saying where the value came
+ * from ("# FILE:LINE", "# flag --key", "# default"); values quoted where
+ * the file syntax needs it, so that the output reads back as a file. */
+void config_print_sources(const struct cfs_config *c, FILE *out);
 
 /* SIGHUP: copies the keys that may change while running from next into
  * cur (next is a freshly parsed, validated configuration). changed gets
@@ -133,7 +155,8 @@ int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, cha
 /* 1 when key may change while running. */
 int config_key_live(const char *key);
 
-/* "64K" "1M" "2G" "123" -> bytes; returns 0 or -EINVAL. */
+/* "64K" "1M" "2G" "1.5T" "800 GiB" "123" -> bytes (binary units; a
+ * fraction needs a unit and is rounded to a byte); returns 0 or -EINVAL. */
 int config_parse_size(const char *s, uint64_t *out);
 /* "ADDR/PREFIX" or "ADDR"; returns 0 or -EINVAL. */
 int config_parse_cidr(const char *s, struct cfs_cidr *out);

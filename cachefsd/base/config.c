@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@ enum cfg_type {
 	CFG_LOGLEVEL,
 	CFG_ALLOW,
 	CFG_CHOICE, /* one of the '|'-separated words of arg, stored as its index (int) */
+	CFG_PERCENT, /* a whole number min..max, "N" or "N%" (cachefilesd writes "brun 10%") */
 };
 
 struct cfg_key {
@@ -86,15 +88,15 @@ static const struct cfg_key keys[] = {
 	 "files up to this size are kept inside the index (one lookup per read)"},
 	{"cache_size", CFG_SIZE, OFF(cache_size), "0", 0, LONG_MAX, "SIZE",
 	 "cap on cached data (e.g. 50G); 0: limited by the thresholds only"},
-	{"brun", CFG_INT, OFF(brun), "10", 0, 100, "PERCENT",
+	{"brun", CFG_PERCENT, OFF(brun), "10", 0, 100, "PERCENT",
 	 "culling stops and filling resumes above this % of free blocks"},
-	{"bcull", CFG_INT, OFF(bcull), "7", 0, 100, "PERCENT",
+	{"bcull", CFG_PERCENT, OFF(bcull), "7", 0, 100, "PERCENT",
 	 "culling starts below this % of free blocks"},
-	{"bstop", CFG_INT, OFF(bstop), "3", 0, 100, "PERCENT",
+	{"bstop", CFG_PERCENT, OFF(bstop), "3", 0, 100, "PERCENT",
 	 "filling stops below this % of free blocks (reads pass through)"},
-	{"frun", CFG_INT, OFF(frun), "10", 0, 100, "PERCENT", "like brun, for free files (inodes)"},
-	{"fcull", CFG_INT, OFF(fcull), "7", 0, 100, "PERCENT", "like bcull, for free files"},
-	{"fstop", CFG_INT, OFF(fstop), "3", 0, 100, "PERCENT", "like bstop, for free files"},
+	{"frun", CFG_PERCENT, OFF(frun), "10", 0, 100, "PERCENT", "like brun, for free files (inodes)"},
+	{"fcull", CFG_PERCENT, OFF(fcull), "7", 0, 100, "PERCENT", "like bcull, for free files"},
+	{"fstop", CFG_PERCENT, OFF(fstop), "3", 0, 100, "PERCENT", "like bstop, for free files"},
 	{"readahead", CFG_SIZE, OFF(readahead), "4M", 0, 64 << 20, "SIZE",
 	 "prefetch window ahead of a sequential reader; 0: off"},
 	{"io_threads", CFG_INT, OFF(io_threads), "4", 1, 64, "N",
@@ -169,6 +171,7 @@ static const struct cfg_key keys[] = {
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+_Static_assert(NKEYS <= CFS_CONFIG_KEYS, "raise CFS_CONFIG_KEYS in config.h");
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -183,6 +186,9 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 }
+
+static const char *key_text(const struct cfs_config *c, const struct cfg_key *k, char *buf,
+			    size_t len);
 
 static const struct cfg_key *find_key(const char *name)
 {
@@ -225,7 +231,7 @@ static int parse_bool(const char *v, int *out)
 int config_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
-	unsigned long long v;
+	unsigned long long v, frac = 0, scale = 1;
 	uint64_t mult = 1;
 
 	if (s == NULL || !isdigit((unsigned char)*s))
@@ -234,8 +240,22 @@ int config_parse_size(const char *s, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno)
 		return -EINVAL;
+	if (*end == '.') { /* "1.5T": up to 9 digits of fraction */
+		end++;
+		if (!isdigit((unsigned char)*end))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*end); end++) {
+			if (scale == 1000000000ULL)
+				return -EINVAL;
+			frac = frac * 10 + (unsigned long long)(*end - '0');
+			scale *= 10;
+		}
+	}
+	while (*end == ' ' || *end == '\t') /* "800 G" */
+		end++;
 	switch (toupper((unsigned char)*end)) {
 	case 0:
+	case 'B':
 		break;
 	case 'K':
 		mult = 1ULL << 10;
@@ -249,21 +269,32 @@ int config_parse_size(const char *s, uint64_t *out)
 	case 'T':
 		mult = 1ULL << 40;
 		break;
+	case 'P':
+		mult = 1ULL << 50;
+		break;
 	default:
 		return -EINVAL;
 	}
-	if (*end) {
+	if (*end && toupper((unsigned char)*end) != 'B') {
 		end++;
 		if (toupper((unsigned char)*end) == 'I')
 			end++;
-		if (toupper((unsigned char)*end) == 'B')
-			end++;
-		if (*end)
-			return -EINVAL;
 	}
-	if (v > UINT64_MAX / mult)
+	if (toupper((unsigned char)*end) == 'B')
+		end++;
+	if (*end)
 		return -EINVAL;
-	*out = v * mult;
+	/* a fraction of a byte is no size: "1.5" alone is refused */
+	if (scale > 1 && mult == 1)
+		return -EINVAL;
+	{
+		/* rounded to the nearest byte: 0.1K is 102 */
+		unsigned __int128 total = (unsigned __int128)v * mult +
+					  ((unsigned __int128)frac * mult + scale / 2) / scale;
+		if (total > UINT64_MAX)
+			return -EINVAL;
+		*out = (uint64_t)total;
+	}
 	return 0;
 }
 
@@ -480,10 +511,40 @@ static int set_key(struct cfs_config *c, const struct cfg_key *k, const char *v,
 		*(int *)field = (int)n;
 		return 0;
 	}
+	case CFG_PERCENT: {
+		char *end;
+		long n;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (*end == '%')
+			end++;
+		if (!isdigit((unsigned char)*v) || *end || errno) {
+			errf(err, errlen, "'%s' is not a percentage (a whole number, with or without %%)",
+			     v);
+			return -EINVAL;
+		}
+		if (n < k->min || n > k->max) {
+			errf(err, errlen, "%ld%% is out of range %ld..%ld%%", n, k->min, k->max);
+			return -EINVAL;
+		}
+		*(int *)field = (int)n;
+		return 0;
+	}
 	case CFG_SIZE: {
 		uint64_t n;
+		if (v[0] && v[strlen(v) - 1] == '%') {
+			/* cachefilesd's percentages are of free space: brun..fstop */
+			errf(err, errlen,
+			     "'%s': a size is bytes (64M, 800G, 1.5T), not a percentage; the "
+			     "free-space percentages are brun, bcull and bstop",
+			     v);
+			return -EINVAL;
+		}
 		if (config_parse_size(v, &n) != 0) {
-			errf(err, errlen, "'%s' is not a size (bytes, or with K, M, G, T)", v);
+			errf(err, errlen, "'%s' is not a size (bytes, or with K, M, G, T: 64K, 1.5T)",
+			     v);
 			return -EINVAL;
 		}
 		if (n < (uint64_t)k->min || n > (uint64_t)k->max) {
@@ -568,91 +629,458 @@ void config_free(struct cfs_config *c)
 			*s = NULL;
 		}
 	}
+	for (size_t i = 0; i < NKEYS; i++) {
+		free(c->origin[i]);
+		c->origin[i] = NULL;
+	}
 	free(c->config_file);
-	c->config_file = NULL;
+	free(c->include_dir);
+	free(c->files_read);
+	free(c->notes);
+	c->config_file = c->include_dir = c->files_read = c->notes = NULL;
+}
+
+/* --- the file loader -------------------------------------------------- */
+
+/* cachefilesd.conf(5)'s commands: the one that means the same here is read
+ * as its cachefsd key; the others are refused with what to do instead, so
+ * that a file written for cachefilesd is never half understood. */
+static const struct {
+	const char *name, *to, *why;
+} cachefilesd_keys[] = {
+	{"dir", "cache_dir", NULL},
+	{"tag", NULL, "it names a kernel FS-Cache cache, and cachefsd has none: remove the line"},
+	{"secctx", NULL,
+	 "it is the cachefiles kernel module's security context; cachefsd's files take the "
+	 "label of cache_dir: remove the line"},
+	{"culltable", NULL,
+	 "cachefsd culls least recently used files from its index, with no table to size: "
+	 "remove the line"},
+	{"nocull", NULL,
+	 "cachefsd culls whenever free space is below bcull/fcull; to bound the cache below "
+	 "its filesystem's size, set cache_size"},
+	{"resume_thresholds", NULL, "cachefsd resumes filling at brun/frun: remove the line"},
+	{"debug", NULL, "it is a kernel module trace mask; cachefsd's own detail is log_level = debug"},
+};
+
+/* One load (a main file and its include directory): the errors so far. */
+struct load {
+	struct cfs_config *c;
+	char *err;
+	size_t errlen;
+	int nerr, nlost; /* errors, and those err had no room for */
+	int rc;		 /* the first error's code */
+};
+
+/* Appends to a string owned by the config ("sep" between items). */
+static int str_append(char **s, const char *sep, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int str_append(char **s, const char *sep, const char *fmt, ...)
+{
+	size_t used = *s ? strlen(*s) : 0, sl = *s ? strlen(sep) : 0;
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	p = realloc(*s, used + sl + (size_t)n + 1);
+	if (p == NULL)
+		return -ENOMEM;
+	if (used)
+		memcpy(p + used, sep, sl);
+	va_start(ap, fmt);
+	vsnprintf(p + used + sl, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	*s = p;
+	return 0;
+}
+
+/* One error line: "FILE:LINE: KEY: why", "FILE:LINE: why" or "FILE: why". */
+static void load_error(struct load *ld, const char *path, int line, const char *key,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void load_error(struct load *ld, const char *path, int line, const char *key,
+		       const char *fmt, ...)
+{
+	char why[1024], where[64] = "";
+	va_list ap;
+	size_t used;
+	int n;
+
+	ld->nerr++;
+	if (ld->rc == 0)
+		ld->rc = -EINVAL;
+	if (ld->err == NULL || ld->errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (line)
+		snprintf(where, sizeof(where), ":%d", line);
+	used = strlen(ld->err);
+	/* room is kept for the "(N more errors)" line */
+	n = snprintf(ld->err + used, ld->errlen - used, "%s%s%s: %.64s%s%s", used ? "\n" : "", path,
+		     where, key ? key : "", key ? ": " : "", why);
+	if (n < 0 || used + (size_t)n + 40 >= ld->errlen) {
+		ld->err[used] = 0;
+		ld->nlost++;
+	}
+}
+
+/* Edit distance of two short words, for "did you mean". */
+static int word_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+static const char *nearest_key(const char *name)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		int d = word_distance(name, keys[i].name);
+		if (d < bd) {
+			bd = d;
+			best = keys[i].name;
+		}
+	}
+	return best;
+}
+
+/* The value after the key: a quoted one is taken as it is between its
+ * quotes ('...' or "...", no escapes); an unquoted one ends at a # or ;
+ * after white space. Sets *val in s; returns NULL or what is wrong. */
+static const char *line_value(char *s, char **val, int *quoted)
+{
+	*quoted = 0;
+	if (*s == '"' || *s == '\'') {
+		char *close = strchr(s + 1, *s), *after;
+
+		if (close == NULL)
+			return *s == '"' ? "no closing \" quote" : "no closing ' quote";
+		*close = 0;
+		after = trim(close + 1);
+		if (*after && *after != '#' && *after != ';')
+			return "text after the closing quote";
+		*val = s + 1;
+		*quoted = 1;
+		return NULL;
+	}
+	if (*s == '#' || *s == ';') /* a value that is only a comment is no value */
+		*s = 0;
+	for (char *h = s; *h; h++) {
+		if ((*h == '#' || *h == ';') && h > s && isspace((unsigned char)h[-1])) {
+			*h = 0;
+			break;
+		}
+	}
+	*val = trim(s);
+	return NULL;
+}
+
+/* Sets key k from a file line (or a flag: line 0, where = the flag), and
+ * records where the value came from. A value an earlier file set is
+ * overridden with a note naming both places. */
+static int load_set(struct load *ld, const struct cfg_key *k, const char *v, const char *path,
+		    int line, const char *name)
+{
+	struct cfs_config *c = ld->c;
+	size_t ki = (size_t)(k - keys);
+	char why[512], ob[64], nb[64], old[256], *where;
+	const char *ov;
+	int rc;
+
+	ov = key_text(c, k, ob, sizeof(ob));
+	snprintf(old, sizeof(old), "%s", ov ? ov : "(unset)");
+	rc = set_key(c, k, v, why, sizeof(why));
+	if (rc) {
+		load_error(ld, path, line, name, "%s", why);
+		return rc;
+	}
+	if (line)
+		rc = asprintf(&where, "%s:%d", path, line);
+	else
+		rc = asprintf(&where, "flag %s", path);
+	if (rc < 0) {
+		load_error(ld, path, line, name, "out of memory");
+		return -ENOMEM;
+	}
+	if (line && c->origin[ki]) {
+		const char *nv = key_text(c, k, nb, sizeof(nb));
+		if (str_append(&c->notes, "\n", "%s: %s = %.200s overrides %s (was %.200s)", where, k->name,
+			       nv ? nv : "(unset)", c->origin[ki], old) != 0) {
+			load_error(ld, path, line, name, "out of memory");
+			free(where);
+			return -ENOMEM;
+		}
+	}
+	free(c->origin[ki]);
+	c->origin[ki] = where;
+	return 0;
+}
+
+/* One line of a file. seen[] holds the line each key was set on in this
+ * file (a second setting is an error: which one was meant?). */
+static void load_line(struct load *ld, const char *path, int lineno, char *line, int *seen,
+		      int *include_line, int is_main)
+{
+	static const char keychars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789_-";
+	char *p = trim(line), *rest, *val, name[64];
+	const struct cfg_key *k;
+	const char *why;
+	size_t kl;
+	int has_eq = 0, quoted;
+
+	if (*p == 0 || *p == '#' || *p == ';')
+		return;
+	if (*p == '[') {
+		if (strcmp(p, "[cachefsd]") != 0)
+			load_error(ld, path, lineno, NULL, "unknown section %.80s (only [cachefsd])", p);
+		return;
+	}
+	kl = strspn(p, keychars);
+	rest = p + kl;
+	if (kl == 0 || kl >= sizeof(name) ||
+	    (*rest && *rest != '=' && !isspace((unsigned char)*rest))) {
+		load_error(ld, path, lineno, NULL, "expected 'key = value' or 'key value', got '%.80s'",
+			   p);
+		return;
+	}
+	for (size_t i = 0; i < kl; i++) /* cache-dir, as the flag is spelt */
+		name[i] = p[i] == '-' ? '_' : p[i];
+	name[kl] = 0;
+	while (isspace((unsigned char)*rest))
+		rest++;
+	if (*rest == '=') {
+		has_eq = 1;
+		rest++;
+		while (isspace((unsigned char)*rest))
+			rest++;
+	}
+	why = line_value(rest, &val, &quoted);
+	if (why) {
+		load_error(ld, path, lineno, name, "%s", why);
+		return;
+	}
+	if (strcmp(name, "config") == 0) {
+		load_error(ld, path, lineno, name, "only valid as a flag (--config FILE)");
+		return;
+	}
+	if (strcmp(name, "include_dir") == 0) {
+		if (!is_main)
+			load_error(ld, path, lineno, name,
+				   "only valid in the main configuration file");
+		else if (*include_line)
+			load_error(ld, path, lineno, name, "set again (first on line %d)",
+				   *include_line);
+		else if (*val == 0)
+			load_error(ld, path, lineno, name, "empty value");
+		else if ((ld->c->include_dir = strdup(val)) == NULL)
+			load_error(ld, path, lineno, name, "out of memory");
+		else
+			*include_line = lineno;
+		return;
+	}
+	k = find_key(name);
+	for (size_t i = 0; k == NULL && i < sizeof(cachefilesd_keys) / sizeof(cachefilesd_keys[0]);
+	     i++) {
+		if (strcmp(name, cachefilesd_keys[i].name) != 0)
+			continue;
+		if (cachefilesd_keys[i].to == NULL) {
+			load_error(ld, path, lineno, name, "cachefilesd's %s has no cachefsd equivalent: %s",
+				   name, cachefilesd_keys[i].why);
+			return;
+		}
+		k = find_key(cachefilesd_keys[i].to);
+	}
+	if (k == NULL) {
+		const char *near = nearest_key(name);
+		load_error(ld, path, lineno, name, "unknown key%s%s%s", near ? " (did you mean " : "",
+			   near ? near : "", near ? "?)" : "");
+		return;
+	}
+	if (seen[k - keys]) {
+		load_error(ld, path, lineno, name, "set again (first on line %d)", seen[k - keys]);
+		return;
+	}
+	seen[k - keys] = lineno;
+	if (!has_eq && !quoted && *val == 0) { /* a bare word: "foreground" */
+		if (k->type != CFG_BOOL) {
+			load_error(ld, path, lineno, name, "needs a value (%s)", k->arg);
+			return;
+		}
+		val = "true";
+	}
+	load_set(ld, k, val, path, lineno, name);
+}
+
+/* Reads one file. Returns -1 when it could not be opened (nothing read). */
+static int load_one(struct load *ld, const char *path, int is_main, int *include_line)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	int lineno = 0, seen[NKEYS];
+	struct stat st;
+
+	memset(seen, 0, sizeof(seen));
+	if (f == NULL) {
+		int e = errno;
+		if (ld->rc == 0)
+			ld->rc = -e;
+		load_error(ld, path, 0, NULL, "cannot open: %s", strerror(e));
+		return -1;
+	}
+	/* fopen() opens a directory, and reading it fails at once: it would
+	 * pass as an empty file */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (ld->rc == 0)
+			ld->rc = -EISDIR;
+		load_error(ld, path, 0, NULL, "is a directory, not a configuration file");
+		fclose(f);
+		return -1;
+	}
+	if (str_append(&ld->c->files_read, ", ", "%s", path) != 0)
+		load_error(ld, path, 0, NULL, "out of memory");
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			load_error(ld, path, lineno, NULL, "line longer than %zu bytes",
+				   sizeof(line) - 2);
+			/* the rest of it is not another line */
+			while (fgets(line, sizeof(line), f) && strchr(line, '\n') == NULL)
+				;
+			continue;
+		}
+		load_line(ld, path, lineno, line, seen, include_line, is_main);
+	}
+	if (ferror(f)) {
+		int e = errno ? errno : EIO;
+		load_error(ld, path, 0, NULL, "cannot read: %s", strerror(e));
+	}
+	fclose(f);
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.conf files of the include directory, in name order (C locale:
+ * 10-a.conf before 9-b.conf, as ls sorts them under LC_ALL=C). Hidden
+ * files and other names (*.conf~, *.conf.dpkg-old) are not read. */
+static void load_include_dir(struct load *ld, const char *main_path, int include_line)
+{
+	struct cfs_config *c = ld->c;
+	char *dir = NULL, **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (c->include_dir && strcmp(c->include_dir, "none") == 0)
+		return;
+	if (c->include_dir == NULL) {
+		if (asprintf(&dir, "%s.d", main_path) < 0)
+			dir = NULL;
+	} else if (c->include_dir[0] == '/') {
+		dir = strdup(c->include_dir);
+	} else { /* relative to the main file's directory */
+		const char *slash = strrchr(main_path, '/');
+		if (asprintf(&dir, "%.*s%s", slash ? (int)(slash - main_path + 1) : 0, main_path,
+			     c->include_dir) < 0)
+			dir = NULL;
+	}
+	if (dir == NULL) {
+		load_error(ld, main_path, include_line, NULL, "out of memory");
+		return;
+	}
+	d = opendir(dir);
+	if (d == NULL) {
+		/* the default directory need not exist; a named one must */
+		if (errno != ENOENT || c->include_dir)
+			load_error(ld, main_path, include_line, "include_dir",
+				   "cannot read the include directory %s: %s", dir, strerror(errno));
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		if (n == cap) {
+			char **more = realloc(names, (cap ? cap * 2 : 16) * sizeof(*names));
+			if (more == NULL)
+				break;
+			names = more;
+			cap = cap ? cap * 2 : 16;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL)
+			break;
+		n++;
+	}
+	if (de != NULL)
+		load_error(ld, dir, 0, NULL, "out of memory");
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		char *path;
+		struct stat st;
+
+		if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+			load_error(ld, dir, 0, NULL, "out of memory");
+		} else {
+			if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+				load_error(ld, path, 0, NULL, "not a regular file");
+			else
+				load_one(ld, path, 0, NULL);
+			free(path);
+		}
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
 }
 
 int config_load_file(struct cfs_config *c, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char line[4096], why[512];
-	int lineno = 0;
+	struct load ld = {.c = c, .err = err, .errlen = errlen};
+	int include_line = 0;
 
-	if (f == NULL) {
-		errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -errno;
-	}
-	{
-		/* fopen() opens a directory, and reading it fails at once:
-		 * it would pass as an empty file */
-		struct stat st;
-		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-			errf(err, errlen, "%s: is a directory, not a configuration file", path);
-			fclose(f);
-			return -EISDIR;
-		}
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *eq, *key, *val;
-
-		lineno++;
-		if (strchr(line, '\n') == NULL && !feof(f)) {
-			errf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
-			     sizeof(line) - 2);
-			fclose(f);
-			return -EINVAL;
-		}
-		p = trim(line);
-		if (*p == 0 || *p == '#' || *p == ';')
-			continue;
-		if (*p == '[') {
-			if (strcmp(p, "[cachefsd]") != 0) {
-				errf(err, errlen, "%s:%d: unknown section %s (only [cachefsd])", path,
-				     lineno, p);
-				fclose(f);
-				return -EINVAL;
-			}
-			continue;
-		}
-		eq = strchr(p, '=');
-		if (eq == NULL) {
-			errf(err, errlen, "%s:%d: expected 'key = value', got '%s'", path, lineno, p);
-			fclose(f);
-			return -EINVAL;
-		}
-		*eq = 0;
-		key = trim(p);
-		val = trim(eq + 1);
-		/* a value that is only a comment is no value */
-		if (*val == '#' || *val == ';')
-			*val = 0;
-		/* allow trailing comments after whitespace */
-		for (char *h = val; *h; h++) {
-			if ((*h == '#' || *h == ';') && h > val && isspace((unsigned char)h[-1])) {
-				*h = 0;
-				val = trim(val);
-				break;
-			}
-		}
-		if (strcmp(key, "config") == 0) {
-			errf(err, errlen, "%s:%d: key 'config': only valid as a flag", path, lineno);
-			fclose(f);
-			return -EINVAL;
-		}
-		if (config_set(c, key, val, why, sizeof(why)) != 0) {
-			errf(err, errlen, "%s:%d: key '%s': %s", path, lineno, key, why);
-			fclose(f);
-			return -EINVAL;
-		}
-	}
-	if (ferror(f)) {
-		int e = errno ? errno : EIO;
-		errf(err, errlen, "%s: cannot read: %s", path, strerror(e));
-		fclose(f);
-		return -e;
-	}
-	fclose(f);
-	return 0;
+	if (err && errlen)
+		err[0] = 0;
+	free(c->include_dir);
+	c->include_dir = NULL;
+	if (load_one(&ld, path, 1, &include_line) == 0)
+		load_include_dir(&ld, path, include_line);
+	if (ld.nlost && err)
+		snprintf(err + strlen(err), errlen - strlen(err), "\n(%d more errors)", ld.nlost);
+	return ld.nerr ? ld.rc : 0;
 }
 
 /* "--key-name" -> "key_name" in buf; 0 if it looks like a flag, else -1
@@ -673,31 +1101,60 @@ static int flag_to_key(const char *arg, char *buf, size_t len, const char **inli
 	return 0;
 }
 
+/* Adds one line to err ("\n" between lines). */
+static void erradd(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void erradd(char *err, size_t errlen, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	used = strnlen(err, errlen - 1);
+	if (used && used + 1 < errlen)
+		err[used++] = '\n';
+	va_start(ap, fmt);
+	vsnprintf(err + used, errlen - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Where key name's value came from, for a rule across keys: the files
+ * may be several. */
+static const char *origin_of(const struct cfs_config *c, const char *name)
+{
+	const struct cfg_key *k = find_key(name);
+
+	return k && c->origin[k - keys] ? c->origin[k - keys] : "default";
+}
+
 int config_validate(const struct cfs_config *c, char *err, size_t errlen)
 {
-	if (c->upstream == NULL) {
-		errf(err, errlen, "key 'upstream': required (--upstream nfs://HOST/EXPORT)");
-		return -EINVAL;
-	}
-	if (c->cache_dir == NULL) {
-		errf(err, errlen, "key 'cache_dir': required (--cache-dir DIR)");
-		return -EINVAL;
-	}
-	if (c->inline_max > c->chunk_size) {
-		errf(err, errlen, "key 'inline_max': must not exceed chunk_size");
-		return -EINVAL;
-	}
-	if (!(c->bstop < c->bcull && c->bcull < c->brun)) {
-		errf(err, errlen, "keys 'bstop' < 'bcull' < 'brun' must hold (%d, %d, %d)", c->bstop,
-		     c->bcull, c->brun);
-		return -EINVAL;
-	}
-	if (!(c->fstop < c->fcull && c->fcull < c->frun)) {
-		errf(err, errlen, "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d)", c->fstop,
-		     c->fcull, c->frun);
-		return -EINVAL;
-	}
-	return 0;
+	int bad = 0;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (c->upstream == NULL && ++bad)
+		erradd(err, errlen, "key 'upstream': required (--upstream nfs://HOST/EXPORT)");
+	if (c->cache_dir == NULL && ++bad)
+		erradd(err, errlen, "key 'cache_dir': required (--cache-dir DIR)");
+	if (c->inline_max > c->chunk_size && ++bad)
+		erradd(err, errlen,
+		       "key 'inline_max': must not exceed chunk_size (inline_max: %s; chunk_size: %s)",
+		       origin_of(c, "inline_max"), origin_of(c, "chunk_size"));
+	if (!(c->bstop < c->bcull && c->bcull < c->brun) && ++bad)
+		erradd(err, errlen,
+		       "keys 'bstop' < 'bcull' < 'brun' must hold (%d, %d, %d; bstop: %s; "
+		       "bcull: %s; brun: %s)",
+		       c->bstop, c->bcull, c->brun, origin_of(c, "bstop"), origin_of(c, "bcull"),
+		       origin_of(c, "brun"));
+	if (!(c->fstop < c->fcull && c->fcull < c->frun) && ++bad)
+		erradd(err, errlen,
+		       "keys 'fstop' < 'fcull' < 'frun' must hold (%d, %d, %d; fstop: %s; "
+		       "fcull: %s; frun: %s)",
+		       c->fstop, c->fcull, c->frun, origin_of(c, "fstop"), origin_of(c, "fcull"),
+		       origin_of(c, "frun"));
+	return bad ? -EINVAL : 0;
 }
 
 int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_action *action,
@@ -776,6 +1233,12 @@ int config_parse_args(struct cfs_config *c, int argc, char **argv, enum config_a
 			errf(err, errlen, "flag %.*s: %s", (int)strcspn(flag, "="), flag, why);
 			return -EINVAL;
 		}
+		free(c->origin[k - keys]);
+		if (asprintf(&c->origin[k - keys], "flag %.*s", (int)strcspn(flag, "="), flag) < 0) {
+			c->origin[k - keys] = NULL;
+			errf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 	}
 	return config_validate(c, err, errlen);
 }
@@ -784,10 +1247,12 @@ void config_usage(FILE *out)
 {
 	fprintf(out, "usage: cachefsd --upstream nfs://HOST/EXPORT --cache-dir DIR "
 		     "[--listen ADDR:PORT] [--foreground] [--config FILE] [options]\n\n"
-		     "Every option is also a config-file key (key_name = value); flags override "
-		     "the file.\n\n");
-	fprintf(out, "  %-34s %s\n", "--config FILE", "read options from FILE first");
-	fprintf(out, "  %-34s %s\n", "--check-config", "check the configuration and exit");
+		     "Every option is also a config-file key (key_name = value, or key_name value); "
+		     "flags override the files.\n\n");
+	fprintf(out, "  %-34s %s\n", "--config FILE",
+		"read options from FILE, then FILE.d/*.conf in name order");
+	fprintf(out, "  %-34s %s\n", "--check-config",
+		"check the configuration, print it with where each value came from, and exit");
 	for (size_t i = 0; i < NKEYS; i++) {
 		char flag[96], name[64];
 		size_t j;
@@ -816,6 +1281,7 @@ static const char *key_text(const struct cfs_config *c, const struct cfg_key *k,
 	case CFG_ALLOW:
 		return *(char *const *)field;
 	case CFG_INT:
+	case CFG_PERCENT:
 		snprintf(buf, len, "%d", *(const int *)field);
 		return buf;
 	case CFG_SIZE:
@@ -847,6 +1313,48 @@ void config_print(const struct cfs_config *c, FILE *out)
 			fprintf(out, "%s = %s\n", keys[i].name, v);
 		else
 			fprintf(out, "# %s is not set\n", keys[i].name);
+	}
+}
+
+/* v as the file syntax reads it back: quoted when it has white space at
+ * an end, a comment character after white space, or a leading quote. */
+static void print_value(FILE *out, const char *v, int *width)
+{
+	int need = *v == 0 || isspace((unsigned char)v[0]) || v[0] == '"' || v[0] == '\'' ||
+		   isspace((unsigned char)v[strlen(v) - 1]) || v[0] == '#' || v[0] == ';';
+
+	for (const char *h = v; *h && !need; h++)
+		need = (*h == '#' || *h == ';') && h > v && isspace((unsigned char)h[-1]);
+	if (!need) {
+		*width += fprintf(out, "%s", v);
+		return;
+	}
+	*width += fprintf(out, strchr(v, '"') ? "'%s'" : "\"%s\"", v);
+}
+
+void config_print_sources(const struct cfs_config *c, FILE *out)
+{
+	const char *n = c->notes;
+
+	fprintf(out, "# files read: %s\n", c->files_read ? c->files_read : "none");
+	while (n && *n) { /* overrides, as logged at start */
+		size_t len = strcspn(n, "\n");
+		fprintf(out, "# %.*s\n", (int)len, n);
+		n += len + (n[len] == '\n');
+	}
+	for (size_t i = 0; i < NKEYS; i++) {
+		char buf[64];
+		const char *v = key_text(c, &keys[i], buf, sizeof(buf));
+		int width = 0;
+
+		if (v == NULL) {
+			fprintf(out, "# %s is not set\n", keys[i].name);
+			continue;
+		}
+		width = fprintf(out, "%s = ", keys[i].name);
+		print_value(out, v, &width);
+		fprintf(out, "%*s# %s\n", width < 39 ? 40 - width : 1, "",
+			c->origin[i] ? c->origin[i] : "default");
 	}
 }
 
@@ -888,6 +1396,16 @@ static void append(char *dst, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void copy_origin(struct cfs_config *cur, const struct cfs_config *next, size_t i)
+{
+	char *o = next->origin[i] ? strdup(next->origin[i]) : NULL;
+
+	if (next->origin[i] && o == NULL)
+		return; /* out of memory: the old place stays */
+	free(cur->origin[i]);
+	cur->origin[i] = o;
+}
+
 int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, char *changed,
 		      size_t clen, char *restart, size_t rlen)
 {
@@ -901,8 +1419,10 @@ int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, cha
 		const char *ov = key_text(cur, k, ob, sizeof(ob));
 		const char *nv = key_text(next, k, nb, sizeof(nb));
 
-		if ((ov == NULL && nv == NULL) || (ov && nv && strcmp(ov, nv) == 0))
+		if ((ov == NULL && nv == NULL) || (ov && nv && strcmp(ov, nv) == 0)) {
+			copy_origin(cur, next, i); /* the same value may have moved */
 			continue;
+		}
 		if (!config_key_live(k->name)) {
 			append(restart, rlen, "%s%s", restart[0] ? ", " : "", k->name);
 			continue;
@@ -917,7 +1437,13 @@ int config_apply_live(struct cfs_config *cur, const struct cfs_config *next, cha
 		}
 		append(changed, clen, "%s%s %s -> %s", changed[0] ? ", " : "", k->name, old,
 		       nv ? nv : "(unset)");
+		copy_origin(cur, next, i);
 		n++;
 	}
+	/* what was read: the files of this reload */
+	free(cur->files_read);
+	cur->files_read = next->files_read ? strdup(next->files_read) : NULL;
+	free(cur->notes);
+	cur->notes = next->notes ? strdup(next->notes) : NULL;
 	return n;
 }

@@ -35,8 +35,38 @@ expect_fail "is not an nfs:// URL" --upstream http://127.0.0.1/x --cache-dir "$H
 # config file errors name the file, line and key
 printf 'upstream = nfs://127.0.0.1/x\ncache_dir = %s\nupstream_timeout = soon\n' "$H_TMP/c" \
 	>"$H_TMP/bad.conf"
-expect_fail "$H_TMP/bad.conf:3: key 'upstream_timeout': 'soon' is not a whole number" \
+expect_fail "$H_TMP/bad.conf:3: upstream_timeout: 'soon' is not a whole number" \
 	--config "$H_TMP/bad.conf"
+
+# every mistake of the file and of its include directory (FILE.d/*.conf) at
+# once, a line each; cachefilesd's forms are read as cachefilesd's users
+# write them, its commands that mean nothing here are refused by name
+mkdir -p "$H_TMP/multi.conf.d"
+printf 'upstream nfs://127.0.0.1/x\ndir %s\nbrun = lots\ntag mycache\nbstop 2%%\n' "$H_TMP/c" \
+	>"$H_TMP/multi.conf"
+printf 'bcull 8%%\nbcull = 9%%\n' >"$H_TMP/multi.conf.d/10-a.conf"
+out=$("$CFS" --check-config --config "$H_TMP/multi.conf" 2>&1) && h_fail "errors passed: $out"
+[ "$(grep -c '^cachefsd: ' <<<"$out")" = 3 ] || h_fail "not 3 error lines: $out"
+for want in "$H_TMP/multi.conf:3: brun: 'lots' is not a percentage (a whole number, with or without %)" \
+	"$H_TMP/multi.conf:4: tag: cachefilesd's tag has no cachefsd equivalent" \
+	"$H_TMP/multi.conf.d/10-a.conf:2: bcull: set again (first on line 1)"; do
+	grep -qF "cachefsd: $want" <<<"$out" || h_fail "no '$want' in: $out"
+done
+h_log "ok: every error of a file and its include directory, one line each"
+
+# --check-config: the effective configuration and where each value came from
+mkdir -p "$H_TMP/good.conf.d"
+printf 'upstream "%s"\ndir %s\nbrun 20%%\n' nfs://127.0.0.1/x "$H_TMP/c" >"$H_TMP/good.conf"
+printf "brun = '25%%'\n" >"$H_TMP/good.conf.d/50-site.conf"
+out=$("$CFS" --check-config --config "$H_TMP/good.conf" --upstream-connections 3) ||
+	h_fail "--check-config of good.conf: $out"
+for re in "^upstream_connections = 3 *# flag --upstream-connections\$" \
+	"^brun = 25 *# $H_TMP/good.conf.d/50-site.conf:1\$" \
+	"^# $H_TMP/good.conf.d/50-site.conf:1: brun = 25 overrides $H_TMP/good.conf:3 (was 20)\$" \
+	"^cache_dir = $H_TMP/c *# $H_TMP/good.conf:2\$" "^bcull = 7 *# default\$"; do
+	grep -q -- "$re" <<<"$out" || h_fail "--check-config: no /$re/ in: $out"
+done
+h_log "ok: --check-config names where each value came from"
 
 # a port out of range (getaddrinfo would bind another one) and a directory
 # given as the config file are refused by name, --check-config too

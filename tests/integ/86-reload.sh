@@ -5,6 +5,8 @@
 #  2. keys that need a restart are named and keep their running value;
 #  3. a bad file (unknown key, bad value, broken rule) is refused with its
 #     file:line:key message; the daemon goes on with the old configuration;
+#     an include file ($CONF.d/*.conf) overrides with a log line naming both
+#     places, and a broken one is refused with each of its errors;
 #  4. a daemonized cachefsd started with a relative --config reloads it.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -35,19 +37,31 @@ st() { ctl stats --raw | awk -v k="$1" '$1==k{print $2; f=1} END{if(!f) print "M
 cfg() { ctl config | awk -v k="$1" '$1==k{print $3}'; }
 rd() { "$NR" --port "$P" --export "$E" --path "$1" --timeout 5 | md5sum | cut -d' ' -f1; }
 want() { md5sum <"$E/$1" | cut -d' ' -f1; }
-# hup: SIGHUP and wait for the log line that answers it (the Nth reload)
-nreload=0
+# hup: SIGHUP and wait for the first log line that answers it; since: the
+# log lines from the last hup (or mark) on
+log_from=0
+mark() { log_from=$(wc -l <"$H_LOG_px"); }
+since() { tail -n +$((log_from + 1)) "$H_LOG_px"; }
 hup() {
 	local i
-	nreload=$((nreload + 1))
+	mark
 	kill -HUP "$H_PID_px"
 	for i in $(seq 1 50); do
-		[ "$(grep -c "configuration reload" "$H_LOG_px")" -ge $nreload ] && return 0
+		since | grep -q "configuration reload" && return 0
 		sleep 0.1
 	done
 	h_fail "no log line after SIGHUP"
 }
-last_reload() { grep "configuration reload" "$H_LOG_px" | tail -1; }
+# waits for a line (fixed string) among those since the last hup
+wait_since() {
+	local i
+	for i in $(seq 1 50); do
+		since | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	h_fail "no log line '$1' after SIGHUP: $(since)"
+}
+last_reload() { since | grep "configuration reload" | tail -1; }
 
 # --- 1. live changes ---
 [ "$(cfg meta_ttl)" = 0 ] || h_fail "meta_ttl should start at 0"
@@ -118,17 +132,18 @@ h_log "ok: restart-only keys are named and keep their value"
 r0=$(st config_reload_failures)
 conf "meta_ttl = 0" "write_quiesce = 5" "meta_ttl = 5" "bogus_key = 1"
 hup
-line=$(last_reload)
-grep -qF "configuration reload failed, the running configuration stays: $CONF:8: key 'bogus_key': unknown key" \
-	<<<"$line" || h_fail "bad key: $line"
+# both mistakes, a line each: a key set twice in one file, an unknown key
+wait_since "configuration reload failed, the running configuration stays: $CONF:8: bogus_key: unknown key"
+since | grep -qF "configuration reload failed, the running configuration stays: $CONF:7: meta_ttl: set again (first on line 5)" ||
+	h_fail "a key set twice: $(since)"
 [ "$(cfg meta_ttl)" = 0 ] || h_fail "a refused file changed meta_ttl"
 conf "write_quiesce = soon"
 hup
-grep -qF "$CONF:5: key 'write_quiesce': 'soon' is not a whole number" <<<"$(last_reload)" ||
+grep -qF "$CONF:5: write_quiesce: 'soon' is not a whole number" <<<"$(last_reload)" ||
 	h_fail "bad value: $(last_reload)"
 conf "bstop = 9" "bcull = 8"
 hup
-grep -qF "keys 'bstop' < 'bcull' < 'brun' must hold (9, 8, 10)" <<<"$(last_reload)" ||
+grep -qF "keys 'bstop' < 'bcull' < 'brun' must hold (9, 8, 10; bstop: $CONF:5; bcull: $CONF:6; brun: default)" <<<"$(last_reload)" ||
 	h_fail "broken rule: $(last_reload)"
 [ "$(cfg write_quiesce)" = 5 ] && [ "$(cfg bstop)" = 3 ] || h_fail "a refused file changed values"
 [ "$(st config_reload_failures)" = $((r0 + 3)) ] || h_fail "config_reload_failures did not count"
@@ -139,12 +154,47 @@ out=$(ctl reload 2>&1)
 rc=$?
 [ $rc = 1 ] && grep -qF "keys 'bstop' < 'bcull' < 'brun' must hold" <<<"$out" ||
 	h_fail "cachefsctl reload of a bad file: exit $rc: $out"
-nreload=$((nreload + 1))
 conf "meta_ttl = 0" "write_quiesce = 7"
 out=$(ctl reload) || h_fail "cachefsctl reload failed: $out"
 [ "$out" = "write_quiesce 5 -> 7" ] || h_fail "cachefsctl reload said: $out"
-nreload=$((nreload + 1))
 h_log "ok: bad files refused with file:line:key, the daemon goes on unchanged"
+
+# --- 3b. the include directory: $CONF.d/*.conf after $CONF ---
+mkdir "$CONF.d"
+printf 'write_quiesce = 12\nbcull = "8%%"\n' >"$CONF.d/50-site.conf"
+hup
+line=$(last_reload)
+grep -q "bcull 7 -> 8" <<<"$line" && grep -q "write_quiesce 7 -> 12" <<<"$line" ||
+	h_fail "include file: $line"
+since | grep -qF "configuration: $CONF.d/50-site.conf:1: write_quiesce = 12 overrides $CONF:6 (was 7)" ||
+	h_fail "no log line naming both places: $(since)"
+[ "$(cfg write_quiesce)" = 12 ] && [ "$(cfg bcull)" = 8 ] || h_fail "include file not applied"
+# a broken include file: every error reported, the old configuration serves
+r0=$(st config_reload_failures)
+printf 'write_quiesce = 20\nbrun = lots\nbcull 9%%\nbcull 9%%\ntag mycache\n' \
+	>"$CONF.d/60-broken.conf"
+hup
+B=$CONF.d/60-broken.conf
+wait_since "$B:5: tag: cachefilesd's tag has no cachefsd equivalent"
+for want in "$B:2: brun: 'lots' is not a percentage" "$B:4: bcull: set again (first on line 3)"; do
+	since | grep -qF "configuration reload failed, the running configuration stays: $want" ||
+		h_fail "no '$want' in: $(since)"
+done
+[ "$(since | grep -c "configuration reload failed")" = 3 ] || h_fail "not 3 error lines: $(since)"
+[ "$(cfg write_quiesce)" = 12 ] && [ "$(cfg bcull)" = 8 ] && [ "$(cfg brun)" = 10 ] ||
+	h_fail "a broken include file changed the configuration"
+[ "$(st config_reload_failures)" = $((r0 + 1)) ] || h_fail "config_reload_failures did not count"
+[ "$(rd f4)" = "$(want f4)" ] || h_fail "after a broken include file: wrong bytes"
+out=$(ctl reload 2>&1)
+rc=$?
+[ $rc = 1 ] && grep -qF "$B:2: brun: 'lots' is not a percentage" <<<"$out" &&
+	grep -qF "; $B:4: bcull: set again" <<<"$out" && grep -qF "; $B:5: tag:" <<<"$out" ||
+	h_fail "cachefsctl reload of a broken include file: exit $rc: $out"
+rm "$CONF.d/60-broken.conf"
+out=$(ctl reload) || h_fail "cachefsctl reload after the fix: $out"
+[ "$out" = "nothing changed" ] || h_fail "cachefsctl reload after the fix said: $out"
+rm -r "$CONF.d"
+h_log "ok: include directory read after the file, overrides logged; a broken include file refused with every error, the old configuration serves"
 
 # --- 4. a daemonized start with a relative --config ---
 h_stop_cachefsd px
@@ -160,4 +210,4 @@ out=$("$CTLBIN" --cache-dir "$H_TMP/dcache" reload) || h_fail "reload of the dae
 h_stop_pid "$dpid"
 h_log "ok: a daemon started with a relative --config reloads it from /"
 
-h_pass "reload: live keys applied, restart keys named, bad files refused (file:line:key), old config kept"
+h_pass "reload: live keys applied, restart keys named, bad files refused (file:line:key, every error), include directory, old config kept"

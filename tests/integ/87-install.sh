@@ -37,5 +37,6 @@ sed 's|^cache_dir = .*|cache_dir = '"$H_TMP"'/c|' "$root/share/doc/cachefsd/cach
 	>"$H_TMP/ex.conf"
 out=$("$root/sbin/cachefsd" --check-config --config "$H_TMP/ex.conf" 2>&1) ||
 	h_fail "the example configuration: $out"
-grep -qx "metrics_listen = 127.0.0.1:9469" <<<"$out" || h_fail "the example's metrics_listen"
+grep -q "^metrics_listen = 127.0.0.1:9469 *# $H_TMP/ex.conf:[0-9]*\$" <<<"$out" ||
+	h_fail "the example's metrics_listen: $out"
 h_pass "make install: binaries, man pages, systemd unit (verified), example configuration"

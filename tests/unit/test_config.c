@@ -12,11 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 
-static char tmpfile_path[64];
+static char tmpfile_path[200];
 
 static const char *write_conf(const char *text)
 {
@@ -118,54 +119,82 @@ static void test_file_and_override(void **state)
 	unlink(path);
 }
 
-/* Each bad file must produce "FILE:LINE: key 'K': ..." */
+/* Each bad file must produce "FILE:LINE: KEY: ..." */
 static void test_file_errors(void **state)
 {
 	static const struct {
 		const char *text;
 		const char *want;
 	} cases[] = {
-		{"upstream = nfs://a/b\nbogus_key = 1\n", ":2: key 'bogus_key': unknown key"},
-		{"\n\nupstream_connections = lots\n", ":3: key 'upstream_connections': 'lots' is not"},
-		{"soft = maybe\n", ":1: key 'soft': 'maybe' is not a boolean"},
-		{"log_level = loud\n", ":1: key 'log_level': 'loud' is not one of"},
+		{"upstream = nfs://a/b\nbogus_key = 1\n", ":2: bogus_key: unknown key"},
+		{"\n\nupstream_connections = lots\n", ":3: upstream_connections: 'lots' is not"},
+		{"soft = maybe\n", ":1: soft: 'maybe' is not a boolean"},
+		{"log_level = loud\n", ":1: log_level: 'loud' is not one of"},
 		{"read_evidence = acl\n",
-		 ":1: key 'read_evidence': 'acl' is not one of read|mode|access"},
-		{"read_evidence = mod\n", ":1: key 'read_evidence': 'mod' is not one of"},
-		{"allow = 10.1.2.3/40\n", ":1: key 'allow':"},
-		{"just some words\n", ":1: expected 'key = value'"},
+		 ":1: read_evidence: 'acl' is not one of read|mode|access"},
+		{"read_evidence = mod\n", ":1: read_evidence: 'mod' is not one of"},
+		{"allow = 10.1.2.3/40\n", ":1: allow:"},
+		{"just some words\n", ":1: just: unknown key"},
+		{"!bang = 1\n", ":1: expected 'key = value' or 'key value', got '!bang = 1'"},
+		{"brun: 10\n", ":1: expected 'key = value' or 'key value', got 'brun: 10'"},
 		{"[other]\n", ":1: unknown section [other]"},
-		{"cache_dir =\n", ":1: key 'cache_dir': empty value"},
-		{"config = /etc/x\n", ":1: key 'config': only valid as a flag"},
-		{"chunk_size = 3Q\n", ":1: key 'chunk_size': '3Q' is not a size"},
-		{"chunk_size = 2M\n", ":1: key 'chunk_size': 2M is out of range"},
-		{"inline_max = -1\n", ":1: key 'inline_max': '-1' is not a size"},
-		{"brun = 101\n", ":1: key 'brun': 101 is out of range 0..100"},
-		{"upstream_connections = -2\n", ":1: key 'upstream_connections': -2 is out of range"},
-		{"io_threads = 4x\n", ":1: key 'io_threads': '4x' is not a whole number"},
-		{"busy_poll = 2000000\n", ":1: key 'busy_poll': 2000000 is out of range 0..100000"},
-		{"meta_ttl = 99999999999999999999\n", ":1: key 'meta_ttl': '99999999999999999999' is not"},
-		{"foreground = 2\n", ":1: key 'foreground': '2' is not a boolean"},
-		{"# ok\n = 5\n", ":2: key '': unknown key"},
-		{"control_socket =\n", ":1: key 'control_socket': empty value"},
-		{"allow = 10.0.0.1, nonsense\n", ":1: key 'allow': 'nonsense' is not an address"},
+		{"cache_dir =\n", ":1: cache_dir: empty value"},
+		{"config = /etc/x\n", ":1: config: only valid as a flag"},
+		{"include_dir =\n", ":1: include_dir: empty value"},
+		{"chunk_size = 3Q\n", ":1: chunk_size: '3Q' is not a size"},
+		{"chunk_size = 2M\n", ":1: chunk_size: 2M is out of range"},
+		{"inline_max = -1\n", ":1: inline_max: '-1' is not a size"},
+		{"brun = 101\n", ":1: brun: 101% is out of range 0..100%"},
+		{"brun 10 percent\n", ":1: brun: '10 percent' is not a percentage"},
+		{"bcull = %7\n", ":1: bcull: '%7' is not a percentage"},
+		{"bstop = -1%\n", ":1: bstop: '-1%' is not a percentage"},
+		{"cache_size = 10%\n", ":1: cache_size: '10%': a size is bytes (64M, 800G, 1.5T), not a "
+					 "percentage; the free-space percentages are brun, bcull and bstop"},
+		{"cache_size = 1.5\n", ":1: cache_size: '1.5' is not a size"},
+		{"upstream = \"nfs://a/b\n", ":1: upstream: no closing \" quote"},
+		{"upstream = 'nfs://a/b\" x\n", ":1: upstream: no closing ' quote"},
+		{"upstream = \"nfs://a/b\" x\n", ":1: upstream: text after the closing quote"},
+		{"cache_dir = \"\"\n", ":1: cache_dir: empty value"},
+		{"cache_dir\n", ":1: cache_dir: needs a value (DIR)"},
+		{"cache_sise = /x\n", ":1: cache_sise: unknown key (did you mean cache_size?)"},
+		/* cachefilesd's commands that mean nothing here: refused, with what to do */
+		{"tag mycache\n", ":1: tag: cachefilesd's tag has no cachefsd equivalent: it names"},
+		{"secctx system_u:system_r:cachefiles_kernel_t:s0\n",
+		 ":1: secctx: cachefilesd's secctx has no cachefsd equivalent"},
+		{"culltable 14\n", ":1: culltable: cachefilesd's culltable has no cachefsd equivalent"},
+		{"nocull\n", ":1: nocull: cachefilesd's nocull has no cachefsd equivalent: cachefsd "
+			     "culls whenever free space is below bcull/fcull; to bound the cache"},
+		{"resume_thresholds 5 5\n", ":1: resume_thresholds: cachefilesd's resume_thresholds"},
+		{"debug 7\n", ":1: debug: cachefilesd's debug has no cachefsd equivalent: it is a "
+			      "kernel module trace mask; cachefsd's own detail is log_level = debug"},
+		/* the same key twice in one file: which was meant? */
+		{"brun 10%\nbrun = 12\n", ":2: brun: set again (first on line 1)"},
+		{"dir /var/cache/a\ncache_dir = /var/cache/b\n", ":2: cache_dir: set again (first on line 1)"},
+		{"upstream_connections = -2\n", ":1: upstream_connections: -2 is out of range"},
+		{"io_threads = 4x\n", ":1: io_threads: '4x' is not a whole number"},
+		{"busy_poll = 2000000\n", ":1: busy_poll: 2000000 is out of range 0..100000"},
+		{"meta_ttl = 99999999999999999999\n", ":1: meta_ttl: '99999999999999999999' is not"},
+		{"foreground = 2\n", ":1: foreground: '2' is not a boolean"},
+		{"# ok\n = 5\n", ":2: expected 'key = value' or 'key value', got '= 5'"},
+		{"control_socket =\n", ":1: control_socket: empty value"},
+		{"allow = 10.0.0.1, nonsense\n", ":1: allow: 'nonsense' is not an address"},
 		{"[cachefsd]\n[cachefsd-extra]\n", ":2: unknown section [cachefsd-extra]"},
-		{"chunk_size = 100K\n", ":1: key 'chunk_size': 102400 is not a power of two"},
-		{"export_path = relative\n", ":1: key 'export_path': 'relative' must start with /"},
-		{"listen = 2049\n", ":1: key 'listen': '2049' is not ADDR:PORT"},
+		{"chunk_size = 100K\n", ":1: chunk_size: 102400 is not a power of two"},
+		{"export_path = relative\n", ":1: export_path: 'relative' must start with /"},
+		{"listen = 2049\n", ":1: listen: '2049' is not ADDR:PORT"},
 		/* getaddrinfo() takes 99999 and binds another port */
-		{"listen = 127.0.0.1:99999\n", ":1: key 'listen': '127.0.0.1:99999' is not ADDR:PORT"},
-		{"listen = 127.0.0.1:0\n", ":1: key 'listen': '127.0.0.1:0' is not ADDR:PORT"},
-		{"listen = 127.0.0.1:nfs\n", ":1: key 'listen': '127.0.0.1:nfs' is not ADDR:PORT"},
-		{"listen = [::1]\n", ":1: key 'listen': '[::1]' is not ADDR:PORT"},
-		{"client_memory_max = 1M\n", ":1: key 'client_memory_max': 1M is out of range"},
-		{"client_idle_timeout = -1\n", ":1: key 'client_idle_timeout': -1 is out of range"},
-		{"upstream = http://h/e\n", ":1: key 'upstream': 'http://h/e' is not an nfs:// URL"},
-		{"control_socket = run/ctl\n", ":1: key 'control_socket': 'run/ctl' must be an absolute"},
-		{"metrics_listen = 9469\n", ":1: key 'metrics_listen': '9469' is not ADDR:PORT (or off)"},
-		{"metrics_listen = 127.0.0.1:http\n", ":1: key 'metrics_listen': '127.0.0.1:http' is not"},
-		{"metrics_listen = 127.0.0.1:70000\n", ":1: key 'metrics_listen': '127.0.0.1:70000' is"},
-		{"metrics_listen = :9469\n", ":1: key 'metrics_listen': ':9469' is not ADDR:PORT"},
+		{"listen = 127.0.0.1:99999\n", ":1: listen: '127.0.0.1:99999' is not ADDR:PORT"},
+		{"listen = 127.0.0.1:0\n", ":1: listen: '127.0.0.1:0' is not ADDR:PORT"},
+		{"listen = 127.0.0.1:nfs\n", ":1: listen: '127.0.0.1:nfs' is not ADDR:PORT"},
+		{"listen = [::1]\n", ":1: listen: '[::1]' is not ADDR:PORT"},
+		{"client_memory_max = 1M\n", ":1: client_memory_max: 1M is out of range"},
+		{"client_idle_timeout = -1\n", ":1: client_idle_timeout: -1 is out of range"},
+		{"upstream = http://h/e\n", ":1: upstream: 'http://h/e' is not an nfs:// URL"},
+		{"control_socket = run/ctl\n", ":1: control_socket: 'run/ctl' must be an absolute"},
+		{"metrics_listen = 9469\n", ":1: metrics_listen: '9469' is not ADDR:PORT (or off)"},
+		{"metrics_listen = 127.0.0.1:http\n", ":1: metrics_listen: '127.0.0.1:http' is not"},
+		{"metrics_listen = 127.0.0.1:70000\n", ":1: metrics_listen: '127.0.0.1:70000' is"},
+		{"metrics_listen = :9469\n", ":1: metrics_listen: ':9469' is not ADDR:PORT"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -247,8 +276,11 @@ static void test_validate_errors(void **state)
 		const char *text;
 		const char *want;
 	} cases[] = {
-		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10)"},
-		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10)"},
+		/* the values, and where each came from (line 3: after upstream, cache_dir) */
+		{"bstop = 8\n", "keys 'bstop' < 'bcull' < 'brun' must hold (8, 7, 10; bstop: "},
+		{"bstop = 8\n", ":3; bcull: default; brun: default)"},
+		{"fcull = 12\n", "keys 'fstop' < 'fcull' < 'frun' must hold (3, 12, 10; fstop: default; "
+				  "fcull: "},
 		{"chunk_size = 64K\ninline_max = 128K\n", "key 'inline_max': must not exceed"},
 		{"", "key 'cache_dir': required"},
 	};
@@ -360,7 +392,7 @@ static void test_reload_bad_file(void **state)
 	fputs("upstream = nfs://h/e\ncache_dir = /tmp/x\nmeta_ttl = soon\n", f);
 	fclose(f);
 	assert_int_not_equal(parse(&next, err, 3, argv), 0);
-	snprintf(want, sizeof(want), "%s:3: key 'meta_ttl': 'soon' is not a whole number", path);
+	snprintf(want, sizeof(want), "%s:3: meta_ttl: 'soon' is not a whole number", path);
 	assert_string_equal(err, want);
 	config_free(&next);
 	assert_int_equal(cur.meta_ttl, 10);
@@ -455,6 +487,362 @@ static void test_allow(void **state)
 	config_free(&c);
 }
 
+/* --- forms cachefilesd users write, quotes, units, the include directory --- */
+
+static char conf_dir[64];
+
+/* A fresh directory holding main.conf, and main.conf.d/ when dropins. */
+static const char *conf_tree(const char *main_text)
+{
+	char path[160];
+	FILE *f;
+
+	strcpy(conf_dir, "/tmp/cfs-test-tree.XXXXXX");
+	assert_non_null(mkdtemp(conf_dir));
+	snprintf(path, sizeof(path), "%s/main.conf", conf_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(main_text, f);
+	fclose(f);
+	snprintf(tmpfile_path, sizeof(tmpfile_path), "%s", path);
+	return tmpfile_path;
+}
+
+static void conf_dropin(const char *name, const char *text)
+{
+	char path[200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/main.conf.d", conf_dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/main.conf.d/%s", conf_dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void conf_tree_rm(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", conf_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A cachefilesd.conf's lines, written as its users write them, mean what
+ * they say: "brun 10%" with or without '=', quotes, sizes with units, the
+ * dir command as cache_dir, a bare boolean. */
+static void test_cachefilesd_forms(void **state)
+{
+	struct cfs_config c;
+	char err[512] = "";
+	const char *path = write_conf("# as in cachefilesd.conf\n"
+				      "dir /var/cache/fscache\n"
+				      "brun 20%\n"
+				      "bcull = 15 %\n"
+				      "bstop=5%\n"
+				      "frun 30\n"
+				      "fcull\t25%\n"
+				      "fstop = 20%   # files\n"
+				      "upstream \"nfs://filer/srv/data\"\n"
+				      "pid_file = '/run/a #1.pid'  ; the # inside quotes stays\n"
+				      "cache_size 1.5T\n"
+				      "memory_cache = \"64M\"\n"
+				      "readahead = 800 K\n"
+				      "client_memory_max 1GiB\n"
+				      "cache-dir-is-not = 1\n");
+	const char *good;
+
+	(void)state;
+	config_defaults(&c);
+	/* the last line is a mistake, reported with its own name */
+	assert_int_not_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, ":15: cache_dir_is_not: unknown key"));
+	assert_null(strchr(err, '\n')); /* the only error */
+	config_free(&c);
+	unlink(path);
+	good = write_conf("dir /var/cache/fscache\nbrun 20%\nbcull = 15 %\nbstop=5%\nfrun 30\n"
+			  "fcull\t25%\nfstop = 20%   # files\nupstream \"nfs://filer/srv/data\"\n"
+			  "pid_file = '/run/a #1.pid'  ; the # inside quotes stays\n"
+			  "cache_size 1.5T\nmemory_cache = \"64M\"\nreadahead = 800 K\n"
+			  "client_memory_max 1GiB\nforeground\nsoft \"yes\"\n");
+	config_defaults(&c);
+	if (config_load_file(&c, good, err, sizeof(err)) != 0)
+		fail_msg("refused: %s", err);
+	assert_string_equal(c.cache_dir, "/var/cache/fscache");
+	assert_int_equal(c.brun, 20);
+	assert_int_equal(c.bcull, 15);
+	assert_int_equal(c.bstop, 5);
+	assert_int_equal(c.frun, 30);
+	assert_int_equal(c.fcull, 25);
+	assert_int_equal(c.fstop, 20);
+	assert_string_equal(c.upstream, "nfs://filer/srv/data");
+	assert_string_equal(c.pid_file, "/run/a #1.pid");
+	assert_int_equal(c.cache_size, 3ULL << 39);
+	assert_int_equal(c.memory_cache, 64ULL << 20);
+	assert_int_equal(c.readahead, 800ULL << 10);
+	assert_int_equal(c.client_memory_max, 1ULL << 30);
+	assert_int_equal(c.foreground, 1);
+	assert_int_equal(c.soft, 1);
+	assert_int_equal(config_validate(&c, err, sizeof(err)), 0);
+	config_free(&c);
+	unlink(good);
+}
+
+static void test_size_units(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} ok[] = {
+		{"800G", 800ULL << 30},	     {"800 GiB", 800ULL << 30}, {"800gb", 800ULL << 30},
+		{"1.5T", 3ULL << 39},	     {"0.5K", 512},		{"0.1K", 102},
+		{"64MB", 64ULL << 20},	     {"4096B", 4096},		{"2P", 2ULL << 50},
+		{"16383P", 16383ULL << 50}, {"1.25M", 1310720},
+	};
+	static const char *const bad[] = {"1.5", "1.", ".5K", "16384P", "1.5X", "1 .5K",
+					  "10%", "1.0000000001G", "K", "5 K B x"};
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (config_parse_size(ok[i].text, &v) != 0)
+			fail_msg("%s refused", ok[i].text);
+		if (v != ok[i].want)
+			fail_msg("%s: %llu, want %llu", ok[i].text, (unsigned long long)v,
+				 (unsigned long long)ok[i].want);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (config_parse_size(bad[i], &v) == 0)
+			fail_msg("%s taken as %llu", bad[i], (unsigned long long)v);
+}
+
+/* FILE.d/NAME.conf after FILE, in name order (C locale: "10-" before "9-");
+ * a later file overrides with a note naming both places; other names are
+ * not read. */
+static void test_include_dir(void **state)
+{
+	struct cfs_config c;
+	char err[1024] = "", want[1400];
+	const char *path = conf_tree("upstream = nfs://h/e\ncache_dir = /tmp/x\nbrun 12%\n"
+				     "meta_ttl = 5\n");
+	enum config_action act;
+
+	(void)state;
+	conf_dropin("9-late.conf", "brun = 30\n");
+	conf_dropin("10-early.conf", "# first\nbrun 20%\nmeta_ttl 60\n");
+	conf_dropin("20-mid.conf", "\n\nbrun 25%\n");
+	conf_dropin(".hidden.conf", "brun = 99\n");
+	conf_dropin("old.conf~", "brun = 98\n");
+	conf_dropin("old.conf.dpkg-old", "brun = 97\n");
+	conf_dropin("README", "not a configuration\n");
+	config_defaults(&c);
+	char *argv[] = {"cachefsd", "--config", (char *)path, "--meta-ttl", "7"};
+	if (config_parse_args(&c, 5, argv, &act, err, sizeof(err)) != 0)
+		fail_msg("refused: %s", err);
+	assert_int_equal(c.brun, 30); /* 9-late.conf is the last by name */
+	assert_int_equal(c.meta_ttl, 7); /* flags still win */
+	snprintf(want, sizeof(want), "%s, %s/main.conf.d/10-early.conf, %s/main.conf.d/20-mid.conf, "
+				     "%s/main.conf.d/9-late.conf", path, conf_dir, conf_dir, conf_dir);
+	assert_string_equal(c.files_read, want);
+	snprintf(want, sizeof(want),
+		 "%s/main.conf.d/10-early.conf:2: brun = 20 overrides %s:3 (was 12)\n"
+		 "%s/main.conf.d/10-early.conf:3: meta_ttl = 60 overrides %s:4 (was 5)\n"
+		 "%s/main.conf.d/20-mid.conf:3: brun = 25 overrides %s/main.conf.d/10-early.conf:2 "
+		 "(was 20)\n"
+		 "%s/main.conf.d/9-late.conf:1: brun = 30 overrides %s/main.conf.d/20-mid.conf:3 "
+		 "(was 25)",
+		 conf_dir, path, conf_dir, path, conf_dir, conf_dir, conf_dir, conf_dir);
+	assert_string_equal(c.notes, want);
+	{
+		char buf[8192];
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		config_print_sources(&c, f);
+		fclose(f);
+		snprintf(want, sizeof(want), "\nbrun = 30%*s# %s/main.conf.d/9-late.conf:1\n",
+			 40 - 9, "", conf_dir);
+		if (strstr(buf, want) == NULL)
+			fail_msg("no \"%s\" in:\n%s", want, buf);
+		assert_non_null(strstr(buf, "\nmeta_ttl = 7                            # flag --meta-ttl\n"));
+		assert_non_null(strstr(buf, "\nbcull = 7                               # default\n"));
+		snprintf(want, sizeof(want), "\ncache_dir = /tmp/x%*s# %s:2\n", 40 - 18, "", path);
+		assert_non_null(strstr(buf, want));
+	}
+	config_free(&c);
+	conf_tree_rm();
+
+	/* include_dir names another directory, relative to the main file's */
+	path = conf_tree("include_dir = main.conf.d\nupstream = nfs://h/e\n");
+	conf_dropin("a.conf", "cache_dir = /tmp/y\n");
+	config_defaults(&c);
+	assert_int_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	assert_string_equal(c.cache_dir, "/tmp/y");
+	config_free(&c);
+	conf_tree_rm();
+	/* none: not read */
+	path = conf_tree("include_dir = none\n");
+	conf_dropin("a.conf", "cache_dir = /tmp/y\n");
+	config_defaults(&c);
+	assert_int_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	assert_null(c.cache_dir);
+	config_free(&c);
+	conf_tree_rm();
+	/* a named directory must exist; the default need not */
+	path = conf_tree("\ninclude_dir = /nonexistent/cachefsd.d\n");
+	config_defaults(&c);
+	assert_int_not_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want),
+		 "%s:2: include_dir: cannot read the include directory /nonexistent/cachefsd.d: "
+		 "No such file or directory", path);
+	assert_string_equal(err, want);
+	config_free(&c);
+	conf_tree_rm();
+	/* only the main file says where the includes are */
+	path = conf_tree("upstream = nfs://h/e\n");
+	conf_dropin("a.conf", "include_dir = /etc\n");
+	config_defaults(&c);
+	assert_int_not_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want),
+		 "%s/main.conf.d/a.conf:1: include_dir: only valid in the main configuration file",
+		 conf_dir);
+	assert_string_equal(err, want);
+	config_free(&c);
+	conf_tree_rm();
+}
+
+/* Every error of every file at once, one line each, in file order; a
+ * duplicate key within one file is one of them; the same key in two files
+ * is not. */
+static void test_every_error(void **state)
+{
+	struct cfs_config c;
+	char err[2048] = "", want[2048];
+	const char *path = conf_tree("upstream = nfs://h/e\n"
+				     "brun = lots\n"	     /* 2 */
+				     "cache_dir = /tmp/x\n"
+				     "nocull\n"		     /* 4 */
+				     "meta_ttl = 5\n"
+				     "meta_ttl = 6\n"	     /* 6 */
+				     "frobnicate = 1\n");    /* 7 */
+	int lines = 1;
+
+	(void)state;
+	conf_dropin("50-site.conf", "meta_ttl = 9\nchunk_size = 100K\n"); /* 2 */
+	config_defaults(&c);
+	assert_int_equal(config_load_file(&c, path, err, sizeof(err)), -EINVAL);
+	for (const char *p = err; *p; p++)
+		lines += *p == '\n';
+	if (lines != 5)
+		fail_msg("%d lines, want 5:\n%s", lines, err);
+	snprintf(want, sizeof(want),
+		 "%s:2: brun: 'lots' is not a percentage (a whole number, with or without %%)\n"
+		 "%s:4: nocull: cachefilesd's nocull has no cachefsd equivalent: cachefsd culls "
+		 "whenever free space is below bcull/fcull; to bound the cache below its "
+		 "filesystem's size, set cache_size\n"
+		 "%s:6: meta_ttl: set again (first on line 5)\n"
+		 "%s:7: frobnicate: unknown key\n"
+		 "%s/main.conf.d/50-site.conf:2: chunk_size: 102400 is not a power of two",
+		 path, path, path, path, conf_dir);
+	assert_string_equal(err, want);
+	config_free(&c);
+	conf_tree_rm();
+
+	/* more errors than err holds: the ones that fit, then a count */
+	{
+		char text[4096] = "", small[300];
+		for (int i = 0; i < 40; i++)
+			strcat(text, "brun = many\n");
+		path = write_conf(text);
+		config_defaults(&c);
+		assert_int_not_equal(config_load_file(&c, path, small, sizeof(small)), 0);
+		assert_non_null(strstr(small, ":1: brun: 'many' is not a percentage"));
+		assert_non_null(strstr(small, ":2: brun: set again (first on line 1)\n"));
+		assert_non_null(strstr(small, " more errors)"));
+		assert_true(strlen(small) < sizeof(small));
+		config_free(&c);
+		unlink(path);
+	}
+}
+
+/* --check-config's output reads back as a file giving the same values. */
+static void test_print_reads_back(void **state)
+{
+	struct cfs_config c, back;
+	char err[1024] = "", *buf = NULL, b1[8192], b2[8192];
+	size_t len = 0;
+	const char *path = write_conf("upstream = nfs://h/e\ncache_dir = \"/tmp/a #b\"\n"
+				      "pid_file = ' lead'\nallow = 10.0.0.0/8, ::1\nbrun 20%\n");
+	FILE *f;
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_load_file(&c, path, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	config_print_sources(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\ncache_dir = \"/tmp/a #b\" "));
+	assert_non_null(strstr(buf, "\npid_file = \" lead\" "));
+	unlink(path);
+	path = write_conf(buf);
+	config_defaults(&back);
+	if (config_load_file(&back, path, err, sizeof(err)) != 0)
+		fail_msg("the printed configuration does not read back: %s\n%s", err, buf);
+	f = fmemopen(b1, sizeof(b1), "w");
+	config_print(&c, f);
+	fclose(f);
+	f = fmemopen(b2, sizeof(b2), "w");
+	config_print(&back, f);
+	fclose(f);
+	assert_string_equal(b1, b2);
+	free(buf);
+	config_free(&c);
+	config_free(&back);
+	unlink(path);
+}
+
+/* SIGHUP with a broken include file: every error of it reported, what runs
+ * is not touched; a good reload then takes the values and their places. */
+static void test_reload_broken_include(void **state)
+{
+	struct cfs_config cur, next;
+	char err[2048] = "", want[1024], changed[1024], restart[512];
+	const char *path = conf_tree("upstream = nfs://h/e\ncache_dir = /tmp/x\nmeta_ttl = 10\n");
+	char *argv[] = {"cachefsd", "--config", (char *)path};
+
+	(void)state;
+	conf_dropin("50-site.conf", "brun 20%\n");
+	assert_int_equal(parse(&cur, err, 3, argv), 0);
+	assert_int_equal(cur.brun, 20);
+	conf_dropin("50-site.conf", "brun 30%\nmeta_ttl = soon\nbrun 31%\n");
+	assert_int_not_equal(parse(&next, err, 3, argv), 0);
+	snprintf(want, sizeof(want),
+		 "%s/main.conf.d/50-site.conf:2: meta_ttl: 'soon' is not a whole number\n"
+		 "%s/main.conf.d/50-site.conf:3: brun: set again (first on line 1)",
+		 conf_dir, conf_dir);
+	assert_string_equal(err, want);
+	config_free(&next);
+	assert_int_equal(cur.brun, 20);
+	assert_int_equal(cur.meta_ttl, 10);
+	/* fixed: applied, with where it now comes from */
+	conf_dropin("50-site.conf", "brun 30%\nmeta_ttl = 11\n");
+	assert_int_equal(parse(&next, err, 3, argv), 0);
+	assert_int_equal(config_apply_live(&cur, &next, changed, sizeof(changed), restart,
+					   sizeof(restart)), 2);
+	assert_string_equal(changed, "brun 20 -> 30, meta_ttl 10 -> 11");
+	snprintf(want, sizeof(want), "%s/main.conf.d/50-site.conf:2", conf_dir);
+	{
+		char buf[8192];
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		config_print_sources(&cur, f);
+		fclose(f);
+		assert_non_null(strstr(buf, want));
+	}
+	config_free(&next);
+	config_free(&cur);
+	conf_tree_rm();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +853,9 @@ int main(void)
 		cmocka_unit_test(test_choice),
 		cmocka_unit_test(test_long_line), cmocka_unit_test(test_config_dir), cmocka_unit_test(test_listen_ok),	   cmocka_unit_test(test_validate_errors),
 		cmocka_unit_test(test_apply_live),	   cmocka_unit_test(test_reload_bad_file),
+		cmocka_unit_test(test_cachefilesd_forms),  cmocka_unit_test(test_size_units),
+		cmocka_unit_test(test_include_dir),	   cmocka_unit_test(test_every_error),
+		cmocka_unit_test(test_print_reads_back),   cmocka_unit_test(test_reload_broken_include),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
