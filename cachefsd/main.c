@@ -14,6 +14,7 @@
 #include "nsm.h"
 #include "proto.h"
 #include "rpcbind.h"
+#include "sdnotify.h"
 #include "upstream.h"
 
 #include <errno.h>
@@ -137,6 +138,7 @@ static int reload_config(void *arg, char *msg, size_t len)
 	char err[8192], changed[2048], restart[1024];
 	const char *from = d->cfg.config_file ? d->cfg.config_file : "the command line";
 
+	sdnotify_reloading(); /* READY=1 follows, whatever the outcome */
 	config_defaults(&n);
 	if (config_parse_args(&n, d->argc, d->argv, &act, err, sizeof(err)) != 0) {
 		/* every error, one line each; the reply has them on one line */
@@ -150,6 +152,7 @@ static int reload_config(void *arg, char *msg, size_t len)
 		}
 		config_free(&n);
 		control_counters.reload_failures++;
+		sdnotify_reloaded();
 		return -EINVAL;
 	}
 	if (n.cache_dir) { /* compared as the daemon uses it */
@@ -168,6 +171,7 @@ static int reload_config(void *arg, char *msg, size_t len)
 	snprintf(msg, len, "%s%s%s", changed[0] ? changed : "nothing changed",
 		 restart[0] ? "; needs a restart: " : "", restart);
 	log_info("configuration reloaded from %s: %s", from, msg);
+	sdnotify_reloaded();
 	return 0;
 }
 
@@ -411,7 +415,7 @@ int main(int argc, char **argv)
 	enum config_action action;
 	char err[8192];
 	struct sigaction sa;
-	int rc;
+	int rc, detach;
 
 	/* Replies and chunks are buffers of up to 1 MiB, allocated and freed
 	 * for every READ: keep them on the heap and keep the freed top of the
@@ -451,6 +455,10 @@ int main(int argc, char **argv)
 	}
 	log_init(0, d.cfg.log_level);
 	log_lines(CFS_LOG_INFO, "configuration: ", d.cfg.notes);
+	/* A service manager waiting for READY=1 from the process it started
+	 * (Type=notify): forking would make it wait for a process it does not
+	 * know, so the daemon stays in the foreground. */
+	detach = sdnotify_init() <= 0 && !d.cfg.foreground;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -478,7 +486,7 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "--config %s: %s", d.cfg.config_file, strerror(-rc));
 		goto fail;
 	}
-	if (!d.cfg.foreground) {
+	if (detach) {
 		rc = daemonize_early();
 		if (rc) {
 			snprintf(err, sizeof(err), "cannot daemonize: %s", strerror(-rc));
@@ -534,15 +542,17 @@ int main(int argc, char **argv)
 
 	if (d.cfg.pid_file)
 		write_pid_file(d.cfg.pid_file);
-	if (!d.cfg.foreground) {
+	if (detach) {
 		daemon_ready();
 		log_init(1, d.cfg.log_level);
 	}
+	sdnotify_ready(&d.ops); /* READY=1, STATUS=, the watchdog's pings */
 	loop_before_sleep(d.loop, before_sleep, &d);
 	/* summaries of rate-limited log lines (log_limited) */
 	loop_timer_add(d.loop, 1000, 1000, log_tick, NULL);
 	loop_run(d.loop);
 
+	sdnotify_stopping();
 	log_info("shutting down");
 	rpcbind_unregister(d.reg); /* first: clients stop finding a port that closes */
 	metrics_stop(d.metrics);
@@ -562,6 +572,7 @@ int main(int argc, char **argv)
 	return 0;
 
 fail:
+	sdnotify_failed(err);
 	daemon_failed(err);
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);

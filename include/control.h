@@ -49,6 +49,11 @@
  *                                and what needs a restart; ".error" with the
  *                                file:line:key message when the new
  *                                configuration is bad (the old one stays)
+ *   test-stall MS                only when the daemon was started with
+ *                                CACHEFSD_TEST_HOOKS=1 in its environment
+ *                                (an unknown request otherwise): the event
+ *                                loop thread sleeps MS ms, as a stuck
+ *                                handler would make it (the watchdog test)
  */
 #ifndef CFS_CONTROL_H
 #define CFS_CONTROL_H

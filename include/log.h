@@ -1,5 +1,13 @@
-/* Logging: stderr (with a timestamp) in the foreground, syslog otherwise.
- * One line per notable event. Safe to call before log_init() (stderr). */
+/* Logging: stderr in the foreground, syslog otherwise. One line per
+ * notable event, written whole (one write per line, whichever thread).
+ * Safe to call before log_init() (stderr).
+ *   stderr    "2025-01-31 12:00:00.123 cachefsd info: text": date, time,
+ *             priority (error, warn, info, debug)
+ *   journal   stderr is systemd's journal stream ($JOURNAL_STREAM names
+ *             it): "<6>text", the syslog priority journald keeps as
+ *             PRIORITY=; the time and SYSLOG_IDENTIFIER are journald's
+ *             (the unit's SyslogIdentifier=)
+ *   syslog    facility daemon, ident "cachefsd" (daemonized) */
 #ifndef CFS_LOG_H
 #define CFS_LOG_H
 
@@ -14,6 +22,9 @@ enum cfs_log_level {
 
 /* use_syslog: 0 = stderr, 1 = syslog(LOG_DAEMON) with ident "cachefsd". */
 void log_init(int use_syslog, int level);
+/* 1 when lines go to the journal stream (log_init found $JOURNAL_STREAM
+ * to be stderr). */
+int log_to_journal(void);
 void log_set_level(int level);
 int log_get_level(void);
 /* Parses "error", "warn", "info", "debug"; returns the level or -1. */

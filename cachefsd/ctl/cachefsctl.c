@@ -785,9 +785,27 @@ static int cmd_reload(int argc, char **argv)
 {
 	char *req[] = {"reload"};
 	struct reply r;
-	int rc;
+	int rc, json = simple_opts("reload", argc, argv);
 
-	if (!simple_opts("reload", argc, argv))
+	/* The socket is found through the configuration file, which is the
+	 * very file being reloaded: one that cannot be read is refused here,
+	 * as the daemon would refuse it (exit 1; the daemon keeps running the
+	 * configuration it has), not taken for a usage error. */
+	if (!sock_path[0] && !cache_dir_opt &&
+	    (config_opt || access(DEFAULT_CONFIG, R_OK) == 0)) {
+		struct cfs_config c;
+		char err[1024];
+
+		config_defaults(&c);
+		rc = config_load_file(&c, config_opt ? config_opt : DEFAULT_CONFIG, err, sizeof(err));
+		config_free(&c);
+		if (rc != 0) {
+			fprintf(stderr, "%s: %s (not reloaded: the daemon keeps its configuration)\n",
+			        prog, err);
+			return 1;
+		}
+	}
+	if (!json)
 		return request_print(1, req, NULL);
 	rc = request_print(1, req, &r);
 	if (rc == 0) {

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNS          16
@@ -97,6 +98,7 @@ struct control {
 	struct ctl_conn *conns;
 	int nconns;
 	struct ctl_job *jobs;
+	int test_hooks; /* CACHEFSD_TEST_HOOKS=1: test-stall is accepted */
 };
 
 static void conn_close(struct ctl_conn *c);
@@ -1000,6 +1002,27 @@ static void pct_decode(char *s)
 	*w = 0;
 }
 
+/* test-stall MS: the loop thread sleeps, as a handler stuck in a loop or
+ * a lock would make it; only for the tests (tests/integ/07-systemd-notify.sh:
+ * the watchdog's pings stop). */
+static void test_stall(struct ctl_conn *c, const char *arg)
+{
+	char *end;
+	long ms = strtol(arg, &end, 10);
+	struct timespec ts;
+
+	if (*end || ms < 1 || ms > 600000) {
+		out_end(c, 0, "usage: test-stall MS (1..600000)");
+		return;
+	}
+	log_warn("test hook: the event loop stalls for %ld ms", ms);
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	out_end(c, 1, NULL);
+}
+
 static void request(struct ctl_conn *c, char *line)
 {
 	char *argv[MAX_ARGS + 1], *save = NULL;
@@ -1046,6 +1069,8 @@ static void request(struct ctl_conn *c, char *line)
 		cull_start(c, argc, argv);
 	} else if (strcmp(argv[0], "verify") == 0) {
 		verify_start(c, argc, argv);
+	} else if (strcmp(argv[0], "test-stall") == 0 && argc == 2 && c->ctl->test_hooks) {
+		test_stall(c, argv[1]);
 	} else {
 		out_end(c, 0,
 		        "unknown request '%s' (stats, info, config, invalidate, cull, verify, "
@@ -1234,6 +1259,8 @@ int control_start(const struct ops_env *env, struct control **out, char *err, si
 		return -ENOMEM;
 	ctl->env = *env;
 	ctl->fd = -1;
+	ctl->test_hooks = getenv("CACHEFSD_TEST_HOOKS") &&
+	                  strcmp(getenv("CACHEFSD_TEST_HOOKS"), "1") == 0;
 	if (env->cfg->control_socket)
 		ctl->path = strdup(env->cfg->control_socket);
 	else if (asprintf(&ctl->path, "%s/%s", env->cfg->cache_dir, CONTROL_SOCKET_NAME) < 0)

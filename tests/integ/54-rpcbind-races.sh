@@ -45,15 +45,15 @@ PROGS=("100003 3" "100005 3" "100005 1" "100024 1" "100021 4")
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 # at FILE PATTERN [after]: the time of day in ms of the first line matching
-# PATTERN in a cachefsd log (its lines start HH:MM:SS.mmm); with "last",
+# PATTERN in a cachefsd log (its lines start YYYY-MM-DD HH:MM:SS.mmm); with "last",
 # of the last one
 at()
 {
 	local t
 	if [ "${3:-}" = last ]; then
-		t=$(grep -- "$2" "$1" | tail -n 1 | cut -d' ' -f1)
+		t=$(grep -- "$2" "$1" | tail -n 1 | cut -d' ' -f2)
 	else
-		t=$(grep -m1 -- "$2" "$1" | cut -d' ' -f1)
+		t=$(grep -m1 -- "$2" "$1" | cut -d' ' -f2)
 	fi
 	[[ $t =~ ^([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})$ ]] || return 1
 	echo $(((10#${BASH_REMATCH[1]} * 3600 + 10#${BASH_REMATCH[2]} * 60 + 10#${BASH_REMATCH[3]}) * 1000 + 10#${BASH_REMATCH[4]}))
@@ -272,7 +272,7 @@ case_start()
 	timeout 60 "$H_BUILD/cachefsd" --foreground --upstream "$H_URL_up" --listen "127.0.0.1:$(h_free_port)" \
 		--cache-dir "$H_TMP/yes-cache" --register yes >"$H_TMP/yes-cachefsd.log" 2>&1 || rc=$?
 	# the failure line has no time: the exit's, with the teardown's slack
-	printf '%s cachefsd exited\n' "$(date +%H:%M:%S.%3N)" >>"$H_TMP/yes-cachefsd.log"
+	printf '%s cachefsd exited\n' "$(date '+%F %H:%M:%S.%3N')" >>"$H_TMP/yes-cachefsd.log"
 	clean yes "register = yes with rpcbind hung"
 	[ "$rc" = 1 ] || h_fail "register = yes with rpcbind hung: exit status $rc, not 1: $(tail -n 3 "$H_TMP/yes-cachefsd.log")"
 	dt=$(span "$H_TMP/yes-cachefsd.log" "info: control socket" " cachefsd exited") ||

@@ -19,7 +19,7 @@ done
 [ -x "$root/sbin/cachefsctl" ] && [ -x "$root/sbin/cachefsd" ] || h_fail "binaries not executable"
 "$root/sbin/cachefsctl" --help | grep -q "^usage: cachefsctl" || h_fail "installed cachefsctl --help"
 unit=$root/lib/systemd/system/cachefsd.service
-grep -qx "ExecStart=$root/sbin/cachefsd --config /etc/cachefsd.conf --pid-file /run/cachefsd/cachefsd.pid" \
+grep -qx "ExecStart=$root/sbin/cachefsd --foreground --config /etc/cachefsd.conf" \
 	"$unit" || h_fail "the unit's ExecStart: $(grep ExecStart= "$unit")"
 ! grep -q @SBINDIR@ "$unit" || h_fail "@SBINDIR@ left in the unit"
 if command -v systemd-analyze >/dev/null; then
