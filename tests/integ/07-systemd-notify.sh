@@ -186,7 +186,7 @@ h_log "ok: RELOADING=1, READY=1 around ExecReload and SIGHUP"
 
 # bad: a value the file's reader refuses (cachefsctl finds the socket
 # through this file), and a rule only the daemon checks
-for bad in "upstream_timeout = soon|$CONF:7: key 'upstream_timeout'" \
+for bad in "upstream_timeout = soon|$CONF:7: upstream_timeout:" \
 	"bstop = 50|keys 'bstop' < 'bcull' < 'brun' must hold"; do
 	conf_a "log_level = info" "${bad%%|*}"
 	out=$("${reload[@]}" 2>&1)
