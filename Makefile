@@ -11,13 +11,33 @@
 #                         ASan+UBSan, one at a time (the old `make test`)
 #   make SANITIZER=address,undefined   sanitizer build (into build-san/)
 #   make RELEASE=1        -O2 -DNDEBUG build (into build-release/)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   the release build, unless
+#                         RELEASE, SANITIZER or BUILD says which
+#   make uninstall        the same PREFIX= DESTDIR= as the install
+#   make deb              the Debian package (build/deb/cachefsd_*.deb)
+#
+# CFLAGS, CPPFLAGS and LDFLAGS are the builder's (command line or
+# environment: dpkg-buildflags' hardening, -O0 for a debugger) and go after
+# the project's own (CFS_*), which are always added: a distribution's
+# -D_FORTIFY_SOURCE=2 or -O2 is honoured and the build still finds its
+# headers. WERROR=1 (warnings fail the build) is the default in a git
+# checkout, which is where development happens; a tarball or the package
+# build (WERROR=0) must not break on a newer compiler's new warning.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+# `make install` alone installs what users run, the release build: a
+# debug build (asserts, -O1) is for development. RELEASE=, SANITIZER= or
+# BUILD= on the command line or in the environment still chooses.
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+ifeq ($(origin RELEASE)$(origin SANITIZER)$(origin BUILD),undefinedundefinedundefined)
+RELEASE  := 1
+endif
+endif
 SANITIZER ?=
 RELEASE  ?=
+WERROR   ?= $(if $(wildcard .git),1,0)
 
 ifneq ($(SANITIZER),)
 BUILD    ?= build-san
@@ -33,21 +53,45 @@ BUILD    ?= build
 SANFLAGS :=
 endif
 
-WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            $(if $(filter 1,$(WERROR)),-Werror)
 ifneq ($(RELEASE),)
-OPT      := -O2 -DNDEBUG
+OPT      := -O2
+OPT_CPP  := -DNDEBUG
 else
 OPT      := -O1
+OPT_CPP  :=
 endif
 CFLAGS   ?= -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -Iinclude -MMD -MP
-LDFLAGS  += $(SANFLAGS)
-LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
+CPPFLAGS ?=
+LDFLAGS  ?=
+
+# The libraries' flags from their pkg-config files (Debian 12 ships one for
+# each: libnfs.pc, lmdb.pc, libxxhash.pc, libmicrohttpd.pc); -l names when
+# pkg-config is not there yet (before deps-build installed it). Evaluated
+# once, when first used (a recipe: after deps-build ran).
+PKG_MODULES := libnfs lmdb libxxhash libmicrohttpd
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKG_MODULES) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKG_MODULES) 2>/dev/null || \
+                                      echo -lnfs -llmdb -lxxhash -lmicrohttpd))$(PKG_LIBS)
+
+# The project's own flags, always added (before the builder's, which win
+# where they disagree, e.g. -O0): C11 with GNU extensions, the public
+# headers, dependency files, warnings, the sanitizer.
+CFS_CPPFLAGS = -D_GNU_SOURCE -Iinclude $(OPT_CPP) $(PKG_CFLAGS)
+CFS_CFLAGS   = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
+CFS_LDFLAGS  = $(SANFLAGS)
+COMPILE      = $(CFS_CPPFLAGS) $(CPPFLAGS) $(CFS_CFLAGS) $(CFLAGS)
+LINK         = $(CFS_LDFLAGS) $(CFLAGS) $(LDFLAGS)
+# glibc's pthread has no .pc file
+LIBS         = $(PKG_LIBS) -lpthread
 
 # Debian 12 packages each target needs; `make deps-*` installs the missing ones.
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
-PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
+# make deb and its test (tests/integ/97-deb.sh)
+PKGS_DEB   := debhelper dpkg-dev lintian
+PKGS_TEST  := $(PKGS_DEB) libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev faketime
 
 # The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
@@ -74,14 +118,14 @@ all: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 # on a missing header
 $(BUILD)/obj/%.o: %.c | deps-build
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(COMPILE) -c -o $@ $<
 
 $(BUILD)/cachefsd: $(DAEMON_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LINK) -o $@ $^ $(LIBS)
 
 # cachefsctl uses the daemon's config parser (config.o, log.o from the library)
 $(BUILD)/cachefsctl: $(BUILD)/obj/cachefsd/ctl/cachefsctl.o $(BUILD)/libcachefsd.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LINK) -o $@ $^ $(LIBS)
 
 $(BUILD)/libcachefsd.a: $(LIB_OBJS)
 	@rm -f $@
@@ -89,11 +133,11 @@ $(BUILD)/libcachefsd.a: $(LIB_OBJS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libcachefsd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS) -lcmocka
+	$(CC) $(COMPILE) $(LINK) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS) -lcmocka
 
 $(BUILD)/tests/%: tests/tools/%.c | deps-build
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS)
+	$(CC) $(COMPILE) $(LINK) -o $@ $< $(LIBS)
 
 # The lock tool the qemu guest runs (tests/guest/locker.c): static, since the
 # guest has no libc of its own, and without sanitizers (they need one).
@@ -133,6 +177,8 @@ deps-run: deps-build
 	$(call apt_install,$(PKGS_RUN))
 deps-test: deps-run
 	$(call apt_install,$(PKGS_TEST))
+deps-deb: deps-build
+	$(call apt_install,$(PKGS_DEB))
 
 # --- the two set-up commands ------------------------------------------------
 run: deps-run
@@ -194,7 +240,14 @@ help:
 	@echo '  make RELEASE=1       -O2 -DNDEBUG build into build-release/'
 	@echo '  make bench [QUICK=1] the bench suite (docs/bench.md)'
 	@echo '  make fuzz | fuzz-index [FUZZ_SECONDS=N]   libFuzzer runs'
-	@echo '  make install [PREFIX=/usr/local DESTDIR=]   daemon, cachefsctl, man pages, unit'
+	@echo '  make install [PREFIX=/usr/local DESTDIR=]   the release build (RELEASE=1 unless'
+	@echo '                       RELEASE/SANITIZER/BUILD is given): daemon, cachefsctl, man'
+	@echo '                       pages, systemd units, sysusers.d user, /etc/cachefsd.conf'
+	@echo '                       (only if absent); make uninstall with the same PREFIX/DESTDIR'
+	@echo '  make deb             the Debian package into build/deb/ (docs/operations.md,'
+	@echo '                       "Installing"): apt install ./build/deb/cachefsd_*.deb'
+	@echo '  CFLAGS= CPPFLAGS= LDFLAGS=   added after the project flags; WERROR=0 turns -Werror'
+	@echo '                       off (on by default in a git checkout)'
 	@echo '  make deps-build | deps-run | deps-test      install the packages each needs'
 	@echo '  make check-format    clang-format check'
 	@echo '  make clean           remove build directories'
@@ -207,20 +260,78 @@ unit: all $(UNIT_BINS)
 integ: all tools
 	tests/run-all.sh --integ-only $(BUILD)
 
-# The systemd unit goes to $(SYSTEMDDIR) with the installed daemon's path;
-# the example configuration to the doc directory (never over /etc).
+# --- install, uninstall, the Debian package --------------------------------
+# make install: the daemon and cachefsctl in $(SBINDIR), their man pages,
+# every unit in cachefsd/units/ (@SBINDIR@ replaced by the installed
+# daemon's directory) in $(SYSTEMDDIR), the sysusers.d file that makes the
+# cachefsd system user, this guide and the example configuration in the doc
+# directory, and the default configuration as /etc/cachefsd.conf (the path
+# the units and cachefsctl read) unless one is there already: an operator's
+# configuration is never overwritten. DESTDIR= prefixes every path (a
+# package's staging tree). make uninstall with the same PREFIX/DESTDIR
+# removes what install put there, /etc/cachefsd.conf only while it is still
+# the unedited default; the cache (/var/cache/cachefsd) and the user stay.
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/cachefsd
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+SYSCONFDIR ?= /etc
+UNITS      := $(notdir $(wildcard cachefsd/units/*.service))
+DEFAULT_CONF := docs/cachefsd.conf.example
+
 install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8 \
-		$(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(PREFIX)/share/doc/cachefsd
-	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(PREFIX)/sbin/cachefsd
-	install -m 0755 $(BUILD)/cachefsctl $(DESTDIR)$(PREFIX)/sbin/cachefsctl
-	install -m 0644 docs/cachefsd.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsd.8
-	install -m 0644 docs/cachefsctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/cachefsctl.8
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' cachefsd/units/cachefsd.service >$(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/cachefsd.service
-	install -m 0644 docs/cachefsd.conf.example docs/operations.md \
-		$(DESTDIR)$(PREFIX)/share/doc/cachefsd/
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSTEMDDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(SBINDIR)/cachefsd
+	install -m 0755 $(BUILD)/cachefsctl $(DESTDIR)$(SBINDIR)/cachefsctl
+	install -m 0644 docs/cachefsd.8 docs/cachefsctl.8 $(DESTDIR)$(MANDIR)/man8/
+	set -e; for u in $(UNITS); do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' cachefsd/units/$$u >$(DESTDIR)$(SYSTEMDDIR)/$$u; \
+		chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/$$u; \
+	done
+	install -m 0644 docs/cachefsd.sysusers $(DESTDIR)$(SYSUSERSDIR)/cachefsd.conf
+	install -m 0644 docs/cachefsd.conf.example docs/operations.md $(DESTDIR)$(DOCDIR)/
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf (the default is $(DOCDIR)/cachefsd.conf.example)"; \
+	else \
+		echo "install -m 0644 $(DEFAULT_CONF) $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf"; \
+		install -m 0644 $(DEFAULT_CONF) $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/cachefsd $(DESTDIR)$(SBINDIR)/cachefsctl \
+		$(DESTDIR)$(MANDIR)/man8/cachefsd.8 $(DESTDIR)$(MANDIR)/man8/cachefsctl.8 \
+		$(UNITS:%=$(DESTDIR)$(SYSTEMDDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/cachefsd.conf \
+		$(DESTDIR)$(DOCDIR)/cachefsd.conf.example $(DESTDIR)$(DOCDIR)/operations.md
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@if cmp -s $(DEFAULT_CONF) $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf; then \
+		echo "rm -f $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf"; rm -f $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf (edited)"; \
+	fi
+
+# make deb: the package from a copy of the tracked files (git ls-files, or
+# every file outside build directories when there is no git) in
+# build/deb/src, built there with dpkg-buildpackage (debian/rules: the
+# release build with dpkg-buildflags, WERROR=0); the .debs, .buildinfo and
+# .changes land in build/deb/. Nothing is written outside build/deb.
+DEB_DIR ?= build/deb
+.PHONY: deb uninstall deps-deb
+deb: deps-deb
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+			tar --null -T - -cf - | tar -xf - -C $(DEB_DIR)/src; \
+	else \
+		find . -path ./build -prune -o -path ./build-san -prune -o -path ./build-release \
+			-prune -o -path ./build-fuzz -prune -o -type f -print0 | \
+			tar --null -T - -cf - | tar -xf - -C $(DEB_DIR)/src; \
+	fi
+	cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc -j2
+	@ls -1 $(DEB_DIR)/*.deb
 
 include tests/fuzz/fuzz.mk
 
@@ -251,30 +362,30 @@ bench-tools: $(BENCH_BINS)
 tools: bench-tools
 $(BUILD)/bench/nfsbench: $(BUILD)/obj/bench/nfsbench.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lnfs
+	$(CC) $(LINK) -o $@ $^ -lnfs
 $(BUILD)/bench/nfsput: $(BUILD)/obj/bench/nfsput.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lnfs
+	$(CC) $(LINK) -o $@ $^ -lnfs
 $(BUILD)/bench/benchgen: $(BUILD)/obj/bench/benchgen.o $(BUILD)/obj/bench/dataset.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lxxhash
+	$(CC) $(LINK) -o $@ $^ -lxxhash
 $(BUILD)/bench/benchstat: $(BUILD)/obj/bench/benchstat.o $(BUILD)/obj/bench/stats.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(CC) $(LINK) -o $@ $^ -lm
 $(BUILD)/bench/relay: $(BUILD)/obj/bench/relay.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LINK) -o $@ $^
 $(BUILD)/bench/relayprobe: $(BUILD)/obj/bench/relayprobe.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lpthread
+	$(CC) $(LINK) -o $@ $^ -lpthread
 # the cost-curve tool fills and measures an index through the store's API
 $(BUILD)/bench/costcurve: $(BUILD)/obj/bench/costcurve.o $(BUILD)/libcachefsd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+	$(CC) $(LINK) -o $@ $^ $(LIBS) -lm
 # unit tests of the bench's own code (statistics, data-set generator)
 $(BUILD)/tests/test_bench_%: tests/unit/test_bench_%.c $(BENCH_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(BENCH_OBJS) -lxxhash -lm -lcmocka
+	$(CC) $(COMPILE) -Ibench $(LINK) -o $@ $< $(BENCH_OBJS) -lxxhash -lm -lcmocka
 # The bench measures the release build (-O2 -DNDEBUG, build-release/).
 bench: deps-bench
 	$(MAKE) RELEASE=1 all bench-tools

@@ -1,7 +1,9 @@
 #!/bin/bash
 # make install: the daemon, cachefsctl, both man pages, the systemd unit
 # (with the installed daemon's path; systemd-analyze verify accepts it when
-# available) and the example configuration (which --check-config accepts).
+# available), the sysusers.d file, the example configuration (which
+# --check-config accepts once an upstream is set) and the default
+# /etc/cachefsd.conf (SYSCONFDIR= here, never this machine's /etc).
 # The binaries of the build under test are installed as they are (make -o:
 # never rebuilt here).
 # shellcheck source=tests/lib/harness.sh
@@ -9,11 +11,11 @@
 h_init
 root=$H_TMP/prefix
 make -s -C "$H_ROOT" -o "$H_BUILD/cachefsd" -o "$H_BUILD/cachefsctl" install \
-	BUILD="$H_BUILD" PREFIX="$root" >"$H_TMP/make.log" 2>&1 ||
+	BUILD="$H_BUILD" PREFIX="$root" SYSCONFDIR="$root/etc" >"$H_TMP/make.log" 2>&1 ||
 	h_fail "make install failed: $(tail -5 "$H_TMP/make.log")"
 for f in sbin/cachefsd sbin/cachefsctl share/man/man8/cachefsd.8 share/man/man8/cachefsctl.8 \
 	lib/systemd/system/cachefsd.service share/doc/cachefsd/cachefsd.conf.example \
-	share/doc/cachefsd/operations.md; do
+	share/doc/cachefsd/operations.md lib/sysusers.d/cachefsd.conf etc/cachefsd.conf; do
 	[ -f "$root/$f" ] || h_fail "make install did not install $f"
 done
 [ -x "$root/sbin/cachefsctl" ] && [ -x "$root/sbin/cachefsd" ] || h_fail "binaries not executable"
@@ -32,9 +34,9 @@ for m in cachefsd cachefsctl; do
 	out=$(groff -man -ww -z "$root/share/man/man8/$m.8" 2>&1)
 	[ -z "$out" ] || h_fail "$m.8: $out"
 done
-# the example configuration is valid (with a real-looking upstream)
-sed 's|^cache_dir = .*|cache_dir = '"$H_TMP"'/c|' "$root/share/doc/cachefsd/cachefsd.conf.example" \
-	>"$H_TMP/ex.conf"
+# the example configuration is valid once the upstream is set
+sed -e 's|^cache_dir = .*|cache_dir = '"$H_TMP"'/c|' -e 's|^#upstream = |upstream = |' \
+	"$root/share/doc/cachefsd/cachefsd.conf.example" >"$H_TMP/ex.conf"
 out=$("$root/sbin/cachefsd" --check-config --config "$H_TMP/ex.conf" 2>&1) ||
 	h_fail "the example configuration: $out"
 grep -q "^metrics_listen = 127.0.0.1:9469 *# $H_TMP/ex.conf:[0-9]*\$" <<<"$out" ||
