@@ -146,7 +146,8 @@ out=$(in_root /usr/sbin/cachefsd --check-config --config /etc/cachefsd.conf 2>&1
 unit=$R/lib/systemd/system/cachefsd.service
 # unitval KEY [DEFAULT]: the last KEY= of the installed unit
 unitval() { awk -F= -v k="$1" '$1==k{v=substr($0,length(k)+2)} END{print v}' "$unit" | grep . || echo "${2:-}"; }
-[ "$(unitval User)" = cachefsd ] || h_log "note: the unit has no User=cachefsd (yet)"
+[ "$(unitval User)" = cachefsd ] || h_fail "the unit does not run as cachefsd: User=$(unitval User)"
+[ "$(unitval AmbientCapabilities)" = CAP_NET_BIND_SERVICE ] || h_fail "the unit's AmbientCapabilities=$(unitval AmbientCapabilities)"
 cmode=$(unitval CacheDirectoryMode 0755)
 rmode=$(unitval RuntimeDirectoryMode 0755)
 [ "$(unitval CacheDirectory)" = cachefsd ] || h_fail "the unit's CacheDirectory= is not cachefsd"
