@@ -459,6 +459,8 @@ h_start_cachefsd()
 	v="H_CACHE_$name"; cache=${!v}
 	[ -n "$cache" ] || cache=$H_TMP/$name-cache
 	log=$H_TMP/$name-cachefsd.log
+	local from=1
+	[ -f "$log" ] && from=$(($(stat -c %s "$log") + 1))
 	# shellcheck disable=SC2086 # H_CACHEFSD_ARGS is a list of words
 	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
 		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" ${H_CACHEFSD_ARGS:-} "$@" >>"$log" 2>&1 &
@@ -469,15 +471,23 @@ h_start_cachefsd()
 	printf -v "H_CACHE_$name" '%s' "$cache"
 	printf -v "H_LOG_$name" '%s' "$log"
 	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$export?nfsport=$port&mountport=$port"
-	local i
+	local i ready=1
+	# started means serving: the "serving" line comes once the listeners
+	# are up and the rpcbind registrations are done (where the daemon says
+	# READY=1 to systemd); a log level above info has no such line, then
+	# listening is all there is to wait for
+	[[ " ${H_CACHEFSD_ARGS:-} $* " =~ \ --log-level[\ =](warn|err) ]] && ready=0
 	# every 0.02 s for the first second (it listens within a few tens of
 	# ms, and some tests start it a hundred times), then every 0.1 s: 20 s
 	for ((i = 0; i < 240; i++)); do
 		kill -0 "$pid" 2>/dev/null || h_fail "cachefsd $name exited: $(tail -n 5 "$log")"
-		ss -Hltn "sport = :$port" | grep -q . && return 0
+		if ss -Hltn "sport = :$port" | grep -q .; then
+			((ready == 0)) && return 0
+			tail -c +"$from" "$log" | grep -q " info: serving " && return 0
+		fi
 		if ((i < 50)); then sleep 0.02; else sleep 0.1; fi
 	done
-	h_fail "cachefsd $name did not start listening"
+	h_fail "cachefsd $name did not start serving: $(tail -n 5 "$log")"
 }
 
 # h_stop_cachefsd NAME [SIGNAL]
