@@ -48,7 +48,7 @@ LIBS     := -lnfs -llmdb -lxxhash -lpthread -lmicrohttpd
 PKGS_BUILD := gcc make pkg-config libnfs-dev liblmdb-dev libxxhash-dev libmicrohttpd-dev
 PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps openssl curl jq
 PKGS_TEST  := libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
-              kmod zstd xz-utils clang libclang-rt-14-dev faketime
+              kmod zstd xz-utils clang libclang-rt-14-dev faketime prometheus
 
 # The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
 # each. A room's private header (engine_int.h, store_int.h) sits in its folder,
