@@ -8,7 +8,8 @@
 #     /proc/PID/fd, the limit, memory, start time against the daemon's);
 #     the same figures in `cachefsctl stats --json`;
 #  3. docs/dashboard.json parses, has a Prometheus data source variable,
-#     and every metric its queries name is on the live scrape;
+#     its queries pass promtool's PromQL parser, and every metric they
+#     name is on the live scrape;
 #  4. a full index (the test hook CFS_TEST_MAP_SIZE: a 1 MiB LMDB map, 40
 #     small files of 40 KiB): cachefsd_index_full 1, its events counted,
 #     fills refused with reason index_full, cachefsd_index_bytes at most
@@ -111,7 +112,16 @@ sed -n 's/^\([a-zA-Z_:][a-zA-Z0-9_:]*\)[{ ].*/\1/p' "$H_TMP/m0" | sort -u >"$H_T
 while read -r name; do
 	grep -qx "$name" "$H_TMP/scrape.names" || h_fail "the dashboard's $name is not on /metrics"
 done <"$H_TMP/dash.names"
-h_log "ok: the dashboard parses; its $(wc -l <"$H_TMP/dash.names") metric names are all on /metrics"
+# its queries are PromQL (promtool parses them as recording rules, with
+# Grafana's variables given values)
+{
+	echo 'groups: [{name: dashboard, rules: ['
+	jq -r '.. | objects | .expr? // empty | gsub("\\$__rate_interval"; "5m") | gsub("\\$instance"; ".*") | @json' "$DASH" |
+		awk '{printf "{record: \"dashboard:q%d\", expr: %s},\n", NR, $0}'
+	echo ']}]'
+} >"$H_TMP/dash-rules.yml"
+promtool check rules "$H_TMP/dash-rules.yml" >"$H_TMP/dr.out" 2>&1 || h_fail "a dashboard query: $(cat "$H_TMP/dr.out")"
+h_log "ok: the dashboard parses; its queries are PromQL and its $(wc -l <"$H_TMP/dash.names") metric names are all on /metrics"
 
 # --- 4. the index full ---
 for i in $(seq 1 40); do
