@@ -18,6 +18,8 @@
 #     cachefsd_index_broken 1, the fill-stopped reason index_damaged and
 #     fills refused for it (a read of an uncached file); bytes right, the
 #     daemon alive.
+#  6. the rules, fed those scrapes (promtool test rules), fire on the
+#     states they show and not on the healthy one.
 # A read-only cache disk and a full one are 64-cache-fs-trouble's and
 # 85-metrics' states: they check fills refused (read_only, space) there.
 # shellcheck source=tests/lib/harness.sh
@@ -167,5 +169,50 @@ dmg=$(val 'cachefsd_fills_refused_total{reason="index_damaged"}' "$H_TMP/m2")
 grep -q "caching disabled" "$H_LOG_dx" || h_fail "no log line says caching is disabled"
 h_stop_cachefsd dx
 h_log "ok: index damaged while running: index_broken 1, reason index_damaged, $dmg fills refused; bytes right"
+
+# --- 6. the rules fire on what the daemon showed ---
+# promtool test rules: each scrape above held for 40 minutes as the series
+# of one instance (fills refused growing by one a minute where they are
+# not 0), the rules without their annotations (promtool compares those
+# word for word)
+awk '/^ *annotations:/{skip=1; next} skip && /^ *$/{skip=0} !skip' "$ALERTS" >"$H_TMP/rules.yml"
+series() { # SCRAPE: input_series, every sample of it
+	awk '/^#/ {next} {
+		v = $NF; s = substr($0, 1, length($0) - length(v) - 1)
+		if (index(s, "{")) sub(/}$/, ",instance=\"px\",job=\"cachefsd\"}", s)
+		else s = s "{instance=\"px\",job=\"cachefsd\"}"
+		step = (s ~ /^cachefsd_fills_refused_total/ && v + 0 > 0) ? "+1" : "+0"
+		printf "      - series: '\''%s'\''\n        values: '\''%s%sx40'\''\n", s, v, step
+	}' "$1"
+}
+# test SCRAPE ALERT [LABELS]: ALERT fires at 35 m with LABELS (and the
+# instance's), or with no LABELS argument does not fire
+test_case() {
+	printf '  - interval: 1m\n    input_series:\n'
+	series "$1"
+	printf '    alert_rule_test:\n      - eval_time: 35m\n        alertname: %s\n' "$2"
+	if [ $# -ge 3 ]; then
+		printf '        exp_alerts:\n          - exp_labels: {instance: px, %s}\n' "$3"
+	else
+		printf '        exp_alerts: []\n'
+	fi
+}
+{
+	printf 'rule_files: [%s]\nevaluation_interval: 1m\ntests:\n' "$H_TMP/rules.yml"
+	test_case "$H_TMP/m0" CachefsdIndexFull
+	test_case "$H_TMP/m0" CachefsdFdsNearLimit
+	test_case "$H_TMP/m0" CachefsdFillsRefused
+	test_case "$H_TMP/m0" CachefsdCacheDiskTrouble
+	test_case "$H_TMP/m0" CachefsdUpstreamDown
+	test_case "$H_TMP/m1" CachefsdIndexFull "job: cachefsd, severity: warning"
+	test_case "$H_TMP/m2" CachefsdCacheDiskTrouble "job: cachefsd, reason: index_damaged, severity: warning"
+	test_case "$H_TMP/m2" CachefsdFillsRefused "reason: index_damaged, severity: warning"
+	test_case "$H_TMP/m2" CachefsdFillStopped "job: cachefsd, severity: warning"
+	# descriptors near the limit: the live scrape's, with open fds at 90 %
+	sed "s/^process_open_fds .*/process_open_fds $((lim * 9 / 10))/" "$H_TMP/m0" >"$H_TMP/m0fds"
+	test_case "$H_TMP/m0fds" CachefsdFdsNearLimit "job: cachefsd, severity: warning"
+} >"$H_TMP/rules-test.yml"
+promtool test rules "$H_TMP/rules-test.yml" >"$H_TMP/rt.out" 2>&1 || h_fail "promtool test rules: $(head -c 3000 "$H_TMP/rt.out")"
+h_log "ok: promtool test rules on the scrapes: index full, disk trouble, fills refused, fill stopped and fds near the limit fire on their states, none on the healthy scrape"
 
 h_pass "metrics and alerts: rules and dashboard checked against a live scrape; index full and damaged seen on /metrics"
