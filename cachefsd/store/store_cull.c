@@ -371,7 +371,7 @@ void store_fill_refused(struct store *s, int rc)
 {
 	int r;
 
-	if (s == NULL)
+	if (s == NULL || rc == -ECANCELED) /* not tried: as store_write_end */
 		return;
 	if (s->broken)
 		r = STORE_FILL_INDEX_DAMAGED;
