@@ -93,7 +93,7 @@ PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps o
 PKGS_DEB   := debhelper dpkg-dev lintian
 PKGS_TEST  := $(PKGS_DEB) libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev faketime \
-              systemd
+              systemd prometheus
 
 # The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
 # each. A room's private header (engine_int.h, store_int.h) sits in its folder,
@@ -275,6 +275,9 @@ integ: all tools
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/cachefsd
+# the operator's guide, the example configuration, the Prometheus rules and
+# the Grafana dashboard
+DOCS       := docs/operations.md docs/cachefsd.conf.example docs/alerts.yml docs/dashboard.json
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCONFDIR ?= /etc
@@ -292,7 +295,7 @@ install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 		chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/$$u; \
 	done
 	install -m 0644 docs/cachefsd.sysusers $(DESTDIR)$(SYSUSERSDIR)/cachefsd.conf
-	install -m 0644 docs/cachefsd.conf.example docs/operations.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf ]; then \
 		echo "kept $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf (the default is $(DOCDIR)/cachefsd.conf.example)"; \
 	else \
@@ -304,7 +307,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/cachefsd $(DESTDIR)$(SBINDIR)/cachefsctl \
 		$(DESTDIR)$(MANDIR)/man8/cachefsd.8 $(DESTDIR)$(MANDIR)/man8/cachefsctl.8 \
 		$(UNITS:%=$(DESTDIR)$(SYSTEMDDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/cachefsd.conf \
-		$(DESTDIR)$(DOCDIR)/cachefsd.conf.example $(DESTDIR)$(DOCDIR)/operations.md
+		$(DOCS:docs/%=$(DESTDIR)$(DOCDIR)/%)
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	@if cmp -s $(DEFAULT_CONF) $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf; then \
 		echo "rm -f $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf"; rm -f $(DESTDIR)$(SYSCONFDIR)/cachefsd.conf; \

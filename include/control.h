@@ -134,4 +134,22 @@ void metrics_stop(struct metrics *m);
  * malloc()ed string the caller frees; NULL when out of memory. */
 char *metrics_render(const struct ops_env *env, size_t *len);
 
+/* The daemon process as /proc/self shows it, for the standard process_*
+ * metrics and the process_* stats lines. A field that could not be read
+ * is 0 (have says which were). */
+struct ops_process {
+	uint64_t open_fds;       /* entries of /proc/self/fd */
+	uint64_t max_fds;        /* RLIMIT_NOFILE, soft */
+	uint64_t resident_bytes; /* /proc/self/stat rss x the page size */
+	uint64_t virtual_bytes;  /* /proc/self/stat vsize */
+	uint64_t cpu_us;         /* user + system, every thread (getrusage) */
+	uint64_t start_ms;       /* unix time: starttime after btime (/proc/stat) */
+	unsigned have;           /* OPS_PROC_* */
+};
+#define OPS_PROC_FDS   1u /* open_fds, max_fds */
+#define OPS_PROC_STAT  2u /* resident_bytes, virtual_bytes */
+#define OPS_PROC_CPU   4u /* cpu_us */
+#define OPS_PROC_START 8u /* start_ms */
+void ops_process_read(struct ops_process *p);
+
 #endif

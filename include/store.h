@@ -128,6 +128,13 @@ enum store_fill_reason {
 	STORE_FILL_FILES,         /* free files below fstop, until frun */
 	STORE_FILL_NREASONS
 };
+/* Why a fill's bytes were not stored (store_fill_refused()): the reasons
+ * filling stops (STORE_FILL_ON unused), and the index full: a put or
+ * commit found the LMDB map full (culling makes room; filling goes on). */
+#define STORE_REFUSED_INDEX_FULL STORE_FILL_NREASONS
+#define STORE_REFUSED_N          (STORE_FILL_NREASONS + 1)
+/* cachefsd_index_full stays 1 this long after the index was found full. */
+#define STORE_INDEX_FULL_HOLD_S 60
 
 /* Where a row of store_counters.def stands in the stats lines. */
 enum store_counter_sec {
@@ -146,6 +153,8 @@ struct store_stats {
 	/* indexes found damaged at open, moved aside and replaced by an
 	 * empty one, by enum store_damage (at most one per start) */
 	uint32_t index_recoveries[STORE_DMG_N];
+	/* fills whose bytes were not stored, by reason (STORE_REFUSED_*) */
+	uint64_t fills_refused[STORE_REFUSED_N];
 };
 /* The rows of store_counters.def, in stats order (counters.h); static
  * storage (counters.c). */
@@ -321,6 +330,16 @@ void store_write_landed(struct store *s, uint64_t bytes, int rc);
 void store_write_end(struct store *s, int rc);
 /* "none", "read_only", "disk_full", ...: for stats and metrics. */
 const char *store_fill_reason_name(enum store_fill_reason r);
+/* A fill's bytes are not stored because of the store, counted by reason
+ * in fills_refused: rc 0 when it was refused before any write
+ * (store_fill_allowed() 0, or a reservation refused: the current reason,
+ * "space" when filling is on and the reservation alone would cross the
+ * stop level); else the -errno of the data file write or of the index
+ * put that failed (the index full, a read-only or full disk, ...). */
+void store_fill_refused(struct store *s, int rc);
+/* The reasons of fills_refused: store_fill_reason_name()'s words, and
+ * "index_full" for STORE_REFUSED_INDEX_FULL; static. */
+const char *store_refused_name(int r);
 /* 1 when a reservation crossed bcull or a commit found the disk full, or
  * while culling is in progress and its last step evicted something: call
  * store_cull_step() before sleeping (culling then goes on every loop pass,

@@ -292,6 +292,17 @@ int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream 
 	sp.frun = cfg->frun;
 	sp.fcull = cfg->fcull;
 	sp.fstop = cfg->fstop;
+	{
+		/* test hook (93-metrics-alerts): a small LMDB map, so that a few
+		 * files fill the index */
+		const char *t = getenv("CFS_TEST_MAP_SIZE");
+
+		if (t && *t) {
+			sp.map_size = strtoull(t, NULL, 0);
+			log_warn("CFS_TEST_MAP_SIZE: the cache index's map is %llu bytes",
+			         (unsigned long long)sp.map_size);
+		}
+	}
 	rc = store_open(&sp, &e->store, err, errlen);
 	if (rc)
 		goto fail;
@@ -488,6 +499,17 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	}
 	/* the one value that is a word: cachefsctl --json quotes it */
 	fprintf(out, "fill_stopped_reason %s\n", store_fill_reason_name(ss.fill_reason));
+	{
+		uint64_t n = 0;
+		char name[64];
+
+		for (int r = STORE_FILL_ON + 1; r < STORE_REFUSED_N; r++) {
+			n += ss.fills_refused[r];
+			snprintf(name, sizeof(name), "fills_refused_%s", store_refused_name(r));
+			KV(name, ss.fills_refused[r]);
+		}
+		KV("fills_refused", n);
+	}
 	write_store(&ss, STORE_SEC_SPACE, out);
 	write_upstream(u, UPSTREAM_SEC_CALLS, out);
 	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_UPSTREAM);

@@ -543,12 +543,21 @@ static void write_done(void *arg)
 	/* a data file that is not ours (planted, a link, missing) is its
 	 * object's loss, logged there; any other failed write is counted and
 	 * logged by store_write_end (once per episode) */
-	if (j->rc == 0 || !store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc))
+	if (j->rc == 0 || !store_data_lost(e->store, j->fh, j->fhlen, j->data_id, j->rc)) {
 		store_write_end(e->store, j->rc);
+		if (j->rc != 0)
+			store_fill_refused(e->store, j->rc);
+	}
 	/* data first, then the index entry pointing at it */
-	if (j->rc == 0 &&
-	    store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum, j->len) == 0)
-		e->ctr.stores++;
+	if (j->rc == 0) {
+		int rc =
+		    store_chunk_put(e->store, j->fh, j->fhlen, j->data_id, j->idx, j->csum, j->len);
+
+		if (rc == 0)
+			e->ctr.stores++;
+		else if (rc != -ESTALE) /* -ESTALE: the object was reset meanwhile */
+			store_fill_refused(e->store, rc);
+	}
 	chunk_release(e->objs, j->c);
 	free(j);
 }
@@ -583,10 +592,14 @@ static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 	struct disk_job *j;
 	int fresh = 0;
 	enum fclock_verdict v;
+	int rc;
 
-	if (!c->have_attrs || e->workers == NULL || !store_fill_allowed(e->store) ||
-	    c->attrs.type != NF3REG)
+	if (!c->have_attrs || e->workers == NULL || c->attrs.type != NF3REG)
 		return 0;
+	if (!store_fill_allowed(e->store)) {
+		store_fill_refused(e->store, 0);
+		return 0;
+	}
 	size = c->attrs.size;
 	v = engine_fresh_judge(e, start_ms, &c->attrs);
 	if (v == FCLOCK_FRESH) {
@@ -608,24 +621,34 @@ static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 			record_guard(e, o, v); /* the weaker ground of its chunks */
 	} else {
 		if (c->idx == 0 && size <= e->cfg->inline_max && c->len == size) {
-			if (store_reserve(e->store, c->len + 256) == 0 &&
-			    store_inline_put(e->store, o->fh, o->fhlen, &c->attrs, c->buf, c->len) ==
-				    0) {
+			if (store_reserve(e->store, c->len + 256) != 0) {
+				store_fill_refused(e->store, 0);
+			} else if ((rc = store_inline_put(e->store, o->fh, o->fhlen, &c->attrs,
+			                                  c->buf, c->len)) != 0) {
+				store_fill_refused(e->store, rc);
+			} else {
 				e->ctr.stores++;
 				record_guard(e, o, v);
 			}
 			return 0;
 		}
 		cobj_drop_chunks(e->objs, o);
-		if (store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec) != 0)
+		rc = store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec);
+		if (rc != 0) {
+			store_fill_refused(e->store, rc);
 			return 0;
+		}
 		record_guard(e, o, v);
 		fresh = 1; /* a new data file: this chunk's write creates it */
 	}
 	if (c->len != cs && chunk_off(c, cs) + c->len != size)
 		goto unstored; /* short, and not the end of the file */
-	if (c->len == 0 || store_reserve_write(e->store, c->len) != 0)
+	if (c->len == 0)
 		goto unstored;
+	if (store_reserve_write(e->store, c->len) != 0) {
+		store_fill_refused(e->store, 0);
+		goto unstored;
+	}
 
 	j = calloc(1, sizeof(*j));
 	if (j == NULL) {
@@ -1153,6 +1176,10 @@ static void op_gather(struct read_op *op)
 					/* a failed start removed c */
 					c = chunk_find(o, idx);
 				}
+			} else if (!store_fill_allowed(e->store)) {
+				/* the store's refusal, counted by reason (the
+				 * filer's, fills_blocked, is not) */
+				store_fill_refused(e->store, 0);
 			}
 			if (c == NULL) {
 				op->fallback = 1;

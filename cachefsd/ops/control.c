@@ -143,6 +143,24 @@ void ops_write_stats(const struct ops_env *env, FILE *out)
 	                         PROTO_SEC_BYTES);
 	cfs_counters_write_stats(out, &control_counters, control_counter_descs,
 	                         control_counter_ndescs, 0);
+	{
+		/* the process_* metrics (a line only for what could be read) */
+		struct ops_process p;
+
+		ops_process_read(&p);
+		if (p.have & OPS_PROC_FDS) {
+			KV("process_open_fds", p.open_fds);
+			KV("process_max_fds", p.max_fds);
+		}
+		if (p.have & OPS_PROC_STAT) {
+			KV("process_resident_memory_bytes", p.resident_bytes);
+			KV("process_virtual_memory_bytes", p.virtual_bytes);
+		}
+		if (p.have & OPS_PROC_CPU)
+			KV("process_cpu_us", p.cpu_us);
+		if (p.have & OPS_PROC_START)
+			KV("process_start_time_ms", p.start_ms);
+	}
 #undef KV
 }
 

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -21,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -120,6 +122,122 @@ static void histograms(FILE *f, const uint64_t (*b)[CFS_LAT_NBUCKETS],
 		          cfs_proc_counter_value(bases, d, p));
 }
 
+/* --- the process (/proc/self) --------------------------------------------- */
+
+/* Open descriptors: the entries of /proc/self/fd, less the one reading it. */
+static int count_fds(uint64_t *n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (d == NULL)
+		return -errno;
+	*n = 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && atoi(de->d_name) != dirfd(d))
+			(*n)++;
+	closedir(d);
+	return 0;
+}
+
+/* The boot time in unix seconds (/proc/stat btime), 0 if unknown. */
+static uint64_t boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	unsigned long long bt = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &bt) == 1)
+			break;
+	fclose(f);
+	return bt;
+}
+
+void ops_process_read(struct ops_process *p)
+{
+	struct rlimit rl;
+	struct rusage ru;
+	char buf[1024], *q;
+	unsigned long long start = 0, vsize = 0;
+	long long rss = 0;
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	uint64_t bt;
+	ssize_t n;
+	int fd;
+
+	memset(p, 0, sizeof(*p));
+	if (count_fds(&p->open_fds) == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		p->max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+		p->have |= OPS_PROC_FDS;
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		p->cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+		            (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+		p->have |= OPS_PROC_CPU;
+	}
+	/* "pid (comm) state ...": comm may hold spaces and parentheses, the
+	 * fields are counted from its last ')'; starttime is field 22, vsize
+	 * 23, rss 24 (proc(5)) */
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	q = strrchr(buf, ')');
+	if (q == NULL || sscanf(q + 1,
+	                        " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	                        "%*d %*d %*d %llu %llu %lld",
+	                        &start, &vsize, &rss) != 3)
+		return;
+	p->virtual_bytes = vsize;
+	p->resident_bytes = rss > 0 && page > 0 ? (uint64_t)rss * (uint64_t)page : 0;
+	p->have |= OPS_PROC_STAT;
+	bt = boot_time();
+	if (bt && tck > 0) {
+		p->start_ms = bt * 1000 + start * 1000 / (uint64_t)tck;
+		p->have |= OPS_PROC_START;
+	}
+}
+
+/* The standard process_* families, as the Prometheus client libraries name
+ * and explain them, so that dashboards made for any exporter work. */
+static void render_process(FILE *f)
+{
+	struct ops_process p;
+
+	ops_process_read(&p);
+	if (p.have & OPS_PROC_CPU) {
+		family(f, "process_cpu_seconds_total", "counter",
+		       "Total user and system CPU time spent in seconds.");
+		fputs("process_cpu_seconds_total ", f);
+		seconds(f, p.cpu_us);
+		fputc('\n', f);
+	}
+	if (p.have & OPS_PROC_FDS) {
+		gauge(f, "process_open_fds", "Number of open file descriptors.", p.open_fds);
+		gauge(f, "process_max_fds", "Maximum number of open file descriptors.", p.max_fds);
+	}
+	if (p.have & OPS_PROC_STAT) {
+		gauge(f, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
+		      p.virtual_bytes);
+		gauge(f, "process_resident_memory_bytes", "Resident memory size in bytes.",
+		      p.resident_bytes);
+	}
+	if (p.have & OPS_PROC_START) {
+		family(f, "process_start_time_seconds", "gauge",
+		       "Start time of the process since unix epoch in seconds.");
+		fprintf(f, "process_start_time_seconds %llu.%02llu\n",
+		        (unsigned long long)(p.start_ms / 1000),
+		        (unsigned long long)(p.start_ms % 1000 / 10));
+	}
+}
+
 static void render(const struct ops_env *env, FILE *f)
 {
 	const struct engine_counters *c = engine_counters(env->engine);
@@ -187,6 +305,14 @@ static void render(const struct ops_env *env, FILE *f)
 		fprintf(f, "cachefsd_fill_stopped_reason{reason=\"%s\"} %d\n",
 		        store_fill_reason_name((enum store_fill_reason)r),
 		        (int)ss.fill_reason == r);
+	family(f, "cachefsd_fills_refused_total", "counter",
+	       "Fills whose bytes the cache would not take, by why: a READ forwarded or a fill's "
+	       "chunk not stored because filling is stopped (the reasons of "
+	       "cachefsd_fill_stopped_reason; space also for a fill that alone would cross the "
+	       "stop level), a data write or index put that failed, index_full (the LMDB map).");
+	for (int r = STORE_FILL_ON + 1; r < STORE_REFUSED_N; r++)
+		fprintf(f, "cachefsd_fills_refused_total{reason=\"%s\"} %llu\n",
+		        store_refused_name(r), (unsigned long long)ss.fills_refused[r]);
 	{
 		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
 		struct engine_fill_state fs;
@@ -261,6 +387,7 @@ static void render(const struct ops_env *env, FILE *f)
 	fprintf(f, "\"} 1\n");
 	gauge(f, "cachefsd_start_time_seconds", "When the daemon started (unix time).",
 	      (uint64_t)env->started);
+	render_process(f);
 }
 
 char *metrics_render(const struct ops_env *env, size_t *len)

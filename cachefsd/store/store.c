@@ -52,7 +52,16 @@ int store_mdb_errno(int rc)
 
 int store_mdb_fatal(int rc)
 {
-	return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC;
+	/* MDB_BAD_TXN too: every failure the store sees ends its transaction
+	 * (store_txn_fail, pass end), so a transaction found unusable was made
+	 * so by a failure LMDB kept to itself. That is damage: mdb_stat() and
+	 * mdb_cursor_open() refresh a named database's root through
+	 * mdb_cursor_init(), which drops the MDB_CORRUPTED of a damaged main
+	 * tree, returns 0 and leaves the transaction unusable; without this,
+	 * every later lookup failed with MDB_BAD_TXN and the index never
+	 * counted as broken (93-metrics-alerts). */
+	return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_PANIC ||
+	       rc == MDB_BAD_TXN;
 }
 
 void store_set_broken(struct store *s, int rc, const char *what)
@@ -141,6 +150,28 @@ static void rollback(struct store *s)
 	s->txn_drops = 0;
 }
 
+/* The pages LMDB has used in the index file: its last page's number + 1,
+ * times the page size (a high-water mark: pages that evictions free are
+ * reused below it, so it does not shrink). Read after a commit and at
+ * open, not at a scrape: a damaged or truncated file is not touched again
+ * once the store is broken. */
+static void index_size_update(struct store *s)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+
+	if (mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0)
+		s->index_used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+}
+
+/* A put or commit found the LMDB map full: culling makes room (store_cull_step). */
+static void index_full_hit(struct store *s)
+{
+	s->index_full = 1;
+	s->index_full_at = store_now(s);
+	s->index_full_events++;
+}
+
 int store_txn_fail(struct store *s, int rc, const char *what)
 {
 	if (s->wtxn) {
@@ -157,7 +188,7 @@ int store_txn_fail(struct store *s, int rc, const char *what)
 			        s->map_size);
 			s->index_full_logged = store_now(s);
 		}
-		s->index_full = 1;
+		index_full_hit(s);
 	} else {
 		log_err("cache index: %s failed: %s; this pass's changes are lost", what,
 		        mdb_strerror(rc));
@@ -224,13 +255,14 @@ int store_txn_commit(struct store *s)
 	if (rc) {
 		rollback(s);
 		if (rc == MDB_MAP_FULL)
-			s->index_full = 1;
+			index_full_hit(s);
 		if (store_mdb_fatal(rc))
 			store_set_broken(s, rc, "commit");
 		store_commit_failed(s, rc); /* logs; lmdb returns the write's errno */
 		return store_mdb_errno(rc);
 	}
 	s->tot_committed = s->tot;
+	index_size_update(s);
 	if (s->txq_len) {
 		store_bg_push(s, s->txq, s->txq_len);
 		s->txq_len = 0;
@@ -733,6 +765,7 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh, int *damaged
 	rc = mdb_txn_commit(txn);
 	if (rc)
 		goto fail;
+	index_size_update(s);
 	return 0;
 fail:
 	mdb_env_close(s->env);
@@ -1239,6 +1272,12 @@ void store_get_stats(const struct store *s, struct store_stats *out)
 	out->oldest_access = s->oldest_access;
 	memcpy(out->index_recoveries, s->recoveries, sizeof(out->index_recoveries));
 	out->index_broken = s->broken;
+	out->index_full =
+	    s->index_full_at && store_now(s) < s->index_full_at + STORE_INDEX_FULL_HOLD_S;
+	out->index_full_events = s->index_full_events;
+	out->index_bytes = s->index_used;
+	out->index_map_bytes = s->map_size;
+	memcpy(out->fills_refused, s->fills_refused, sizeof(out->fills_refused));
 	out->data_files_refused = s->data_refused;
 	out->index_checking =
 	    s->check_started && __atomic_load_n(&s->check_state, __ATOMIC_ACQUIRE) == 0;

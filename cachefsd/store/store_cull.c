@@ -361,6 +361,33 @@ const char *store_fill_reason_name(enum store_fill_reason r)
 	return (unsigned)r < STORE_FILL_NREASONS ? reason_names[r] : "unknown";
 }
 
+const char *store_refused_name(int r)
+{
+	return r == STORE_REFUSED_INDEX_FULL ? "index_full"
+	                                     : store_fill_reason_name((enum store_fill_reason)r);
+}
+
+void store_fill_refused(struct store *s, int rc)
+{
+	int r;
+
+	if (s == NULL || rc == -ECANCELED) /* not tried: as store_write_end */
+		return;
+	if (s->broken)
+		r = STORE_FILL_INDEX_DAMAGED;
+	else if (rc == 0)
+		r = s->reason != STORE_FILL_ON ? (int)s->reason : STORE_FILL_SPACE;
+	else if (rc == -EROFS)
+		r = STORE_FILL_READ_ONLY;
+	else if (rc == -ENOSPC && s->index_full)
+		r = STORE_REFUSED_INDEX_FULL; /* a put found the map full (store_mdb_errno) */
+	else if (rc == -ENOSPC || rc == -EDQUOT)
+		r = STORE_FILL_DISK_FULL;
+	else
+		r = STORE_FILL_WRITE_ERRORS;
+	s->fills_refused[r]++;
+}
+
 static enum store_fill_reason fill_reason(const struct store *s)
 {
 	int e = s->tr.commit_err ? s->tr.commit_err : s->tr.write_err;

@@ -272,7 +272,13 @@ struct store {
 
 	int culling, fill_stopped, index_full;
 	uint64_t index_full_logged; /* unix seconds */
+	uint64_t index_full_at;     /* unix seconds of the last put or commit that found it full */
+	uint64_t index_full_events; /* since start */
 	uint64_t map_size;
+	uint64_t index_used; /* bytes of the index file LMDB has used, at the last commit */
+	/* fills whose bytes were not stored, by enum store_fill_reason and
+	 * STORE_REFUSED_INDEX_FULL (store_fill_refused) */
+	uint64_t fills_refused[STORE_REFUSED_N];
 
 	int free_blocks_pct, free_files_pct;
 	/* bytes of the cache filesystem at the last reading */

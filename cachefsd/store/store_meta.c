@@ -363,7 +363,13 @@ uint64_t store_meta_count(struct store *s)
 	int rc;
 
 	txn = store_txn_read(s, &rc);
-	if (txn == NULL || mdb_stat(txn, s->db_mcache, &st) != 0)
+	if (txn == NULL)
 		return 0;
+	rc = mdb_stat(txn, s->db_mcache, &st);
+	if (rc) {
+		if (store_mdb_fatal(rc)) /* as store_lru_oldest */
+			store_set_broken(s, rc, "metadata count");
+		return 0;
+	}
 	return st.ms_entries;
 }

@@ -888,10 +888,18 @@ uint64_t store_lru_oldest(struct store *s)
 	int rc;
 
 	txn = store_txn_read(s, &rc);
-	if (txn == NULL || mdb_cursor_open(txn, s->db_lru, &cur) != 0)
+	if (txn == NULL)
 		return 0;
-	if (mdb_cursor_get(cur, &k, &v, MDB_FIRST) == 0 && k.mv_size >= 8)
-		when = store_get_be64(k.mv_data) / 1000;
-	mdb_cursor_close(cur);
+	rc = mdb_cursor_open(txn, s->db_lru, &cur);
+	if (rc == 0) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+		if (rc == 0 && k.mv_size >= 8)
+			when = store_get_be64(k.mv_data) / 1000;
+		mdb_cursor_close(cur);
+	}
+	/* damage found here leaves the transaction (maybe the batch's)
+	 * unusable: it is the index's, not this lookup's */
+	if (store_mdb_fatal(rc))
+		store_set_broken(s, rc, "lru lookup");
 	return when;
 }

@@ -18,6 +18,7 @@
 #     its index/ on a tmpfs of its own, because LMDB keeps its files open
 #     for writing and no filesystem holding them can be remounted ro):
 #     fill_stopped 1 with reason read_only (stats, cachefsctl, metrics),
+#     the reads of uncached files counted as fills refused (read_only),
 #     one log line, cached and uncached reads right, nothing stored; rw:
 #     filling resumes (one line), the file is stored and served from the
 #     cache;
@@ -28,7 +29,8 @@
 #     stores again;
 #  5. ext4 remounted read-only by an error (errors=remount-ro) under the
 #     running daemon: EROFS on every write and commit while statvfs still
-#     says rw: the same state and reason, one line, commits retried with a
+#     says rw: the same state and reason (fills refused for it on
+#     /metrics), one line, commits retried with a
 #     backoff (a handful in 6 s, not every 20 ms), reads right; recovery:
 #     stop, fsck, mount, start: what was committed is served from the cache
 #     and filling works.
@@ -185,6 +187,8 @@ check c f2 "not cached, read-only, again"
 sleep 1.5
 [ "$(h_stat c stores)" = "$s0" ] || h_fail "stored while the filesystem was read-only"
 [ "$(h_stat c cache_objects)" = "$o0" ] || h_fail "objects grew while the filesystem was read-only"
+[ "$(h_stat c fills_refused_read_only)" -ge 2 ] ||
+	h_fail "read-only: $(h_stat c fills_refused_read_only) fills refused (read_only) for two uncached files"
 [ "$(h_stat c fill_stopped)" = 1 ] || h_fail "fill_stopped went back to 0 on a read-only filesystem"
 [ "$(lines "$H_LOG_c" "filling stopped: the cache filesystem is mounted read-only")" = 1 ] ||
 	h_fail "read-only: $(grep filling "$H_LOG_c")"
@@ -272,6 +276,8 @@ wait_stat d fill_stopped 1 3
 metrics=$(curl -sf "http://127.0.0.1:$MP/metrics") || h_fail "ext4: no metrics"
 grep -q '^cachefsd_fill_stopped_reason{reason="read_only"} 1$' <<<"$metrics" ||
 	h_fail "ext4: metrics: $(grep fill_stopped <<<"$metrics")"
+refused=$(sed -n 's/^cachefsd_fills_refused_total{reason="read_only"} //p' <<<"$metrics")
+[ "${refused:-0}" -ge 1 ] || h_fail "ext4: metrics: $(grep fills_refused <<<"$metrics")"
 for i in 4 5 6; do check d "f$i" "ext4 read-only, idle pass"; done
 sleep 5 # idle: commits retried at most every few seconds
 ms=$((($(date +%s%N) - t0) / 1000000))

@@ -8,7 +8,8 @@
 #     bytes and cache gauges equal what cachefsctl stats says;
 #  3. state gauges follow events: the upstream going away and coming back
 #     (upstream_up, reconnects), filling stopped by a full cache filesystem
-#     and resumed, evictions after a cull;
+#     (a read meanwhile counted in fills refused, reason space) and resumed,
+#     evictions after a cull;
 #  4. a busy metrics port stops the start-up with a message naming the key.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -167,6 +168,13 @@ done
 ratio=$(val 'cachefsd_cache_fs_free_ratio{resource="blocks"}' "$H_TMP/m4")
 awk -v r="$ratio" 'BEGIN{exit !(r < 0.03)}' || h_fail "free ratio $ratio on a full cache fs"
 grep -q "filling stopped" "$H_LOG_px" || h_fail "no log line for fill stopped"
+# a read of a file not cached meanwhile: a fill refused, reason space
+h_mkdata "$E/g1" 300 77
+[ "$(rd g1)" = "$(md5sum <"$E/g1" | cut -d' ' -f1)" ] || h_fail "g1: wrong bytes on a full cache fs"
+scrape "$H_TMP/m4b"
+[ "$(val 'cachefsd_fills_refused_total{reason="space"}' "$H_TMP/m4b")" -gt \
+	"$(val 'cachefsd_fills_refused_total{reason="space"}' "$H_TMP/m4")" ] ||
+	h_fail "no fill refused (space) for a read on a full cache fs: $(grep '^cachefsd_fills_refused' "$H_TMP/m4b")"
 rm -f "$H_TMP/fs/ballast"
 for i in $(seq 1 50); do
 	scrape "$H_TMP/m5"
@@ -174,7 +182,7 @@ for i in $(seq 1 50); do
 	sleep 0.1
 done
 [ "$(val cachefsd_fill_stopped "$H_TMP/m5")" = 0 ] || h_fail "fill_stopped stayed 1 with space back"
-h_log "ok: fill_stopped 0 -> 1 -> 0 with the cache filesystem full and freed"
+h_log "ok: fill_stopped 0 -> 1 -> 0 with the cache filesystem full and freed, a read meanwhile counted as a fill refused (space)"
 
 # a cull: evictions and evicted bytes move, cache bytes drop
 ctl cull --to 0 >/dev/null || h_fail "cull failed"

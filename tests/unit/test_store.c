@@ -1430,6 +1430,16 @@ static void test_index_full(void **state)
 	assert_non_null(strstr(log, "index is full"));
 	/* What was committed is intact and counted. */
 	store_get_stats(s, &st);
+	/* the metrics: full (for a minute), the map and the pages used */
+	assert_int_equal(st.index_full, 1);
+	assert_true(st.index_full_events >= 1);
+	assert_int_equal(st.index_map_bytes, 1 << 20);
+	assert_true(st.index_bytes > (1 << 19) && st.index_bytes <= (1 << 20));
+	/* the put that failed was a fill's: refused, index full */
+	store_fill_refused(s, rc);
+	store_get_stats(s, &st);
+	assert_int_equal(st.fills_refused[STORE_REFUSED_INDEX_FULL], 1);
+	assert_string_equal(store_refused_name(STORE_REFUSED_INDEX_FULL), "index_full");
 	assert_int_equal(st.objects, i);
 	assert_int_equal(st.bytes, (uint64_t)i * sizeof(data));
 	snprintf(fh, sizeof(fh), "f%d", i);
@@ -1442,6 +1452,20 @@ static void test_index_full(void **state)
 	assert_int_equal(store_inline_put(s, "new", 3, &a, data, sizeof(data)), 0);
 	assert_int_equal(store_commit(s), 0);
 	assert_int_equal(store_cull_step(s, 2), 0);
+	/* room again: the gauge falls a minute after the last full write;
+	 * other refusals by what failed */
+	store_test_set_now(s, 1000 + (uint64_t)i + STORE_INDEX_FULL_HOLD_S);
+	store_fill_refused(s, 0);       /* filling on: the reservation */
+	store_fill_refused(s, -EROFS);  /* a data file write */
+	store_fill_refused(s, -ENOSPC); /* the index has room: the disk */
+	store_fill_refused(s, -EIO);
+	store_get_stats(s, &st);
+	assert_int_equal(st.index_full, 0);
+	assert_int_equal(st.fills_refused[STORE_FILL_SPACE], 1);
+	assert_int_equal(st.fills_refused[STORE_FILL_READ_ONLY], 1);
+	assert_int_equal(st.fills_refused[STORE_FILL_DISK_FULL], 1);
+	assert_int_equal(st.fills_refused[STORE_FILL_WRITE_ERRORS], 1);
+	assert_int_equal(st.fills_refused[STORE_REFUSED_INDEX_FULL], 1);
 }
 
 /* A worker finishing a chunk for an object reset meanwhile recreates a data
