@@ -31,7 +31,6 @@
 
 #include "version.h"
 
-static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_stats;
 static volatile sig_atomic_t sig_reload;
 
@@ -42,7 +41,7 @@ static void on_signal(int sig)
 	else if (sig == SIGHUP)
 		sig_reload = 1;
 	else
-		sig_stop = 1;
+		loop_signal_stop(); /* also ends a start's waits (loop.h) */
 }
 
 struct daemon {
@@ -166,7 +165,7 @@ static void before_sleep(struct loop *l, void *arg)
 		dump_stats(d);
 		write_stats_file(d);
 	}
-	if (sig_stop)
+	if (loop_stop_signalled())
 		loop_stop(l);
 }
 
@@ -391,7 +390,7 @@ int main(int argc, char **argv)
 	enum config_action action;
 	char err[1024];
 	struct sigaction sa;
-	int rc;
+	int rc, exit_rc = 1;
 
 	/* Replies and chunks are buffers of up to 1 MiB, allocated and freed
 	 * for every READ: keep them on the heap and keep the freed top of the
@@ -537,7 +536,15 @@ int main(int argc, char **argv)
 	return 0;
 
 fail:
-	daemon_failed(err);
+	if (loop_stop_signalled() && ready_fd < 0) {
+		/* SIGINT/SIGTERM during the start ended a wait (loop.h): a
+		 * stop, not a failure; exit 0 (a daemonizing parent still
+		 * reports that it did not start) */
+		log_info("stopped during start-up: %s", err);
+		exit_rc = 0;
+	} else {
+		daemon_failed(err);
+	}
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	nsm_stop();
@@ -552,5 +559,5 @@ fail:
 	loop_free(d.loop);
 	config_free(&d.cfg);
 	free_argv_copy(&d, argv);
-	return 1;
+	return exit_rc;
 }
