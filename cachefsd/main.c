@@ -14,6 +14,7 @@
 #include "nsm.h"
 #include "proto.h"
 #include "rpcbind.h"
+#include "store.h"
 #include "upstream.h"
 
 #include <errno.h>
@@ -218,6 +219,16 @@ static int prepare_cache_dir(const char *dir, char *err, size_t errlen)
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "cache_dir %s: not a directory", dir);
 		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		/* the store refuses it too; said here, before "not writable",
+		 * with the fix (a cache made by root, run as a service user) */
+		char *abs = realpath(dir, NULL);
+		int rc = store_refuse_owner(abs ? abs : dir, abs ? abs : dir, st.st_uid, err,
+		                            errlen);
+
+		free(abs);
+		return rc;
 	}
 	if (statfs(dir, &sfs) == 0 && remote_fs_name(sfs.f_type)) {
 		snprintf(err, errlen,
