@@ -22,6 +22,7 @@ CTL=$H_BUILD/cachefsctl
 command -v setpriv >/dev/null || h_skip "no setpriv (util-linux)"
 getent passwd nobody >/dev/null || h_skip "no user nobody"
 NOBODY=$(id -u nobody)
+NOGROUP=$(id -g nobody)
 h_start_ganesha up
 E=$H_EXPORT_up
 h_mkdata "$E/file" 4096 7
@@ -34,6 +35,7 @@ url() { echo "nfs://127.0.0.1$E/file?nfsport=$1&mountport=$1"; }
 json() { "$CTL" --cache-dir "$C" stats --json | jq -r ".$1"; }
 
 # --- 1. a cache made by root ---
+# shellcheck disable=SC2034 # h_start_cachefsd reads it by name
 H_CACHE_root=$C
 h_start_cachefsd root up "${FLAGS[@]}"
 got=$(nfs-cat "$(url "$H_PORT_root")" | md5sum | cut -d' ' -f1)
@@ -45,7 +47,7 @@ h_stop_cachefsd root
 
 # --- 2. as nobody: refused, the fix named ---
 port=$(h_free_port)
-out=$(timeout 60 setpriv --reuid nobody --regid nogroup --clear-groups \
+out=$(timeout 60 setpriv --reuid nobody --regid "$NOGROUP" --clear-groups \
 	"$CFS" --foreground --listen "127.0.0.1:$port" --upstream "$H_URL_up" \
 	--cache-dir "$C" "${FLAGS[@]}" 2>&1)
 rc=$?
@@ -68,7 +70,7 @@ h_pass "$fix: all $n entries of the cache are nobody's: $out"
 # --- 4. nobody's daemon serves the cached file from the cache ---
 log=$H_TMP/nobody-cachefsd.log
 port=$(h_free_port)
-setpriv --reuid nobody --regid nogroup --clear-groups \
+setpriv --reuid nobody --regid "$NOGROUP" --clear-groups \
 	"$CFS" --foreground --listen "127.0.0.1:$port" --upstream "$H_URL_up" \
 	--cache-dir "$C" "${FLAGS[@]}" >"$log" 2>&1 &
 pid=$!
@@ -80,7 +82,7 @@ got=$(nfs-cat "$(url "$port")" | md5sum | cut -d' ' -f1)
 [ "$got" = "$want" ] || h_fail "read through nobody's daemon: md5 $got, not $want"
 hits=$(json read_hits)
 up=$(json upstream_read_bytes)
-[ "$hits" -gt 0 ] && [ "$up" = 0 ] ||
+{ [ "$hits" -gt 0 ] && [ "$up" = 0 ]; } ||
 	h_fail "nobody's daemon did not serve from the migrated cache: read_hits $hits, upstream_read_bytes $up"
 ! grep -q "refused\|planted\|not used" "$log" || h_fail "the daemon refused something: $(grep "refused\|planted\|not used" "$log")"
 h_pass "cachefsd as uid $NOBODY serves the migrated cache: right bytes, $hits READ hits, 0 bytes read upstream"
@@ -88,7 +90,7 @@ h_pass "cachefsd as uid $NOBODY serves the migrated cache: right bytes, $hits RE
 # --- 5. not while a daemon uses it ---
 rc=0
 out=$("$CTL" chown root --cache-dir "$C" 2>&1) || rc=$?
-[ "$rc" = 1 ] && grep -q "in use by a running cachefsd" <<<"$out" ||
+{ [ "$rc" = 1 ] && grep -q "in use by a running cachefsd" <<<"$out"; } ||
 	h_fail "chown of a cache in use: exit $rc: $out"
 [ "$(stat -c %u "$C")" = "$NOBODY" ] || h_fail "chown of a cache in use changed its owner"
 h_pass "cachefsctl chown of a cache in use: exit 1, nothing changed: $out"
