@@ -15,6 +15,7 @@
 #include "proto.h"
 #include "rpcbind.h"
 #include "sdnotify.h"
+#include "store.h"
 #include "upstream.h"
 
 #include <errno.h>
@@ -32,7 +33,6 @@
 
 #include "version.h"
 
-static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_stats;
 static volatile sig_atomic_t sig_reload;
 
@@ -43,7 +43,7 @@ static void on_signal(int sig)
 	else if (sig == SIGHUP)
 		sig_reload = 1;
 	else
-		sig_stop = 1;
+		loop_signal_stop(); /* also ends a start's waits (loop.h) */
 }
 
 struct daemon {
@@ -190,7 +190,7 @@ static void before_sleep(struct loop *l, void *arg)
 		dump_stats(d);
 		write_stats_file(d);
 	}
-	if (sig_stop)
+	if (loop_stop_signalled())
 		loop_stop(l);
 }
 
@@ -243,6 +243,16 @@ static int prepare_cache_dir(const char *dir, char *err, size_t errlen)
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "cache_dir %s: not a directory", dir);
 		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		/* the store refuses it too; said here, before "not writable",
+		 * with the fix (a cache made by root, run as a service user) */
+		char *abs = realpath(dir, NULL);
+		int rc = store_refuse_owner(abs ? abs : dir, abs ? abs : dir, st.st_uid, err,
+		                            errlen);
+
+		free(abs);
+		return rc;
 	}
 	if (statfs(dir, &sfs) == 0 && remote_fs_name(sfs.f_type)) {
 		snprintf(err, errlen,
@@ -415,7 +425,7 @@ int main(int argc, char **argv)
 	enum config_action action;
 	char err[8192];
 	struct sigaction sa;
-	int rc, detach;
+	int rc, detach, exit_rc = 1;
 
 	/* Replies and chunks are buffers of up to 1 MiB, allocated and freed
 	 * for every READ: keep them on the heap and keep the freed top of the
@@ -572,8 +582,17 @@ int main(int argc, char **argv)
 	return 0;
 
 fail:
-	sdnotify_failed(err);
-	daemon_failed(err);
+	if (loop_stop_signalled() && ready_fd < 0) {
+		/* SIGINT/SIGTERM during the start ended a wait (loop.h): a
+		 * stop, not a failure; exit 0 (a daemonizing parent still
+		 * reports that it did not start) */
+		sdnotify_stopping();
+		log_info("stopped during start-up: %s", err);
+		exit_rc = 0;
+	} else {
+		sdnotify_failed(err);
+		daemon_failed(err);
+	}
 	metrics_stop(d.metrics);
 	control_stop(d.ctl);
 	nsm_stop();
@@ -588,5 +607,5 @@ fail:
 	loop_free(d.loop);
 	config_free(&d.cfg);
 	free_argv_copy(&d, argv);
-	return 1;
+	return exit_rc;
 }

@@ -51,6 +51,15 @@ void loop_set_busy_poll(struct loop *l, unsigned us);
 /* Run until loop_stop(); returns 0. */
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);
+/* A stop asked for by a signal. The handler calls loop_signal_stop()
+ * (async-signal-safe: it sets a flag, nothing else); the waits that block
+ * the loop's thread at start-up (the upstream's MOUNT, rpcbind
+ * registration) give up when loop_stop_signalled() says so, so that a
+ * SIGINT or SIGTERM during a start against a hung filer or rpcbind ends
+ * it at once instead of after their timeouts. Process-wide: one daemon,
+ * one stop. */
+void loop_signal_stop(void);
+int loop_stop_signalled(void);
 /* Run one pass waiting at most timeout_ms (for startup sequences). */
 void loop_once(struct loop *l, int timeout_ms);
 

@@ -25,6 +25,8 @@ struct rpcbind_reg;
  * with a log line. No rpcbind, or one that stops answering within the
  * bound: auto logs one line and goes on (keeping what was registered
  * before), yes fails.
+ * A stop signalled meanwhile (loop_stop_signalled()) ends it at once:
+ * -EINTR, what it registered unregistered.
  * Returns 0 with *out (NULL when nothing was registered), or -errno with a
  * message in err naming the program, version, port and the fix; nothing
  * stays registered then. Sets control_counters.rpcbind_registered. */

@@ -34,6 +34,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "counters.h"
 
@@ -185,6 +186,31 @@ enum store_counter_row {
 int store_open(const struct store_params *p, struct store **out, char *err, size_t errlen);
 /* Commits, syncs and closes. */
 void store_close(struct store *s);
+
+/* The refusal of a cache directory dir whose entry what (dir itself, or a
+ * path in it) is owned by owner, not by the user cachefsd runs as: the
+ * message in err names the fix, `cachefsctl chown USER --cache-dir DIR`.
+ * Returns -EPERM. (Also used before the store is opened: main.c.) */
+int store_refuse_owner(const char *dir, const char *what, uid_t owner, char *err, size_t errlen);
+/* What store_chown() did: entries given to the new owner, entries that
+ * were theirs already, entries left alone (each reported to skip). */
+struct store_chown_result {
+	uint64_t changed, already, skipped;
+};
+/* Called for each entry store_chown() leaves alone: its path and why. */
+typedef void (*store_chown_skip_fn)(const char *path, const char *why, void *arg);
+/* Without a daemon using it (its lock is taken: -EBUSY otherwise), gives
+ * the cache directory dir and what its owner made in it to uid and gid
+ * ((gid_t)-1: groups unchanged), so that a cachefsd running as uid
+ * accepts it (cachefsctl chown; store_chown.c says what is left alone and
+ * why: links, other users' entries, files of several links, directories
+ * others may write). Refuses, changing nothing, a directory that is not a
+ * cache (no CACHE file, not empty) or that its group or others may write.
+ * The directory is changed last. Returns 0 (res filled; res->skipped may
+ * be non-zero) or a negative errno with a message naming the path in err
+ * (-EPERM from fchown: not root). */
+int store_chown(const char *dir, uid_t uid, gid_t gid, struct store_chown_result *res,
+                store_chown_skip_fn skip, void *arg, char *err, size_t errlen);
 /* [worker] Reads the index file of the cache directory dir into the page
  * cache, at most limit bytes from its start, so that lookups after a
  * restart or a reboot of the proxy host do not fault pages in from the

@@ -162,8 +162,10 @@ typedef void (*upstream_cb)(int status, void *res, void *priv);
  * without being sent. */
 typedef int (*upstream_alive_fn)(void *priv);
 
-/* Connects and mounts the export, driving the loop until done or until
- * cfg->upstream_timeout passes. Returns 0 or -errno with err. */
+/* Connects and mounts the export, driving the loop until done, until
+ * cfg->upstream_timeout passes or until a stop is signalled
+ * (loop_stop_signalled()). Returns 0 or -errno with err (-EINTR: the
+ * stop). */
 int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream **out,
 		   char *err, size_t errlen);
 void upstream_stop(struct upstream *up);

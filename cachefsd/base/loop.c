@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -219,6 +220,18 @@ void loop_pending(struct loop *l)
 void loop_stop(struct loop *l)
 {
 	l->stop = 1;
+}
+
+static volatile sig_atomic_t stop_signalled;
+
+void loop_signal_stop(void)
+{
+	stop_signalled = 1;
+}
+
+int loop_stop_signalled(void)
+{
+	return stop_signalled != 0;
 }
 
 uint64_t loop_now(struct loop *l)

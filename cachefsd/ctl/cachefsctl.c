@@ -19,8 +19,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -2121,6 +2123,137 @@ static int cmd_check_index(int argc, char **argv)
 	return EXIT_FAILED;
 }
 
+/* --- chown ---------------------------------------------------------------- */
+
+/* USER[:GROUP] (names or numbers): the group is USER's login group when
+ * not given ((gid_t)-1, groups unchanged, for a number no one is named). */
+static void parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *name, size_t namelen)
+{
+	char user[256], *colon;
+	const char *group = NULL;
+	struct passwd *pw;
+
+	snprintf(user, sizeof(user), "%s", spec);
+	colon = strchr(user, ':');
+	if (colon) {
+		*colon = 0;
+		group = colon + 1;
+	}
+	if (user[0] == 0)
+		usage_error("chown", "'%s': no USER", spec);
+	pw = getpwnam(user);
+	if (pw == NULL && strspn(user, "0123456789") == strlen(user) && strlen(user) < 10)
+		pw = getpwuid((uid_t)strtoul(user, NULL, 10));
+	if (pw) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+		snprintf(name, namelen, "%s", pw->pw_name);
+	} else if (strspn(user, "0123456789") == strlen(user) && strlen(user) < 10) {
+		*uid = (uid_t)strtoul(user, NULL, 10);
+		*gid = (gid_t)-1;
+		snprintf(name, namelen, "%s", user);
+	} else {
+		die(EXIT_USAGE, "chown: no user '%s'", user);
+	}
+	if (group && group[0]) {
+		struct group *gr = getgrnam(group);
+
+		if (gr)
+			*gid = gr->gr_gid;
+		else if (strspn(group, "0123456789") == strlen(group) && strlen(group) < 10)
+			*gid = (gid_t)strtoul(group, NULL, 10);
+		else
+			die(EXIT_USAGE, "chown: no group '%s'", group);
+	}
+}
+
+#define CHOWN_SHOWN 100 /* entries left alone listed in --json */
+
+struct chown_out {
+	int json;
+	size_t n;
+	char *path[CHOWN_SHOWN], *why[CHOWN_SHOWN];
+};
+
+static void chown_skip(const char *path, const char *why, void *arg)
+{
+	struct chown_out *o = arg;
+
+	if (!o->json) {
+		fprintf(stderr, "%s: chown: left alone: %s: %s\n", prog, path, why);
+		return;
+	}
+	if (o->n < CHOWN_SHOWN) {
+		o->path[o->n] = strdup(path);
+		o->why[o->n] = strdup(why);
+		if (o->path[o->n] && o->why[o->n])
+			o->n++;
+	}
+}
+
+/* Gives a stopped daemon's cache directory to another user (store_chown):
+ * what moves a cache made by root to the service user. */
+static int cmd_chown(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    OPT_HELP, OPT_JSON, {"cache-dir", required_argument, NULL, 'd'}, OPT_END};
+	struct store_chown_result res;
+	struct chown_out out = {0};
+	char err[4400], name[256];
+	uid_t uid;
+	gid_t gid;
+	int c, rc;
+
+	while ((c = next_opt("chown", argc, argv, ":hjd:", lo)) != -1) {
+		if (c == 'j')
+			out.json = 1;
+		else if (c == 'd')
+			cache_dir_opt = optarg;
+	}
+	if (argc - optind != 1)
+		usage_error("chown", "one USER[:GROUP]");
+	if (cache_dir_opt == NULL)
+		usage_error("chown", "which cache? give --cache-dir DIR or --config FILE");
+	parse_owner(argv[optind], &uid, &gid, name, sizeof(name));
+	rc = store_chown(cache_dir_opt, uid, gid, &res, chown_skip, &out, err, sizeof(err));
+	if (rc < 0)
+		die(EXIT_FAILED, "chown: %s", err);
+	if (out.json) {
+		printf("{\"cache_dir\": ");
+		json_str(stdout, cache_dir_opt);
+		printf(", \"user\": ");
+		json_str(stdout, name);
+		printf(", \"uid\": %u, \"gid\": ", (unsigned)uid);
+		if (gid == (gid_t)-1)
+			printf("null");
+		else
+			printf("%u", (unsigned)gid);
+		printf(", \"changed\": %" PRIu64 ", \"already\": %" PRIu64
+		       ", \"left_alone\": %" PRIu64 ", \"entries_left_alone\": [",
+		       res.changed, res.already, res.skipped);
+		for (size_t i = 0; i < out.n; i++) {
+			printf("%s{\"path\": ", i ? ", " : "");
+			json_str(stdout, out.path[i]);
+			printf(", \"why\": ");
+			json_str(stdout, out.why[i]);
+			printf("}");
+			free(out.path[i]);
+			free(out.why[i]);
+		}
+		printf("]}\n");
+	} else {
+		printf("%s: given to %s (uid %u", cache_dir_opt, name, (unsigned)uid);
+		if (gid != (gid_t)-1)
+			printf(", gid %u", (unsigned)gid);
+		printf("): %" PRIu64 " entries changed, %" PRIu64 " were theirs already",
+		       res.changed, res.already);
+		if (res.skipped)
+			printf(", %" PRIu64 " left alone (above)", res.skipped);
+		printf("\n");
+	}
+	return res.skipped ? EXIT_FAILED : 0;
+}
+
 /* --- top ------------------------------------------------------------------ */
 
 #define TOP_PROCS 6 /* rows of the busiest procedures */
@@ -2474,6 +2607,24 @@ static const struct command commands[] = {
      "\noptions:\n" HELP_JSON_OPT
      "                {\"path\", \"intact\", \"reason\", \"detail\"}\n" HELP_HELP_OPT
      "\nexit status: 0 intact, 1 damaged (or unreadable), 2 usage\n"},
+    {"chown", cmd_chown, "[--json] USER[:GROUP] --cache-dir DIR",
+     "give a stopped daemon's cache to another user",
+     "Without the daemon (stop cachefsd first): gives the cache directory and what\n"
+     "its owner made in it to USER (and GROUP, or USER's login group), so that a\n"
+     "cachefsd running as USER uses it: what moves a cache made by root to the\n"
+     "service user. Run as root. What someone else could have put there is left\n"
+     "alone and named (a symbolic link, another user's entry, a file with more\n"
+     "than one link, a directory others may write); cachefsd refuses or removes\n"
+     "those as before. A directory that is not a cache, or that its group or\n"
+     "others may write, is refused with nothing changed. Running it again is\n"
+     "harmless.\n"
+     "\noptions:\n"
+     "  -d, --cache-dir DIR  the cache directory (as the global option)\n" HELP_JSON_OPT
+     "                {\"cache_dir\", \"user\", \"uid\", \"gid\", \"changed\",\n"
+     "                \"already\", \"left_alone\", \"entries_left_alone\": [{\"path\",\n"
+     "                \"why\"}]}\n" HELP_HELP_OPT
+     "\nexit status: 0 all given, 1 some entries left alone or the cache refused (in\n"
+     "use, not a cache, not root), 2 usage\n"},
     {"warm", cmd_warm, "[OPTION...] PATH... | --resume | --status | --cancel",
      "read files through the proxy so they are cached",
      "Reads files or trees (relative to the export, or absolute under it; / is the\n"
@@ -2602,8 +2753,8 @@ int main(int argc, char **argv)
 	/* the command's options: a fresh getopt over its words, which it may
 	 * permute (cachefsctl invalidate a --json b) */
 	optind = 0;
-	if ((cmd->fn == cmd_warm || cmd->fn == cmd_check_index) && config_opt &&
-	    sock_path[0] == 0 && cache_dir_opt == NULL)
+	if ((cmd->fn == cmd_warm || cmd->fn == cmd_check_index || cmd->fn == cmd_chown) &&
+	    config_opt && sock_path[0] == 0 && cache_dir_opt == NULL)
 		find_socket(config_opt); /* learns the cache_dir */
 	return cmd->fn(argc, argv);
 }

@@ -13,7 +13,11 @@
  * or a stop for no longer than that. The first exchange that does not end
  * with an answer ends the session: nothing more is asked of an rpcbind
  * that stopped answering, and no libnfs callback outlives the frame of its
- * call (pm_wait).
+ * call (pm_wait). A stop signalled during registration (SIGINT, SIGTERM:
+ * loop_stop_signalled()) ends the registration's session too, at once: what
+ * was registered is unregistered (STOP_MS) and the start ends. The stop's
+ * own unregistration is not cut short by signals (a second Ctrl-C): it has
+ * its 1 s.
  *
  * The protocols: DUMP (rpcbind v3) tells who holds a registration and
  * where (its universal address; GETADDR would answer another version of
@@ -31,6 +35,7 @@
 #include "rpcbind.h"
 #include "control.h"
 #include "log.h"
+#include "loop.h"
 #include "procs.h"
 
 #include <arpa/inet.h>
@@ -81,7 +86,8 @@ struct pm_session {
 	struct rpc_context *rpc; /* NULL once closed */
 	uint64_t deadline;       /* CLOCK_MONOTONIC ms */
 	int budget_ms;           /* what the deadline allowed, for messages */
-	int rc;                  /* why it closed: -ETIMEDOUT, -ECONNRESET, ... */
+	int interruptible;       /* a signalled stop closes it (-EINTR) */
+	int rc;                  /* why it closed: -ETIMEDOUT, -ECONNRESET, -EINTR ... */
 	char err[200];           /* pm_wait's why fits */
 };
 
@@ -109,6 +115,12 @@ static int remaining_ms(const struct pm_session *s)
 	uint64_t now = now_ms();
 
 	return now >= s->deadline ? 0 : (int)(s->deadline - now);
+}
+
+/* The session is to end now: a stop was signalled during registration. */
+static int pm_stopped(const struct pm_session *s)
+{
+	return s->interruptible && loop_stop_signalled();
 }
 
 static void call_result(struct pm_call *c, int status, void *data)
@@ -186,6 +198,11 @@ static int pm_wait(struct pm_session *s, struct pm_call *c)
 		struct pollfd p;
 		int n;
 
+		if (pm_stopped(s)) {
+			snprintf(why, sizeof(why), "a stop was asked for (signal)");
+			rc = -EINTR;
+			break;
+		}
 		if (left == 0) {
 			snprintf(why, sizeof(why), "no answer within %g s", s->budget_ms / 1000.0);
 			rc = -ETIMEDOUT;
@@ -235,11 +252,12 @@ static int pm_not_queued(struct pm_session *s)
 	return s->rc;
 }
 
-static int port_alive(struct in_addr addr, int port, int timeout_ms);
+static int port_alive(struct in_addr addr, int port, int timeout_ms, int interruptible);
 
 /* Opens s, connected to the local rpcbind, with budget_ms for everything
- * done in it: 0, or -errno with why in s->err (s closed). */
-static int pm_open(struct pm_session *s, int budget_ms)
+ * done in it (interruptible: a signalled stop closes it): 0, or -errno
+ * with why in s->err (s closed). */
+static int pm_open(struct pm_session *s, int budget_ms, int interruptible)
 {
 	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
 	struct pm_call c;
@@ -248,7 +266,12 @@ static int pm_open(struct pm_session *s, int budget_ms)
 	memset(s, 0, sizeof(*s));
 	s->budget_ms = budget_ms;
 	s->deadline = now_ms() + (uint64_t)budget_ms;
-	rc = port_alive(lo, RPCBIND_PORT, remaining_ms(s));
+	s->interruptible = interruptible;
+	rc = port_alive(lo, RPCBIND_PORT, remaining_ms(s), interruptible);
+	if (pm_stopped(s)) {
+		pm_close(s, -EINTR, "a stop was asked for (signal)");
+		return s->rc;
+	}
 	if (rc != 1) {
 		/* said plainly: libnfs would report a refusal as "POLLHUP" */
 		pm_close(s, rc == 0 ? -ECONNREFUSED : -ETIMEDOUT,
@@ -323,13 +346,17 @@ static int pm_change(struct pm_session *s, int set, uint32_t prog, uint32_t vers
 
 /* 1 when something accepts a TCP connection at addr:port within
  * timeout_ms (at most PROBE_MS): a live server. Refused: 0; nothing
- * answering in time: -1 (for a registration both mean stale). */
-static int port_alive(struct in_addr addr, int port, int timeout_ms)
+ * answering in time: -1 (for a registration both mean stale). A signal
+ * does not cut the wait short (a second Ctrl-C during the stop's
+ * unregistration would make a live rpcbind look gone) unless interruptible
+ * and a stop was signalled: -1 then. */
+static int port_alive(struct in_addr addr, int port, int timeout_ms, int interruptible)
 {
 	struct sockaddr_in sin;
 	struct pollfd p;
 	int fd, alive = 0, soerr = 0, n;
 	socklen_t len = sizeof(soerr);
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms < PROBE_MS ? timeout_ms : PROBE_MS);
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -343,8 +370,15 @@ static int port_alive(struct in_addr addr, int port, int timeout_ms)
 	} else if (errno == EINPROGRESS) {
 		p.fd = fd;
 		p.events = POLLOUT;
-		n = poll(&p, 1, timeout_ms < PROBE_MS ? timeout_ms : PROBE_MS);
-		if (n == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
+		do {
+			uint64_t now = now_ms();
+
+			n = poll(&p, 1, now >= deadline ? 0 : (int)(deadline - now));
+		} while (n < 0 && errno == EINTR && !(interruptible && loop_stop_signalled()));
+		if (n < 0 && errno == EINTR)
+			alive = -1;
+		else if (n == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 &&
+		         soerr == 0)
 			alive = 1;
 		else if (n == 0)
 			alive = -1;
@@ -364,7 +398,7 @@ static void unregister_all(struct rpcbind_reg *r)
 
 	if (r->n == 0)
 		return;
-	pm_open(&s, STOP_MS);
+	pm_open(&s, STOP_MS, 0);
 	for (size_t i = 0; i < r->n; i++) {
 		struct reg_ent *e = &r->ent[i];
 		struct in_addr a;
@@ -431,7 +465,7 @@ static int register_one(struct pm_session *s, const struct cfs_config *cfg, stru
 		log_info("rpcbind: %s v%u tcp port %d was registered already (an earlier run)",
 		         p->name, p->vers, port);
 	} else {
-		if (port != 0 && port_alive(a, port, remaining_ms(s)) == 1) {
+		if (port != 0 && port_alive(a, port, remaining_ms(s), s->interruptible) == 1) {
 			if (yes) {
 				snprintf(
 				    err, errlen,
@@ -517,7 +551,11 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 	control_counters.rpcbind_registered = 0;
 	if (cfg->rpcbind_register == CFS_REGISTER_NO)
 		return 0;
-	rc = pm_open(&s, START_MS);
+	rc = pm_open(&s, START_MS, 1);
+	if (rc == -EINTR) {
+		snprintf(err, errlen, "rpcbind: nothing registered: %s", s.err);
+		return rc;
+	}
 	if (rc != 0) {
 		if (yes) {
 			snprintf(
@@ -546,6 +584,11 @@ int rpcbind_register(const struct cfs_config *cfg, int port, struct rpcbind_reg 
 		rc = register_one(&s, cfg, r, &rows[i], err, errlen);
 		if (rc != 0 && s.rpc != NULL)
 			goto fail; /* yes, and a program could not be registered */
+	}
+	if (s.rpc == NULL && s.rc == -EINTR) {
+		snprintf(err, errlen, "rpcbind: registration not finished: %s", s.err);
+		rc = s.rc;
+		goto fail;
 	}
 	if (s.rpc == NULL) {
 		/* rpcbind stopped answering (or never did, past the connect:

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +503,33 @@ cannot:
 	return -EIO;
 }
 
+/* The command that gives the cache directory dir to the user cachefsd runs
+ * as (store_chown.c): its name when it has one, else its number. */
+static const char *chown_fix(char *buf, size_t len, const char *dir)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (pw && pw->pw_name[0])
+		snprintf(buf, len, "cachefsctl chown %s --cache-dir %s", pw->pw_name, dir);
+	else
+		snprintf(buf, len, "cachefsctl chown %u --cache-dir %s", (unsigned)geteuid(), dir);
+	return buf;
+}
+
+int store_refuse_owner(const char *dir, const char *what, uid_t owner, char *err, size_t errlen)
+{
+	char fix[PATH_MAX + 64];
+	uid_t me = geteuid();
+
+	snprintf(err, errlen,
+	         "cache_dir: %s is owned by uid %u, not by uid %u that cachefsd runs as: another "
+	         "user could plant or replace cache files; refusing to use it. To move the cache "
+	         "to uid %u, stop what uses it and run as root: %s (or run cachefsd as uid %u)",
+	         what, (unsigned)owner, (unsigned)me, (unsigned)me,
+	         chown_fix(fix, sizeof(fix), dir), (unsigned)owner);
+	return -EPERM;
+}
+
 /* Refuses what another user could change under us: the cache directory
  * (name NULL) or an entry of it that is not of type want and the daemon
  * user's own, or that its group or others may write. Anyone who can write
@@ -536,15 +564,8 @@ static int check_private(struct store *s, const char *name, mode_t want, char *e
 		snprintf(err, errlen, "cache_dir: %s is not a %s: remove it", what, kind);
 		return -EINVAL;
 	}
-	if (st.st_uid != me) {
-		snprintf(err, errlen,
-		         "cache_dir: %s is owned by uid %u, not by uid %u that cachefsd runs as: "
-		         "another user could plant or replace cache files; refusing to use it: "
-		         "chown -R %u %s (or run cachefsd as uid %u)",
-		         what, (unsigned)st.st_uid, (unsigned)me, (unsigned)me, what,
-		         (unsigned)st.st_uid);
-		return -EPERM;
-	}
+	if (st.st_uid != me)
+		return store_refuse_owner(s->dir, what, st.st_uid, err, errlen);
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		snprintf(err, errlen,
 		         "cache_dir: %s is writable by %s (mode %04o): another user could plant or "
@@ -875,14 +896,25 @@ static int index_inspect(struct store *s, uint64_t map_size, char *why, size_t w
 			snprintf(why, whylen, "index/%s is %s", files[i], type_name(st.st_mode));
 			return STORE_DMG_NOT_FILE;
 		}
-		if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		if (st.st_uid != geteuid()) {
+			char fix[PATH_MAX + 64];
+
+			snprintf(
+			    err, errlen,
+			    "cache_dir: %s/index/%s is owned by uid %u: cachefsd (uid %u) uses "
+			    "only index files of its own: stop what uses the cache and run as "
+			    "root: %s",
+			    s->dir, files[i], (unsigned)st.st_uid, (unsigned)geteuid(),
+			    chown_fix(fix, sizeof(fix), s->dir));
+			return -EPERM;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 			snprintf(err, errlen,
-			         "cache_dir: %s/index/%s is owned by uid %u (mode %04o): cachefsd "
-			         "(uid %u) uses only index files of its own that no one else may "
-			         "write: chown %u %s/index/%s; chmod 0600 %s/index/%s",
-			         s->dir, files[i], (unsigned)st.st_uid,
-			         (unsigned)(st.st_mode & 07777), (unsigned)geteuid(),
-			         (unsigned)geteuid(), s->dir, files[i], s->dir, files[i]);
+			         "cache_dir: %s/index/%s is writable by its group or others (mode "
+			         "%04o): cachefsd uses only index files no one else may write: "
+			         "chmod 0600 %s/index/%s",
+			         s->dir, files[i], (unsigned)(st.st_mode & 07777), s->dir,
+			         files[i]);
 			return -EPERM;
 		}
 	}

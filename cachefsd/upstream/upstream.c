@@ -1050,13 +1050,19 @@ static void fsinfo_cb(int status, void *res, void *priv)
 	b->done = 1;
 }
 
-/* Runs the loop until the step finishes, fails or the deadline passes.
- * 0, or -1 when the step failed (b says why; upstream_start() returns
- * -EHOSTUNREACH with that message). boot_connect() answers the same. */
+/* Runs the loop until the step finishes, fails, the deadline passes or a
+ * stop is signalled (SIGINT during a start against a hung filer: the start
+ * ends now, not after upstream_timeout). 0, or -1 when the step failed (b
+ * says why; upstream_start() returns -EHOSTUNREACH with that message, or
+ * -EINTR when stopped). boot_connect() answers the same. */
 static int boot_wait(struct boot *b, uint64_t deadline)
 {
 	while (!b->done && !b->failed) {
 		uint64_t now = loop_clock_ms();
+		if (loop_stop_signalled()) {
+			boot_fail(b, "not mounted: a stop was asked for (signal)");
+			break;
+		}
 		if (now >= deadline) {
 			boot_fail(b, "no answer within %d s", b->up->cfg->upstream_timeout);
 			break;
@@ -1216,11 +1222,11 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 boot_failed_pool:
 	snprintf(err, errlen, "upstream %s: %s", cfg->upstream, b.err);
 	upstream_stop(up);
-	return -EHOSTUNREACH;
+	return loop_stop_signalled() ? -EINTR : -EHOSTUNREACH;
 boot_failed:
 	snprintf(err, errlen, "upstream %s: %s", cfg->upstream, b.err);
 	boot_close(&b);
-	rc = -EHOSTUNREACH;
+	rc = loop_stop_signalled() ? -EINTR : -EHOSTUNREACH;
 fail:
 	free(up->conns);
 	free(up);

@@ -51,7 +51,7 @@ starts()
 H_CACHE_px=$C
 starts # a new cache dir (0700)
 chown 65534:65534 "$C"
-refused "$C is owned by uid 65534, not by uid 0 that cachefsd runs as" "chown -R 0 $C"
+refused "$C is owned by uid 65534, not by uid 0 that cachefsd runs as" "run as root: cachefsctl chown root --cache-dir $C"
 chown 0:0 "$C"
 chmod 0777 "$C"
 refused "$C is writable by its group and others (mode 0777)" "chmod go-w $C"
@@ -63,7 +63,7 @@ chmod 0777 "$C/index"
 refused "$C/index is writable by its group and others" "chmod go-w $C/index"
 chmod 0700 "$C/index"
 chown 65534 "$C/data"
-refused "$C/data is owned by uid 65534" "chown -R 0 $C/data"
+refused "$C/data is owned by uid 65534" "cachefsctl chown root --cache-dir $C"
 chown 0 "$C/data"
 chmod 0666 "$C/CACHE"
 refused "$C/CACHE is writable by its group and others" "chmod go-w $C/CACHE"

@@ -2228,16 +2228,146 @@ static void test_private_dir(void **state)
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rename(target, path), 0);
 	if (geteuid() == 0) {
+		char fix[300];
+
+		/* the fix named: the command that moves the cache to us */
+		snprintf(fix, sizeof(fix), "run as root: cachefsctl chown root --cache-dir %s",
+		         c->dir);
 		assert_int_equal(chown(c->dir, 65534, 65534), 0);
 		expect_refused(c, "is owned by uid 65534, not by uid 0");
+		expect_refused(c, fix);
 		assert_int_equal(chown(c->dir, 0, 0), 0);
+		snprintf(path, sizeof(path), "%s/data", c->dir);
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		expect_refused(c, "/data is owned by uid 65534");
+		expect_refused(c, fix); /* the whole cache's, not data/'s */
+		assert_int_equal(chown(path, 0, 0), 0);
 		snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
 		assert_int_equal(chown(path, 65534, 65534), 0);
 		expect_refused(c, "index/data.mdb is owned by uid 65534");
+		expect_refused(c, fix);
 		assert_int_equal(chown(path, 0, 0), 0);
 	} else {
 		printf("ownership cases skipped: not root\n");
 	}
+	open_ok(c);
+}
+
+struct skips {
+	int n;
+	char path[8][300];
+};
+
+static void note_skip(const char *path, const char *why, void *arg)
+{
+	struct skips *k = arg;
+
+	(void)why;
+	if (k->n < 8)
+		snprintf(k->path[k->n++], sizeof(k->path[0]), "%s", path);
+}
+
+static int skipped_path(const struct skips *k, const char *path)
+{
+	for (int i = 0; i < k->n; i++)
+		if (strcmp(k->path[i], path) == 0)
+			return 1;
+	return 0;
+}
+
+static uid_t owner_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_uid;
+}
+
+/* store_chown (cachefsctl chown): a cache made by root given to uid 65534
+ * is refused by a root daemon (the fix named), given back and used again.
+ * What someone else could have put there stays as it was: a symbolic link
+ * (its target untouched), a file of two links (one outside the cache), a
+ * file of another user. A cache in use, a directory that is not a cache,
+ * one others may write: refused, nothing changed. */
+static void test_chown(void **state)
+{
+	struct ctx *c = *state;
+	char err[4400] = "", path[300], link1[300], hard[300], other[300], outside[300];
+	char fix[300];
+	struct store_chown_result r;
+	struct skips k = {0};
+	int fd;
+
+	if (geteuid() != 0) {
+		printf("skipped: not root\n");
+		return;
+	}
+	open_ok(c);
+	store_close(c->s);
+	c->s = NULL;
+	snprintf(outside, sizeof(outside), "%s/outside", c->root);
+	fd = open(outside, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(link1, sizeof(link1), "%s/data/planted-link", c->dir);
+	assert_int_equal(symlink(outside, link1), 0);
+	snprintf(hard, sizeof(hard), "%s/data/planted-hard", c->dir);
+	assert_int_equal(link(outside, hard), 0);
+	snprintf(other, sizeof(other), "%s/data/others", c->dir);
+	fd = open(other, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 1, 1), 0);
+	close(fd);
+
+	assert_int_equal(store_chown(c->dir, 65534, 65534, &r, note_skip, &k, err, sizeof(err)),
+	                 0);
+	assert_true(r.changed >= 5); /* the dir, CACHE, index/, its files, data/ */
+	assert_int_equal(r.skipped, 3);
+	assert_true(skipped_path(&k, link1) && skipped_path(&k, hard) && skipped_path(&k, other));
+	assert_int_equal(owner_of(c->dir), 65534);
+	snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
+	assert_int_equal(owner_of(path), 65534);
+	snprintf(path, sizeof(path), "%s/CACHE", c->dir);
+	assert_int_equal(owner_of(path), 65534);
+	assert_int_equal(owner_of(link1), 0);
+	assert_int_equal(owner_of(outside), 0); /* neither through the link nor the hard link */
+	assert_int_equal(owner_of(other), 1);
+	snprintf(fix, sizeof(fix), "cachefsctl chown root --cache-dir %s", c->dir);
+	expect_refused(c, fix);
+
+	/* a second run changes nothing more */
+	k.n = 0;
+	assert_int_equal(store_chown(c->dir, 65534, 65534, &r, note_skip, &k, err, sizeof(err)),
+	                 0);
+	assert_int_equal(r.changed, 0);
+	assert_true(r.already >= 5);
+
+	/* back to root (what the planted entries are not: they stay) */
+	assert_int_equal(unlink(link1), 0);
+	assert_int_equal(unlink(hard), 0);
+	assert_int_equal(unlink(other), 0);
+	assert_int_equal(store_chown(c->dir, 0, 0, &r, NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(r.skipped, 0);
+	open_ok(c);
+	/* in use: the daemon's lock */
+	assert_int_equal(store_chown(c->dir, 65534, 65534, &r, NULL, NULL, err, sizeof(err)),
+	                 -EBUSY);
+	assert_non_null(strstr(err, "in use by a running cachefsd"));
+	store_close(c->s);
+	c->s = NULL;
+	assert_int_equal(owner_of(c->dir), 0);
+	/* others may write it: what is in it may be anyone's */
+	assert_int_equal(chmod(c->dir, 0770), 0);
+	assert_int_equal(store_chown(c->dir, 65534, 65534, &r, NULL, NULL, err, sizeof(err)),
+	                 -EPERM);
+	assert_non_null(strstr(err, "writable by its group or others"));
+	assert_int_equal(chmod(c->dir, 0700), 0);
+	/* not a cache: a directory with files and no CACHE file */
+	assert_int_equal(store_chown(c->root, 65534, 65534, &r, NULL, NULL, err, sizeof(err)),
+	                 -EINVAL);
+	assert_non_null(strstr(err, "not a cachefsd cache"));
+	assert_int_equal(owner_of(c->root), 0);
+	assert_int_equal(owner_of(c->dir), 0);
 	open_ok(c);
 }
 
@@ -2398,6 +2528,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_index_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runtime_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_private_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_chown, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_meta_checksum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_meta_memo, setup, teardown),
