@@ -1,14 +1,24 @@
 #!/bin/bash
 # `make run`: start an upstream (or use UPSTREAM=nfs://server/export), put
-# cachefsd in front of it, prove it by reading a file through the proxy, and
-# serve until Ctrl-C. Everything started here is stopped on exit.
+# cachefsd in front of it, prove it by reading demo files through the proxy
+# twice (the second time from the cache, with the READ hits and bytes
+# served from the cache that `cachefsctl stats --json` counts), and serve
+# until Ctrl-C. Everything started here is stopped on exit.
 #
 #   tests/lib/demo.sh BUILD_DIR [UPSTREAM_URL]
+#
+# DEMO_EXIT=1 (`make run DEMO_EXIT=1`): stop after the demo's output
+# instead of serving (for scripts and tests/integ/09-demo.sh).
+# DEMO_DIR=DIR: the demo's export and cache in DIR instead of BUILD_DIR
+# (kept there, so that the next run finds the cache warm).
 set -u
 BUILD=${1:-build}
 UPSTREAM=${2:-}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export H_BUILD=$ROOT/$BUILD
+case $BUILD in
+/*) export H_BUILD=$BUILD ;;
+*) export H_BUILD=$ROOT/$BUILD ;;
+esac
 H_TEST=demo
 # shellcheck source=tests/lib/harness.sh
 . "$ROOT/tests/lib/harness.sh"
@@ -23,7 +33,10 @@ trap 'echo; echo "stopping"; exit 0' INT TERM
 
 # the demo's export and cache live in the build dir, so a second `make run`
 # finds the cache of the first one warm
-DEMO_EXPORT=$H_BUILD/demo-export
+DEMO_DIR=${DEMO_DIR:-$H_BUILD}
+mkdir -p "$DEMO_DIR" || exit 1
+DEMO_DIR=$(cd "$DEMO_DIR" && pwd)
+DEMO_EXPORT=$DEMO_DIR/demo-export
 mkdir -p "$DEMO_EXPORT/docs" "$DEMO_EXPORT/src/lib"
 if [ ! -f "$DEMO_EXPORT/hello.txt" ]; then
 	echo "Hello from the upstream server, read through cachefsd." >"$DEMO_EXPORT/hello.txt"
@@ -40,7 +53,6 @@ if ss -Hltn "sport = :$port" | grep -q .; then
 	echo "port 2049 is taken; using $port"
 fi
 H_PORT_px=$port
-H_CACHE_px=$H_BUILD/demo-cache
 
 if [ -z "$UPSTREAM" ]; then
 	h_start_ganesha demo "$DEMO_EXPORT"
@@ -66,7 +78,7 @@ else
 	probe=
 fi
 # one cache per upstream export (a cache dir made for another upstream is refused)
-H_CACHE_px=$H_BUILD/demo-cache-$(printf '%s' "${UPSTREAM%%\?*}" | md5sum | cut -c1-8)
+H_CACHE_px=$DEMO_DIR/demo-cache-$(printf '%s' "${UPSTREAM%%\?*}" | md5sum | cut -c1-8)
 [ -z "${H_URL_ext:-}" ] || up=ext
 h_start_cachefsd px "${up:-demo}" --allow "127.0.0.0/8,::1"
 # registration with rpcbind comes after the listener: wait for "serving"
@@ -94,22 +106,69 @@ fi
 echo "              (other machines: restart with --allow <their network> and use this host's address)"
 echo
 
-# prove it: read through the proxy
-if [ -n "$probe" ]; then
+# prove it: read through the proxy, twice
+CTL=("$H_BUILD/cachefsctl" --cache-dir "$H_CACHE_px")
+# snap ARRAY: the counters the demo shows, from cachefsctl stats --json:
+# READ hits, misses, pass-throughs, bytes from the cache, from the upstream
+snap()
+{
+	local j
+	j=$("${CTL[@]}" stats --json) || h_fail "cachefsctl stats --json failed"
+	mapfile -t "$1" < <(jq -r '.read_hits, .read_misses, .read_passthrough, .bytes_from_cache,
+		.upstream_read_bytes | . // 0' <<<"$j")
+}
+# reads LABEL: read the demo files through the proxy and check every byte;
+# then print what the cache did for that read
+reads()
+{
+	local before after got a b
+	snap before
 	got=$(nfs-cat "nfs://127.0.0.1$export_path/$probe?nfsport=$port&mountport=$port") ||
 		h_fail "reading $probe through cachefsd failed"
 	[ "$got" = "$(cat "$DEMO_EXPORT/$probe")" ] || h_fail "$probe read through cachefsd differs"
-	echo "OK: read $probe through cachefsd: \"$got\""
 	a=$(nfs-cat "nfs://127.0.0.1$export_path/blob.bin?nfsport=$port&mountport=$port" | md5sum)
 	b=$(md5sum <"$DEMO_EXPORT/blob.bin")
 	[ "$a" = "$b" ] || h_fail "blob.bin read through cachefsd differs"
-	echo "OK: read blob.bin (4 MiB) through cachefsd, md5 ${a%% *}"
+	snap after
+	echo "OK: $1 read of $probe (\"$got\") and blob.bin (4 MiB, md5 ${a%% *}) through cachefsd"
+	printf '    %s read: %d READ hits, %d misses, %d passed through; %d bytes from the cache, %d from the upstream\n' \
+		"$1" $((after[0] - before[0])) $((after[1] - before[1])) $((after[2] - before[2])) \
+		$((after[3] - before[3])) $((after[4] - before[4]))
+}
+if [ -n "$probe" ]; then
+	# cachefsd stores no data read within fresh_guard seconds of a file's
+	# last change (two changes within one timestamp tick look alike), and
+	# while it does not know the filer's clock yet it takes it as up to 1 s
+	# behind its own: files the demo has just made are served but not
+	# cached. Wait until they are older than that (only on the first run).
+	guard=$("${CTL[@]}" config --json | jq -r '.fresh_guard') || guard=2
+	newest=$(stat -c %.9Z "$DEMO_EXPORT/$probe" "$DEMO_EXPORT/blob.bin" | sort -n | tail -n 1)
+	# the guard, the 1 s, and 0.3 s for the end of the ctime's tick
+	age=$((guard + 1)).3
+	left=$(($(_h_us "$newest") + $(_h_us "$age") - $(_h_us "$EPOCHREALTIME")))
+	if [ "$left" -gt 0 ]; then
+		echo "The demo files were just made: waiting $((left / 1000000)).$((left % 1000000 / 100000)) s until they are older than"
+		echo "fresh_guard ($guard s, + 1 s while cachefsd does not know the filer's clock): data that"
+		echo "new is served but not cached, as two changes within one timestamp tick look alike"
+		h_sleep_until "$newest" "$age"
+	fi
+	reads first
+	reads second
+	all=()
+	snap all
+	echo "    (cachefsctl stats: ${all[0]} READ hits and ${all[3]} bytes from the cache in all;"
+	echo "     the second read and every later one come from $H_CACHE_px)"
 else
 	nfs-ls "$url" >/dev/null || h_fail "listing $url through cachefsd failed"
 	echo "OK: listed the export through cachefsd:"
 	nfs-ls "$url" | head -n 20
+	echo "    (read a file twice, then: ${CTL[*]} stats)"
 fi
 echo
+if [ "${DEMO_EXIT:-}" = 1 ]; then
+	echo "DEMO_EXIT=1: stopping."
+	exit 0
+fi
 echo "Serving until Ctrl-C."
 while kill -0 "$H_PID_px" 2>/dev/null; do
 	sleep 1
