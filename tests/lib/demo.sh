@@ -134,6 +134,9 @@ reads()
 	printf '    %s read: %d READ hits, %d misses, %d passed through; %d bytes from the cache, %d from the upstream\n' \
 		"$1" $((after[0] - before[0])) $((after[1] - before[1])) $((after[2] - before[2])) \
 		$((after[3] - before[3])) $((after[4] - before[4]))
+	if [ $((after[0] - before[0])) -gt 0 ] && [ $((after[1] - before[1])) -gt 0 ]; then
+		echo "    (hits beside misses: READs of chunks readahead fetched ahead of the reader)"
+	fi
 }
 if [ -n "$probe" ]; then
 	# cachefsd stores no data read within fresh_guard seconds of a file's
