@@ -275,9 +275,11 @@ integ: all tools
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/cachefsd
-# the operator's guide, the example configuration, the Prometheus rules and
-# the Grafana dashboard
-DOCS       := docs/operations.md docs/cachefsd.conf.example docs/alerts.yml docs/dashboard.json
+# the operator's guide, the coherence contract, the example configuration,
+# the Prometheus rules and the Grafana dashboard (the manual pages name them
+# by these paths: the package keeps them uncompressed)
+DOCS       := docs/operations.md docs/coherence.md docs/cachefsd.conf.example docs/alerts.yml \
+              docs/dashboard.json
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCONFDIR ?= /etc
@@ -285,11 +287,12 @@ UNITS      := $(notdir $(wildcard cachefsd/units/*.service))
 DEFAULT_CONF := docs/cachefsd.conf.example
 
 install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSTEMDDIR) \
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSTEMDDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)
 	install -m 0755 $(BUILD)/cachefsd $(DESTDIR)$(SBINDIR)/cachefsd
 	install -m 0755 $(BUILD)/cachefsctl $(DESTDIR)$(SBINDIR)/cachefsctl
 	install -m 0644 docs/cachefsd.8 docs/cachefsctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/cachefsd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	set -e; for u in $(UNITS); do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' cachefsd/units/$$u >$(DESTDIR)$(SYSTEMDDIR)/$$u; \
 		chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/$$u; \
@@ -306,6 +309,7 @@ install: $(BUILD)/cachefsd $(BUILD)/cachefsctl
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/cachefsd $(DESTDIR)$(SBINDIR)/cachefsctl \
 		$(DESTDIR)$(MANDIR)/man8/cachefsd.8 $(DESTDIR)$(MANDIR)/man8/cachefsctl.8 \
+		$(DESTDIR)$(MANDIR)/man5/cachefsd.conf.5 \
 		$(UNITS:%=$(DESTDIR)$(SYSTEMDDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/cachefsd.conf \
 		$(DOCS:docs/%=$(DESTDIR)$(DOCDIR)/%)
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null

@@ -14,8 +14,11 @@ make -s -C "$H_ROOT" -o "$H_BUILD/cachefsd" -o "$H_BUILD/cachefsctl" install \
 	BUILD="$H_BUILD" PREFIX="$root" SYSCONFDIR="$root/etc" >"$H_TMP/make.log" 2>&1 ||
 	h_fail "make install failed: $(tail -5 "$H_TMP/make.log")"
 for f in sbin/cachefsd sbin/cachefsctl share/man/man8/cachefsd.8 share/man/man8/cachefsctl.8 \
-	lib/systemd/system/cachefsd.service share/doc/cachefsd/cachefsd.conf.example \
-	share/doc/cachefsd/operations.md lib/sysusers.d/cachefsd.conf etc/cachefsd.conf; do
+	share/man/man5/cachefsd.conf.5 lib/systemd/system/cachefsd.service \
+	lib/systemd/system/cachefsd@.service share/doc/cachefsd/cachefsd.conf.example \
+	share/doc/cachefsd/operations.md share/doc/cachefsd/coherence.md \
+	share/doc/cachefsd/alerts.yml share/doc/cachefsd/dashboard.json \
+	lib/sysusers.d/cachefsd.conf etc/cachefsd.conf; do
 	[ -f "$root/$f" ] || h_fail "make install did not install $f"
 done
 [ -x "$root/sbin/cachefsctl" ] && [ -x "$root/sbin/cachefsd" ] || h_fail "binaries not executable"
@@ -30,9 +33,9 @@ if command -v systemd-analyze >/dev/null; then
 	[ -z "$out" ] || h_fail "systemd-analyze verify warns: $out"
 fi
 # the man pages format without warnings
-for m in cachefsd cachefsctl; do
-	out=$(groff -man -ww -z "$root/share/man/man8/$m.8" 2>&1)
-	[ -z "$out" ] || h_fail "$m.8: $out"
+for m in man8/cachefsd.8 man8/cachefsctl.8 man5/cachefsd.conf.5; do
+	out=$(groff -man -ww -z "$root/share/man/$m" 2>&1)
+	[ -z "$out" ] || h_fail "$m: $out"
 done
 # the example configuration is valid once the upstream is set
 sed -e 's|^cache_dir = .*|cache_dir = '"$H_TMP"'/c|' -e 's|^#upstream = |upstream = |' \

@@ -95,8 +95,12 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-re
 	"/tmp/$(basename "$deb")" >"$H_TMP/apt-install.log" 2>&1 ||
 	h_fail "apt-get install: $(tail -15 "$H_TMP/apt-install.log")"
 in_root dpkg-query -L cachefsd >"$H_TMP/files" || h_fail "dpkg -L cachefsd"
+# the guides, rules and dashboard uncompressed: the manual pages name them
 for f in /usr/sbin/cachefsd /usr/sbin/cachefsctl /usr/share/man/man8/cachefsd.8.gz \
-	/usr/share/man/man8/cachefsctl.8.gz /lib/systemd/system/cachefsd.service \
+	/usr/share/man/man8/cachefsctl.8.gz /usr/share/man/man5/cachefsd.conf.5.gz \
+	/lib/systemd/system/cachefsd.service /lib/systemd/system/cachefsd@.service \
+	/usr/share/doc/cachefsd/operations.md /usr/share/doc/cachefsd/coherence.md \
+	/usr/share/doc/cachefsd/alerts.yml /usr/share/doc/cachefsd/dashboard.json \
 	/usr/lib/sysusers.d/cachefsd.conf /etc/cachefsd.conf /usr/share/doc/cachefsd/copyright; do
 	grep -qx "$f" "$H_TMP/files" || h_fail "the package lacks $f"
 	[ -e "$R$f" ] || h_fail "$f not installed"
