@@ -43,34 +43,6 @@ PROGS=("100003 3" "100005 3" "100005 1" "100024 1" "100021 4")
 
 ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
 
-RB=
-start_rpcbind()
-{
-	rm -f /run/rpcbind/*.xdr # a fresh one: -w restores what the last one saved
-	mkdir -p /run/rpcbind
-	rpcbind -f -w >>"$H_TMP/rpcbind.log" 2>&1 &
-	RB=$!
-	h_track rpcbind "$RB"
-	h_wait_port 111 10 || h_fail "rpcbind did not start"
-}
-# end_rpcbind: SIGKILL (and SIGCONT: a stopped one dies only then), reaped
-end_rpcbind()
-{
-	[ -n "$RB" ] || return 0
-	kill -KILL "$RB" 2>/dev/null
-	kill -CONT "$RB" 2>/dev/null
-	wait "$RB" 2>/dev/null
-	RB=
-}
-unset_all()
-{
-	local pv p v
-	for pv in "${PROGS[@]}"; do
-		read -r p v <<<"$pv"
-		rpcinfo -d "$p" "$v" 2>/dev/null
-	done
-	return 0
-}
 
 # spawn_daemon NAME UPSTREAM_URL: a cachefsd in the foreground whose exit
 # status and time (ms) a wrapper writes to NAME.exit; its pid in PID[NAME]
@@ -120,7 +92,7 @@ in_flight()
 		jq -e '.upstream_read_bytes > 0 and .upstream_calls > .upstream_replies' >/dev/null
 }
 
-start_rpcbind
+h_rpcbind_fresh
 h_start_ganesha up
 E=$H_EXPORT_up
 URL=$H_URL_up
@@ -169,8 +141,8 @@ case_start()
 	for ((i = 0; i < n; i++)); do
 		name=b${b}r$i
 		d=$((i * 100 / (n > 1 ? n - 1 : 1)))
-		[ -n "$RB" ] || start_rpcbind
-		unset_all
+		[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
+		h_rpcbind_unset "${PROGS[@]}"
 		if ((i % 2 == 0)); then
 			kill -STOP "$H_PID_up"
 			spawn_daemon "$name" "$URL"
@@ -182,7 +154,7 @@ case_start()
 				sleep 0.02
 			done
 		else
-			kill -STOP "$RB"
+			kill -STOP "$H_RPCBIND"
 			spawn_daemon "$name" "$URL"
 			for ((j = 0; j < 500; j++)); do
 				grep -q "info: control socket" "$H_TMP/$name-cachefsd.log" && break
@@ -201,10 +173,10 @@ case_start()
 			# registration's 2 s: a stop while serving
 			late=$((late + 1))
 			stopped "$name" "start, rpcbind hung (late)" "shutting down"
-			end_rpcbind
+			h_rpcbind_kill
 		else
 			stopped "$name" "start, rpcbind hung" "stopped during start-up: rpcbind"
-			end_rpcbind
+			h_rpcbind_kill
 		fi
 	done
 	[ "$late" -lt $((n / 2)) ] ||
@@ -224,13 +196,13 @@ for ((b = 0; runs < RUNS; b++)); do
 		runs=$((runs + n))
 		continue
 	fi
-	[ -n "$RB" ] || start_rpcbind
+	[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
 	url=$URL
 	case $mode in slow | hung) url=$SLOW_URL ;; esac
 	names=()
 	for ((i = 0; i < n; i++)); do
 		names+=("b${b}r$i")
-		unset_all # each one registers, and talks to rpcbind at its stop
+		h_rpcbind_unset "${PROGS[@]}" # each one registers, and talks to rpcbind at its stop
 		start_daemon "b${b}r$i" "$url"
 	done
 	readers=()
@@ -249,9 +221,9 @@ for ((b = 0; runs < RUNS; b++)); do
 		[ "$mode" != hung ] || kill -STOP "$H_PID_up"
 	fi
 	case $mode in
-	kill | slow) kill -KILL "$RB" ;;
-	term) kill -TERM "$RB" ;;
-	hung) kill -STOP "$RB" ;;
+	kill | slow) kill -KILL "$H_RPCBIND" ;;
+	term) kill -TERM "$H_RPCBIND" ;;
+	hung) kill -STOP "$H_RPCBIND" ;;
 	int) ;; # below, with the first SIGINT
 	esac
 	t0=$(ms)
@@ -260,7 +232,7 @@ for ((b = 0; runs < RUNS; b++)); do
 		d=$(((i * 100 / (n > 1 ? n - 1 : 1) + b * 7) % 101))
 		now=$(ms)
 		((t0 + d <= now)) || sleep "$(printf '0.%03d' $((t0 + d - now)))"
-		[ "$mode" != int ] || [ "$i" != 0 ] || kill -INT "$RB"
+		[ "$mode" != int ] || [ "$i" != 0 ] || kill -INT "$H_RPCBIND"
 		tint[${names[i]}]=$(ms)
 		kill -INT "${PID[${names[i]}]}"
 	done
@@ -275,7 +247,7 @@ for ((b = 0; runs < RUNS; b++)); do
 			wait "$r" 2>/dev/null
 		done
 	fi
-	end_rpcbind
+	h_rpcbind_kill
 	h_log "$mode: $n stops, longest so far $maxdt ms"
 	runs=$((runs + n))
 done

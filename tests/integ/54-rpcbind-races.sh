@@ -66,35 +66,7 @@ span()
 	[ "$b" -ge "$a" ] || b=$((b + 86400000)) # past midnight
 	echo $((b - a))
 }
-RB=
-start_rpcbind()
-{
-	rm -f /run/rpcbind/*.xdr # a fresh one: -w restores what the last one saved
-	mkdir -p /run/rpcbind
-	rpcbind -f -w >>"$H_TMP/rpcbind.log" 2>&1 &
-	RB=$!
-	h_track rpcbind "$RB"
-	h_wait_port 111 10 || h_fail "rpcbind did not start"
-}
-# kill_rpcbind: SIGKILL it (SIGCONT too: a stopped one dies only then) and
-# wait until it is gone
-kill_rpcbind()
-{
-	kill -KILL "$RB" 2>/dev/null
-	kill -CONT "$RB" 2>/dev/null
-	wait "$RB" 2>/dev/null
-	RB=
-}
 port() { rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" '$1==p && $2==v && $3=="tcp" {print $4}'; }
-unset_all()
-{
-	local pv p v
-	for pv in "${PROGS[@]}"; do
-		read -r p v <<<"$pv"
-		rpcinfo -d "$p" "$v" 2>/dev/null
-	done
-	return 0
-}
 # wait_line NAME PATTERN SECONDS: the line appears in cachefsd NAME's log
 wait_line()
 {
@@ -117,10 +89,10 @@ clean()
 	fi
 }
 
-start_rpcbind
+h_rpcbind_fresh
 h_start_ganesha up
 # the filer's registrations go, so that each cachefsd registers all of its own
-unset_all
+h_rpcbind_unset "${PROGS[@]}"
 [ -z "$(port 100005 3)" ] || h_fail "cannot remove ganesha's registrations"
 
 # batch N: N cachefsd that each registered (the previous one's registrations
@@ -131,7 +103,7 @@ batch()
 	for ((i = 0; i < $1; i++)); do
 		name=c$i
 		: >"$H_TMP/$name-cachefsd.log" # a log per stop
-		unset_all
+		h_rpcbind_unset "${PROGS[@]}"
 		h_start_cachefsd "$name" up --register auto
 		wait_line "$name" "info: serving " 20
 		grep -q "rpcbind: registered nfs v3" "$H_TMP/$name-cachefsd.log" ||
@@ -180,12 +152,12 @@ case_killed()
 	maxdt=0
 	for ((done_ = 0; done_ < STOPS; done_ += BATCH)); do
 		n=$((STOPS - done_ < BATCH ? STOPS - done_ : BATCH))
-		[ -n "$RB" ] || start_rpcbind
+		[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
 		batch "$n"
 		signal_all TERM "$n"
-		kill -KILL "$RB"
+		kill -KILL "$H_RPCBIND"
 		stopped "$n" "rpcbind killed at the stop"
-		kill_rpcbind
+		h_rpcbind_kill
 		# how each stop ended: rpcbind answered everything, was gone
 		# before the connect, or died during the exchanges
 		for ((i = 0; i < n; i++)); do
@@ -207,12 +179,12 @@ case_hung()
 	maxdt=0
 	for ((done_ = 0; done_ < STOPS; done_ += BATCH)); do
 		n=$((STOPS - done_ < BATCH ? STOPS - done_ : BATCH))
-		[ -n "$RB" ] || start_rpcbind
+		[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
 		batch "$n"
-		kill -STOP "$RB"
+		kill -STOP "$H_RPCBIND"
 		signal_all TERM "$n"
 		stopped "$n" "rpcbind hung at the stop"
-		kill -CONT "$RB"
+		kill -CONT "$H_RPCBIND"
 		last=c$((n - 1))
 		for ((i = 0; i < n; i++)); do
 			! grep -q "rpcbind: unregistered" "$H_TMP/c$i-cachefsd.log" ||
@@ -231,9 +203,9 @@ case_gone()
 	maxdt=0
 	for ((done_ = 0; done_ < STOPS; done_ += BATCH)); do
 		n=$((STOPS - done_ < BATCH ? STOPS - done_ : BATCH))
-		[ -n "$RB" ] || start_rpcbind
+		[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
 		batch "$n"
-		kill_rpcbind
+		h_rpcbind_kill
 		signal_all TERM "$n"
 		stopped "$n" "rpcbind gone at the stop"
 		for ((i = 0; i < n; i++)); do
@@ -246,8 +218,8 @@ case_gone()
 
 case_start()
 {
-	[ -n "$RB" ] || start_rpcbind
-	kill -STOP "$RB"
+	[ -n "$H_RPCBIND" ] || h_rpcbind_fresh
+	kill -STOP "$H_RPCBIND"
 	: >"$H_TMP/hung-cachefsd.log"
 	h_start_cachefsd hung up --register auto
 	wait_line hung "info: serving " 20
@@ -282,7 +254,7 @@ case_start()
 	printf '%s\n' "$msg" | grep -q "rpcbind at 127.0.0.1:111 .*set register = auto or no" ||
 		h_fail "register = yes with rpcbind hung: no clear message: $(tail -n 3 "$H_TMP/yes-cachefsd.log")"
 	h_pass "register = yes with rpcbind hung: exit status 1, $dt ms after its last step before registration (exit included): $msg"
-	kill_rpcbind
+	h_rpcbind_kill
 }
 
 for c in $CASES; do

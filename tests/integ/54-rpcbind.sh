@@ -35,18 +35,7 @@ SHOWMOUNT=$NC/sbin/showmount
 [ -x "$SHOWMOUNT" ] || h_fail "no showmount in $NC"
 ! ss -Hltn 'sport = :111' | grep -q . || h_fail "something listens on port 111 in this namespace already"
 
-RB=
-start_rpcbind()
-{
-	# a fresh one: -w would restore the registrations the last one saved
-	rm -f /run/rpcbind/*.xdr
-	mkdir -p /run/rpcbind
-	rpcbind -f -w >>"$H_TMP/rpcbind.log" 2>&1 &
-	RB=$!
-	h_track rpcbind "$RB"
-	h_wait_port 111 10 || h_fail "rpcbind did not start"
-}
-stop_rpcbind() { h_stop_pid "$RB" 10; }
+stop_rpcbind() { h_stop_pid "$H_RPCBIND" 10; }
 # port PROG VERS: the tcp port rpcinfo -p lists for it ("" when none)
 port() { rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" -v t="${3:-tcp}" '$1==p && $2==v && $3==t {print $4}'; }
 # wait_serving NAME: registration comes after the listener: wait for the
@@ -73,7 +62,7 @@ run_fail()
 	cat "$H_TMP/$name-cachefsd.log"
 }
 
-start_rpcbind
+h_rpcbind_fresh
 h_start_ganesha up
 printf 'through the proxy\n' >"$H_EXPORT_up/hello"
 GANESHA_MNT=$(port 100005 3)
@@ -141,7 +130,7 @@ h_stop_cachefsd auto
 h_pass "register = auto without rpcbind: serves, and says clients need port= and mountport="
 
 # --- a live server owns MOUNT v3 --------------------------------------------
-start_rpcbind
+h_rpcbind_fresh
 "$PMAPSET" set 100005 3 "$H_MNTPORT_up" || h_fail "pmapset could not register ganesha's MOUNT v3"
 out=$(run_fail live --register yes)
 printf '%s\n' "$out" | grep -q "mount v3 (program 100005) is registered to port $H_MNTPORT_up, where another server answers" ||

@@ -225,6 +225,41 @@ h_start_rpcbind()
 	h_wait_port 111 10 || h_fail "rpcbind did not start"
 }
 
+# h_rpcbind_fresh: a new rpcbind in this namespace, started empty (-w would
+# restore the registrations the last one saved); its pid in H_RPCBIND. For
+# tests that kill and restart it (h_start_rpcbind keeps one running).
+H_RPCBIND=
+h_rpcbind_fresh()
+{
+	rm -f /run/rpcbind/*.xdr
+	mkdir -p /run/rpcbind
+	rpcbind -f -w >>"$H_TMP/rpcbind.log" 2>&1 &
+	H_RPCBIND=$!
+	h_track rpcbind "$H_RPCBIND"
+	h_wait_port 111 10 || h_fail "rpcbind did not start"
+}
+# h_rpcbind_kill: SIGKILL H_RPCBIND (and SIGCONT: a stopped one dies only
+# then), reaped
+h_rpcbind_kill()
+{
+	[ -n "$H_RPCBIND" ] || return 0
+	kill -KILL "$H_RPCBIND" 2>/dev/null
+	kill -CONT "$H_RPCBIND" 2>/dev/null
+	wait "$H_RPCBIND" 2>/dev/null
+	H_RPCBIND=
+}
+# h_rpcbind_unset "PROG VERS"...: those registrations removed (a test's
+# leftovers, or a killed daemon's)
+h_rpcbind_unset()
+{
+	local pv p v
+	for pv in "$@"; do
+		read -r p v <<<"$pv"
+		rpcinfo -d "$p" "$v" 2>/dev/null
+	done
+	return 0
+}
+
 # h_ganesha_export DIR NAME: nfs-ganesha's EXPORT block for DIR (pseudo
 # path /NAME), RW, no root squash, NFSv3 and v4 over TCP, AUTH_SYS, and
 # H_GANESHA_EXPORT_OPTS inside it when set
