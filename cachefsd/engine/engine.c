@@ -411,6 +411,20 @@ const char *engine_export_path(const struct engine *e)
 	return e->export_path;
 }
 
+/* A counter kept by reason: PREFIX_REASON for each reason in [from, to),
+ * then PREFIX, their sum. */
+static void write_by_reason(FILE *out, const char *prefix, const uint64_t *v, int from, int to,
+                            const char *(*name_of)(int))
+{
+	uint64_t n = 0;
+
+	for (int r = from; r < to; r++) {
+		n += v[r];
+		fprintf(out, "%s_%s %llu\n", prefix, name_of(r), (unsigned long long)v[r]);
+	}
+	fprintf(out, "%s %llu\n", prefix, (unsigned long long)n);
+}
+
 void engine_dump_stats(const struct engine *e, FILE *out)
 {
 	const struct engine_counters *c = &e->ctr;
@@ -486,30 +500,18 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	write_counters(c, ENGINE_SEC_WRITER, out);
 	write_store(&ss, STORE_SEC_CACHE, out);
 	{
-		uint64_t n = 0;
-		char name[64];
+		uint64_t v[STORE_DMG_N];
 
-		for (int r = STORE_DMG_NONE + 1; r < STORE_DMG_N; r++) {
-			n += ss.index_recoveries[r];
-			snprintf(name, sizeof(name), "index_recoveries_%s", store_damage_name(r));
-			KV(name, ss.index_recoveries[r]);
-		}
-		KV("index_recoveries", n);
-		write_store(&ss, STORE_SEC_INDEX, out);
+		for (int r = 0; r < STORE_DMG_N; r++)
+			v[r] = ss.index_recoveries[r];
+		write_by_reason(out, "index_recoveries", v, STORE_DMG_NONE + 1, STORE_DMG_N,
+		                store_damage_name);
 	}
+	write_store(&ss, STORE_SEC_INDEX, out);
 	/* the one value that is a word: cachefsctl --json quotes it */
 	fprintf(out, "fill_stopped_reason %s\n", store_fill_reason_name(ss.fill_reason));
-	{
-		uint64_t n = 0;
-		char name[64];
-
-		for (int r = STORE_FILL_ON + 1; r < STORE_REFUSED_N; r++) {
-			n += ss.fills_refused[r];
-			snprintf(name, sizeof(name), "fills_refused_%s", store_refused_name(r));
-			KV(name, ss.fills_refused[r]);
-		}
-		KV("fills_refused", n);
-	}
+	write_by_reason(out, "fills_refused", ss.fills_refused, STORE_FILL_ON + 1, STORE_REFUSED_N,
+	                store_refused_name);
 	write_store(&ss, STORE_SEC_SPACE, out);
 	write_upstream(u, UPSTREAM_SEC_CALLS, out);
 	cfs_proc_counters_write_stats(out, bases, CFS_PSEC_UPSTREAM);
