@@ -489,9 +489,10 @@ uint64_t store_meta_count(struct store *s);
 /* Sets the handle key: the export's root handle as the filer gives it
  * (1..STORE_FH_KEY_MAX bytes), which every proxy in front of that export
  * learns by itself. Until it is set, handles that need the map cannot be
- * encoded (-EAGAIN); decoding needs no key. A key different from the last
- * one set in this process is logged: handles mapped before still decode,
- * handles mapped from then on follow the new key. 0 or -EINVAL. */
+ * encoded (-EAGAIN); decoding needs no key. A key different from the one
+ * the map was last used with (its fingerprint is kept in the index) is
+ * logged: handles mapped before still decode, handles mapped from then on
+ * follow the new key. 0 or -EINVAL. */
 int store_fh_set_key(struct store *s, const void *key, size_t len);
 /* 1 when the upstream handle up (1..STORE_FH_UP_MAX bytes) is given to
  * clients as a mapped handle: longer than STORE_FH_MAX, or exactly

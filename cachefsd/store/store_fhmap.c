@@ -60,21 +60,56 @@ static uint64_t fh_sum(const uint8_t *key, const uint8_t *val, size_t vlen)
 	return XXH3_64bits_withSeed(val, vlen, XXH3_64bits(key, STORE_FH_MAPPED_LEN));
 }
 
+/* The key's fingerprint is kept in the meta database under this name, so
+ * that a change across restarts is logged too. */
+#define FH_KEY_META "fh_key"
+
+/* The fingerprint of the key the map was last used with: 0 with *sum, or
+ * -ENOENT (none, or unreadable: nothing to compare with). */
+static int key_sum_get(struct store *s, uint64_t *sum)
+{
+	MDB_val k = {sizeof(FH_KEY_META) - 1, FH_KEY_META}, v;
+	MDB_txn *txn;
+	int rc;
+
+	txn = store_txn_read(s, &rc);
+	if (txn == NULL || mdb_get(txn, s->db_meta, &k, &v) != 0 || v.mv_size != 8)
+		return -ENOENT;
+	*sum = store_get_le64(v.mv_data);
+	return 0;
+}
+
 int store_fh_set_key(struct store *s, const void *key, size_t len)
 {
-	uint64_t sum;
+	MDB_val k = {sizeof(FH_KEY_META) - 1, FH_KEY_META}, v;
+	uint8_t b[8];
+	uint64_t sum, old;
+	int rc, had;
 
 	if (key == NULL || len < 1 || len > STORE_FH_KEY_MAX)
 		return -EINVAL;
 	sum = XXH3_64bits(key, len);
-	if (s->fh_keyed && sum != s->fh_key_sum)
-		log_warn("cache %s: the handle key (the export's root handle) changed: handles "
-		         "mapped before still resolve here; new ones follow the new key",
-		         s->dir);
 	for (int i = 0; i < 4; i++)
 		s->fh_seed[i] = XXH3_64bits_withSeed(key, len, FH_SEED_TAG + (uint64_t)i);
-	s->fh_key_sum = sum;
 	s->fh_keyed = 1;
+	had = key_sum_get(s, &old) == 0;
+	if (had && old == sum)
+		return 0;
+	if (had)
+		log_warn("cache %s: the handle key (the export's root handle) is not the one "
+		         "handles were mapped with: handles mapped before still resolve here; new "
+		         "ones follow the new key and differ from other proxies' that kept the old",
+		         s->dir);
+	/* remembered in the next commit; a failure only forgets the
+	 * fingerprint (the map does not depend on it) */
+	if (store_txn_write(s, &rc) == NULL)
+		return 0;
+	store_put_le64(b, sum);
+	v.mv_size = sizeof(b);
+	v.mv_data = b;
+	rc = mdb_put(s->wtxn, s->db_meta, &k, &v, 0);
+	if (rc)
+		store_txn_fail(s, rc, "handle key put");
 	return 0;
 }
 

@@ -13,6 +13,8 @@
  *   meta     key "totals": u32 version (1), u32 zero, then u64 bytes,
  *            objects, chunks, next_data_id, evictions, evicted_bytes,
  *            checksum failures                                   64 bytes
+ *            key "fh_key": u64 xxh3-64 of the handle key the map was
+ *            last used with (store_fhmap.c: a change is logged)
  *   mcache   the metadata cache's records (store_meta.c)
  *   fhmap    key a mapped client handle (STORE_FH_MAPPED_LEN bytes)
  *            value: u8 version (1), u8 upstream handle length n (1..128),
@@ -239,10 +241,9 @@ struct store {
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
 	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
 	MDB_dbi db_fhmap;  /* mapped handles (store_fhmap.c) */
-	/* the handle key as seeds of the mapped handles' hash, and a
-	 * fingerprint of it to log a change; fh_keyed 0: not set yet */
+	/* the handle key as seeds of the mapped handles' hash; fh_keyed 0:
+	 * not set yet */
 	uint64_t fh_seed[4];
-	uint64_t fh_key_sum;
 	int fh_keyed;
 	int fh_test_collide;  /* test hook: the hash ignores the handle */
 	uint64_t fh_collisions; /* salts skipped since start (logged) */

@@ -246,6 +246,8 @@ static void test_persist_and_agree(void **state)
 	struct ctx *c = *state;
 	uint8_t up[120], fh[STORE_FH_MAX], fh2[STORE_FH_MAX], back[STORE_FH_UP_MAX];
 	uint32_t fhlen, backlen;
+	char log[4096];
+	struct cap k;
 
 	open_keyed(c);
 	up_fh(up, sizeof(up), 7);
@@ -257,7 +259,10 @@ static void test_persist_and_agree(void **state)
 	assert_int_equal(decode(c->s, fh, back, &backlen), 0); /* no key needed */
 	assert_int_equal(backlen, sizeof(up));
 	assert_memory_equal(back, up, sizeof(up));
+	cap_begin(&k, c, log, sizeof(log));
 	assert_int_equal(store_fh_set_key(c->s, root_key, sizeof(root_key)), 0);
+	cap_end(&k);
+	assert_null(strstr(log, "is not the one")); /* the same root handle */
 	assert_int_equal(store_fh_encode(c->s, up, sizeof(up), fh2, &fhlen), 0); /* known */
 	assert_memory_equal(fh2, fh, STORE_FH_MAPPED_LEN);
 
@@ -268,6 +273,20 @@ static void test_persist_and_agree(void **state)
 	assert_int_equal(roundtrip(c->s2, up, sizeof(up), fh2), 1);
 	assert_memory_equal(fh2, fh, STORE_FH_MAPPED_LEN);
 	assert_int_equal(store_commit(c->s2), 0);
+
+	/* the root handle changed (the export recreated): logged, across a
+	 * restart too; what was mapped still decodes */
+	store_close(c->s);
+	c->s = NULL;
+	open_dir(c, c->dir, &c->s);
+	cap_begin(&k, c, log, sizeof(log));
+	assert_int_equal(store_fh_set_key(c->s, "recreated", 9), 0);
+	cap_end(&k);
+	assert_non_null(strstr(log, "is not the one handles were mapped with"));
+	assert_int_equal(decode(c->s, fh, back, &backlen), 0);
+	assert_memory_equal(back, up, sizeof(up));
+	assert_int_equal(store_commit(c->s), 0);
+	reopen(c); /* the root handle as it was: logged again */
 
 	/* another export's root handle: another handle for the same bytes */
 	store_close(c->s2);
