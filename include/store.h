@@ -467,6 +467,64 @@ int store_meta_sweep(struct store *s, int max, int (*expired)(const void *val, s
 /* The number of records; 0 when the index cannot be read. */
 uint64_t store_meta_count(struct store *s);
 
+/* --- handles longer than 64 bytes (store_fhmap.c) ------------------------- */
+
+/* An NFSv4 filer's handles are up to 128 bytes; an NFSv3 client takes at
+ * most 64 (STORE_FH_MAX). An upstream handle of at most 64 bytes is given
+ * to clients unchanged; a longer one as a mapped handle: exactly
+ * STORE_FH_MAPPED_LEN bytes, a 6-byte magic, a format version (1), a
+ * collision salt, and 56 bytes of a hash of the upstream handle keyed by
+ * the handle key. The mapping is kept in the index ("fhmap") and never
+ * removed: not by culling, not when the object's data or record goes. A
+ * 64-byte upstream handle that starts with the magic is mapped too, so a
+ * handle a client sends is a mapped one exactly when store_fh_is_mapped()
+ * says so. The same key and upstream handle give the same mapped handle in
+ * every store (two proxies in front of one filer agree without talking),
+ * except after a collision of the 56-byte hash, resolved in the order this
+ * store met the handles. docs/design.md, "Handles longer than 64 bytes". */
+#define STORE_FH_UP_MAX     128 /* an upstream handle (NFSv4's NFS4_FHSIZE) */
+#define STORE_FH_MAPPED_LEN 64
+#define STORE_FH_KEY_MAX    128
+
+/* Sets the handle key: the export's root handle as the filer gives it
+ * (1..STORE_FH_KEY_MAX bytes), which every proxy in front of that export
+ * learns by itself. Until it is set, handles that need the map cannot be
+ * encoded (-EAGAIN); decoding needs no key. A key different from the one
+ * the map was last used with (its fingerprint is kept in the index) is
+ * logged: handles mapped before still decode, handles mapped from then on
+ * follow the new key. 0 or -EINVAL. */
+int store_fh_set_key(struct store *s, const void *key, size_t len);
+/* 1 when the upstream handle up (1..STORE_FH_UP_MAX bytes) is given to
+ * clients as a mapped handle: longer than STORE_FH_MAX, or exactly
+ * STORE_FH_MAPPED_LEN and starting with the magic. No store needed. */
+int store_fh_needs_map(const void *up, uint32_t uplen);
+/* 1 when a client's handle fh is a mapped handle (STORE_FH_MAPPED_LEN
+ * bytes starting with the magic, any version); 0: the upstream handle
+ * itself. */
+int store_fh_is_mapped(const void *fh, uint32_t fhlen);
+/* The client handle of upstream handle up (1..STORE_FH_UP_MAX bytes) into
+ * out (STORE_FH_MAX bytes), its length in *outlen. 0: up itself, or its
+ * mapping as it was already in the index; 1: a new mapping, in the open
+ * write transaction, which is then not deferrable (store_commit_deferrable
+ * 0): commit it (store_commit) before the handle reaches a client, or a
+ * crash before the commit forgets it (the client gets ESTALE for it until
+ * the handle is encoded again, which gives the same handle). -EINVAL: a bad
+ * length; -EAGAIN: no key yet (store_fh_set_key); -ENOSPC: the index is
+ * full (the batch is lost, culling makes room: try again later); -EIO: the
+ * index is broken or unreadable; -EOVERFLOW: every salt is taken by
+ * another handle (a logged impossibility). */
+int store_fh_encode(struct store *s, const void *up, uint32_t uplen, uint8_t *out, uint32_t *outlen);
+/* The upstream handle of client handle fh (1..STORE_FH_MAX bytes) into
+ * out (STORE_FH_UP_MAX bytes), its length in *outlen. 0: fh itself (not a
+ * mapped handle) or the upstream handle its mapping names; -ESTALE: a
+ * mapped handle this index does not know (never encoded here, the index
+ * was replaced, a version this build does not read, or its record fails
+ * its checksum: logged), answered to the client as NFS3ERR_STALE;
+ * -EINVAL: a bad length; -EIO: the index is broken or unreadable. */
+int store_fh_decode(struct store *s, const void *fh, uint32_t fhlen, uint8_t *out, uint32_t *outlen);
+/* The number of mappings in the index; 0 when it cannot be read. */
+uint64_t store_fh_count(struct store *s);
+
 /* The snapshot fields of attrs. */
 void store_snap_of(const fattr3 *attrs, struct store_snap *out);
 int store_snap_equal(const struct store_snap *a, const struct store_snap *b);

@@ -766,6 +766,8 @@ static int env_open(struct store *s, uint64_t map_size, int *fresh, int *damaged
 	if (rc == 0)
 		rc = mdb_dbi_open(txn, "mcache", MDB_CREATE, &s->db_mcache);
 	if (rc == 0)
+		rc = mdb_dbi_open(txn, "fhmap", MDB_CREATE, &s->db_fhmap);
+	if (rc == 0)
 		rc = store_meta_open(s, txn);
 	if (rc == 0)
 		rc = mdb_get(txn, s->db_meta, &k, &v);

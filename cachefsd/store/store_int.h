@@ -10,10 +10,17 @@
  *            object's chunks are contiguous and in order
  *            value: xxh3-64 (u64) + length (u32)                 12 bytes
  *   lru      key last_access (u64 big endian, unix ms) + fh; empty value
-  *   meta     key "totals": u32 version (1), u32 zero, then u64 bytes,
+ *   meta     key "totals": u32 version (1), u32 zero, then u64 bytes,
  *            objects, chunks, next_data_id, evictions, evicted_bytes,
  *            checksum failures                                   64 bytes
-
+ *            key "fh_key": u64 xxh3-64 of the handle key the map was
+ *            last used with (store_fhmap.c: a change is logged)
+ *   mcache   the metadata cache's records (store_meta.c)
+ *   fhmap    key a mapped client handle (STORE_FH_MAPPED_LEN bytes)
+ *            value: u8 version (1), u8 upstream handle length n (1..128),
+ *            the upstream handle, u64 xxh3-64 of key and those bytes
+ *            (seeded with the key's xxh3-64, as mcache's)  10 + n bytes
+ *            Never removed but with the whole index (store_fhmap.c).
  *
  * Object record (REC_HDR = 156 bytes before the inline bytes):
  *     0 u8  version (1)      1 u8 guard            2 u16 guard_hour
@@ -233,6 +240,14 @@ struct store {
 	MDB_env *env;
 	MDB_dbi db_obj, db_chunk, db_lru, db_meta;
 	MDB_dbi db_mcache; /* the metadata cache (store_meta.c) */
+	MDB_dbi db_fhmap;  /* mapped handles (store_fhmap.c) */
+	/* the handle key as seeds of the mapped handles' hash; fh_keyed 0:
+	 * not set yet */
+	uint64_t fh_seed[4];
+	int fh_keyed;
+	int fh_test_collide;  /* test hook: the hash ignores the handle */
+	uint64_t fh_collisions; /* salts skipped since start (logged) */
+	uint64_t fh_collide_logged, fh_bad_logged; /* unix seconds */
 	uint64_t mcache_sweep_ms; /* next expiry sweep */
 	uint64_t mcache_bad, mcache_bad_logged; /* records failing their checksum */
 	uint8_t mcache_cursor[512]; /* where the sweep goes on */
@@ -246,7 +261,8 @@ struct store {
 	MDB_txn *rtxn; /* reusable read-only transaction */
 	int rtxn_live;
 	uint64_t txn_bytes; /* written by wtxn, roughly */
-	int txn_drops;      /* wtxn removes data or metadata: commit it now */
+	int txn_drops;      /* wtxn removes data or metadata, or makes a handle
+	                     * mapping: commit it at the end of the pass */
 	int broken;         /* sticky: the index failed at run time */
 	uint64_t lost_logged;             /* data id of the last unusable data file logged */
 	uint64_t data_refused;            /* unusable data files met */
@@ -473,6 +489,9 @@ void store_test_set_statvfs(struct store *s, store_statvfs_fn fn, void *arg);
 /* 0: open data files the way kernels without openat2 do (one level at a
  * time); 1: openat2 when the kernel has it (the default). */
 void store_test_set_openat2(int on);
+/* on: every mapped handle's hash ignores the upstream handle, so that any
+ * two long handles collide (store_fhmap.c); 0: the real hash. */
+void store_test_fh_collide(struct store *s, int on);
 /* Waits until the background thread has unlinked everything queued and
  * finished the orphan scan; 0 or -ETIMEDOUT. */
 int store_test_wait_idle(struct store *s, int timeout_ms);

@@ -7,7 +7,9 @@
  * does at start and after: store_open (the pread check, LMDB's open, the
  * recovery), the totals and LRU head, a walk over every object (record,
  * inline bytes, chunks and their data files), a verify pass, metadata
- * lookups and a sweep, a cull, new entries and a commit, the background
+ * lookups and a sweep, the handle map (every mapped handle decodes to its
+ * own upstream handle or is stale, never another's; encoding again gives
+ * the same handle), a cull, new entries and a commit, the background
  * thread's orphan scan; then close and open once more. A crash, a
  * sanitizer report, a leak or a store_open that fails is a finding: any
  * damage must end in a working store.
@@ -57,6 +59,19 @@ static struct dfile files[NOBJ];
 static int nfiles;
 static char identity[256];
 static size_t identity_len;
+
+/* long upstream handles mapped in the template, and their mapped handles */
+#define NMAP  60
+#define UPLEN 100
+static const char map_key[] = "fuzz-root-handle";
+static uint8_t map_fh[NMAP][STORE_FH_MAPPED_LEN];
+
+static void map_up(uint8_t *up, int i)
+{
+	for (int j = 0; j < UPLEN; j++)
+		up[j] = (uint8_t)(i * 31 + j * 5 + 1);
+	up[0] = (uint8_t)i;
+}
 
 static void die(const char *what)
 {
@@ -165,6 +180,16 @@ static void make_template(void)
 		if (store_meta_put(s, key, strlen(key), data, (size_t)(i * 13 % 600)) != 0)
 			abort();
 		if (i % 50 == 0 && store_commit(s) != 0)
+			abort();
+	}
+	if (store_fh_set_key(s, map_key, sizeof(map_key)) != 0)
+		abort();
+	for (int i = 0; i < NMAP; i++) {
+		uint8_t up[UPLEN];
+		uint32_t fhlen;
+
+		map_up(up, i);
+		if (store_fh_encode(s, up, UPLEN, map_fh[i], &fhlen) != 1)
 			abort();
 	}
 	store_commit(s);
@@ -364,6 +389,28 @@ static void use(struct store *s)
 		store_meta_get(s, key, strlen(key), &v, &vlen);
 	}
 	store_meta_sweep(s, 100, never, NULL);
+	store_fh_set_key(s, map_key, sizeof(map_key));
+	for (int i = 0; i < NMAP; i++) {
+		uint8_t up[UPLEN], got[STORE_FH_UP_MAX], again[STORE_FH_MAX];
+		uint32_t gotlen, againlen;
+
+		map_up(up, i);
+		int known = store_fh_decode(s, map_fh[i], STORE_FH_MAPPED_LEN, got, &gotlen);
+
+		if (known == 0 && (gotlen != UPLEN || memcmp(got, up, UPLEN) != 0))
+			abort(); /* another file's handle */
+		if (known != 0 && known != -ESTALE && known != -EIO)
+			abort();
+		/* known: the same handle again; a damaged record keeps its
+		 * slot, so the handle may come back with another salt, but
+		 * never in another handle's slot */
+		rc = store_fh_encode(s, up, UPLEN, again, &againlen);
+		if (rc >= 0 && known == 0 && memcmp(again, map_fh[i], STORE_FH_MAPPED_LEN) != 0)
+			abort();
+		if (rc >= 0 && store_fh_decode(s, again, againlen, got, &gotlen) == 0 &&
+		    (gotlen != UPLEN || memcmp(got, up, UPLEN) != 0))
+			abort();
+	}
 	store_commit(s);
 	store_cull_to(s, st.bytes / 2, 30);
 	{
