@@ -1,7 +1,8 @@
-/* The NFSv4.0 upstream client (cachefsd/upstream/nfs4.c): reads an NFSv4.0
- * filer in NFSv3 semantics. First step of issue 19: not wired into the
- * engine yet (the origin interface of ../shared/DESIGN.md plugs it in);
- * tests/tools/nfs4probe drives it on its own loop.
+/* The NFSv4.0 upstream client (cachefsd/upstream/nfs4.c, its pure parts in
+ * nfs4xdr.c): reads an NFSv4.0 filer in NFSv3 semantics. First step of
+ * issue 19: not wired into the engine yet (the origin interface of
+ * ../shared/DESIGN.md plugs it in); tests/tools/nfs4probe drives it on its
+ * own loop.
  *
  * One connection (a libnfs rpc_context on the daemon's loop), one client ID
  * (SETCLIENTID / SETCLIENTID_CONFIRM: a stable id string for this daemon
@@ -34,20 +35,20 @@
 #include "req.h"
 
 #define N4_FHSIZE  NFS4_FHSIZE /* 128: v4 handles may exceed NFSv3's 64 */
-#define N4_MAXOPS  32	       /* operations in one COMPOUND */
-#define N4_MAXPATH 24	       /* components of the export's path */
+#define N4_MAXOPS  32          /* operations in one COMPOUND */
+#define N4_MAXPATH 24          /* components of the export's path */
 
 struct n4_client;
 
 struct n4_config {
-	char host[256];	  /* name or address of the filer */
-	int port;	  /* 0: 2049 */
-	char path[1024];  /* the export in the server's pseudo-filesystem */
+	char host[256];      /* name or address of the filer */
+	int port;            /* 0: 2049 */
+	char path[1024];     /* the export in the server's pseudo-filesystem */
 	char client_id[256]; /* "": "cachefsd/<hostname>/<host>:<port><path>" */
 	/* user@domain owners: the domain that maps through getpwnam/getgrnam;
 	 * "": any domain (the name part alone counts) */
 	char idmap_domain[256];
-	int timeout_s;	     /* n4_start()'s deadline [30] */
+	int timeout_s;       /* n4_start()'s deadline [30] */
 	int reconnect_max_s; /* back-off cap between connects [30] */
 };
 
@@ -68,7 +69,7 @@ struct n4_coh {
 };
 
 struct n4_stats {
-	uint64_t calls;	       /* n4_call()s accepted */
+	uint64_t calls;        /* n4_call()s accepted */
 	uint64_t compounds;    /* COMPOUNDs sent (calls, their re-sends, state upkeep) */
 	uint64_t replies;      /* calls answered to their caller */
 	uint64_t resends;      /* calls sent again after a lost connection */
@@ -82,9 +83,9 @@ struct n4_stats {
 	uint64_t anon_refused; /* READs refused with both special stateids */
 	uint64_t owner_nobody; /* owners or groups that fell back to nobody */
 	uint32_t lease_s;      /* the server's lease_time */
-	int up;		       /* connected with a confirmed client ID */
-	int waiting;	       /* calls waiting for the connection or a retry */
-	int inflight;	       /* calls sent, not answered */
+	int up;                /* connected with a confirmed client ID */
+	int waiting;           /* calls waiting for the connection or a retry */
+	int inflight;          /* calls sent, not answered */
 };
 
 /* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,
@@ -104,8 +105,9 @@ typedef void (*n4_cb)(int status, void *res3, const struct n4_coh *coh, void *pr
  * until done, until cfg->timeout_s passes or a stop is signalled. 0 or
  * -errno with a message in err. cfg is copied. */
 int n4_start(struct loop *l, const struct n4_config *cfg, struct n4_client **out, char *err,
-	     size_t errlen);
-/* Calls waiting or in flight complete with -ECANCELED. */
+             size_t errlen);
+/* Calls waiting or in flight complete with -ECANCELED. Not from inside an
+ * n4_cb (the connection's rpc_service() is running): from the loop. */
 void n4_stop(struct n4_client *c);
 
 /* Sends NFSv3 procedure proc (GETATTR, LOOKUP, ACCESS, READ, READLINK,
@@ -116,7 +118,7 @@ void n4_stop(struct n4_client *c);
  * -EINVAL (a handle longer than N4_FHSIZE), -ENAMETOOLONG (a name over
  * 255 bytes), -ECANCELED (stopping), -ENOMEM. */
 int n4_call(struct n4_client *c, uint32_t proc, const void *args3, const struct cfs_cred *cred,
-	    n4_cb cb, void *priv);
+            n4_cb cb, void *priv);
 
 /* The export's root handle and its attributes at start-up. */
 const struct n4_fh *n4_root_fh(const struct n4_client *c);
@@ -153,7 +155,7 @@ struct n4_attrs {
 	uint64_t maxread, maxwrite;
 	uint32_t fh_len;
 	const char *fh; /* FATTR4_FILEHANDLE: points into the fattr4's bytes */
-	int nobody;	/* owner or group not mappable: nobody */
+	int nobody;     /* owner or group not mappable: nobody */
 };
 
 static inline int n4_has(const struct n4_attrs *a, int bit)
@@ -176,9 +178,9 @@ int n4_sattr3_encode(const sattr3 *s, uint32_t mask[2], char *buf, size_t cap, s
 struct n4_req {
 	uint32_t proc;
 	struct n4_fh fh; /* the object, or the directory */
-	char name[256];	 /* LOOKUP */
+	char name[256];  /* LOOKUP */
 	uint64_t offset; /* READ */
-	uint32_t count;	 /* READ; READDIR(PLUS)'s maxcount */
+	uint32_t count;  /* READ; READDIR(PLUS)'s maxcount */
 	uint32_t dircount;
 	uint64_t cookie;
 	char cookieverf[NFS3_COOKIEVERFSIZE];
@@ -212,7 +214,7 @@ int n4_op_access(struct n4_compound *b, uint32_t bits);
 int n4_op_read(struct n4_compound *b, int bypass, uint64_t offset, uint32_t count);
 int n4_op_readlink(struct n4_compound *b);
 int n4_op_readdir(struct n4_compound *b, uint64_t cookie, const char *verf, uint32_t dircount,
-		  uint32_t maxcount, const uint32_t *mask, uint32_t nwords);
+                  uint32_t maxcount, const uint32_t *mask, uint32_t nwords);
 int n4_op_renew(struct n4_compound *b, clientid4 id);
 /* id: the client id string (kept by the caller); verifier 8 bytes */
 int n4_op_setclientid(struct n4_compound *b, const char *id, const char *verifier);
@@ -259,8 +261,11 @@ struct n4_out {
 /* 0 (out holds the v3 result, whatever its nfsstat3), or -EPROTO (the
  * answer does not decode: operations missing, attributes malformed). */
 int n4_reply_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
-		   struct n4_out *out);
+                   struct n4_out *out);
 void n4_out_free(struct n4_out *out);
+
+/* The result of operation i of res when it is there and is op, or NULL. */
+const nfs_resop4 *n4_resop(const COMPOUND4res *res, u_int i, nfs_opnum4 op);
 
 /* What a COMPOUND's status asks of the client before the answer can be
  * given: */
@@ -268,9 +273,9 @@ enum n4_action {
 	N4_ANSWER,  /* give the answer */
 	N4_DELAY,   /* NFS4ERR_DELAY, NFS4ERR_GRACE: send again after a pause */
 	N4_RECOVER, /* NFS4ERR_STALE_CLIENTID, NFS4ERR_EXPIRED, NFS4ERR_LEASE_MOVED:
-		       re-establish the client ID, then send again */
+	               re-establish the client ID, then send again */
 	N4_STATEID, /* a READ's special stateid refused (NFS4ERR_BAD_STATEID,
-		       NFS4ERR_OPENMODE, NFS4ERR_STALE_STATEID) */
+	               NFS4ERR_OPENMODE, NFS4ERR_STALE_STATEID) */
 };
 enum n4_action n4_action_of(uint32_t proc, int nfsstat4);
 

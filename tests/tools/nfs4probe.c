@@ -72,7 +72,7 @@ static void v4_cb(int status, void *res3, const struct n4_coh *coh, void *priv)
 		p->take(res3, coh, p->ctx);
 	else
 		snprintf(p->err, sizeof(p->err), "module status %d (%s)", status,
-			 strerror(status < 0 && status > -4096 ? -status : EPROTO));
+		         strerror(status < 0 && status > -4096 ? -status : EPROTO));
 }
 
 static void v3_cb(struct rpc_context *rpc, int status, void *data, void *priv)
@@ -90,8 +90,8 @@ static void v3_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 
 /* One call, waited for. 0 when answered (the nfsstat3 is the taker's),
  * -1 with a message otherwise. */
-static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void *ctx,
-		   char *err, size_t errlen)
+static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void *ctx, char *err,
+                   size_t errlen)
 {
 	struct pending p = {0, 0, "", take, ctx};
 	long long deadline = mono_ms() + s->timeout_ms;
@@ -127,7 +127,8 @@ static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void
 			return -1;
 		}
 		while (!p.done && mono_ms() < deadline) {
-			struct pollfd pfd = {rpc_get_fd(s->rpc), (short)rpc_which_events(s->rpc), 0};
+			struct pollfd pfd = {rpc_get_fd(s->rpc), (short)rpc_which_events(s->rpc),
+			                     0};
 			if (poll(&pfd, 1, 100) > 0 && rpc_service(s->rpc, pfd.revents) < 0) {
 				snprintf(err, errlen, "rpc_service: %s", rpc_get_error(s->rpc));
 				return -1;
@@ -148,10 +149,10 @@ static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void
 static void fmt_attr(char *buf, size_t len, const fattr3 *a)
 {
 	snprintf(buf, len,
-		 "type %d mode %o nlink %u uid %u gid %u size %" PRIu64 " used %" PRIu64
-		 " fileid %" PRIu64 " mtime %u.%09u ctime %u.%09u",
-		 (int)a->type, a->mode, a->nlink, a->uid, a->gid, a->size, a->used, a->fileid,
-		 a->mtime.seconds, a->mtime.nseconds, a->ctime.seconds, a->ctime.nseconds);
+	         "type %d mode %o nlink %u uid %u gid %u size %" PRIu64 " used %" PRIu64
+	         " fileid %" PRIu64 " mtime %u.%09u ctime %u.%09u",
+	         (int)a->type, a->mode, a->nlink, a->uid, a->gid, a->size, a->used, a->fileid,
+	         a->mtime.seconds, a->mtime.nseconds, a->ctime.seconds, a->ctime.nseconds);
 }
 
 /* --- the calls ------------------------------------------------------------- */
@@ -311,8 +312,8 @@ static void take_rdp(void *res3, const struct n4_coh *coh, void *ctx)
 		x->has_attr = e.name_attributes.attributes_follow;
 		x->attr = e.name_attributes.post_op_attr_u.attributes;
 		x->fhlen = e.name_handle.handle_follows
-			       ? e.name_handle.post_op_fh3_u.handle.data.data_len
-			       : 0;
+		               ? e.name_handle.post_op_fh3_u.handle.data.data_len
+		               : 0;
 		l->cookie = e.cookie;
 		l->got++;
 	}
@@ -532,16 +533,17 @@ static int start_v3(struct side *s, const char *host, int port, int mountport, c
 		fprintf(stderr, "nfs4probe: cannot connect to %s:%d\n", host, port);
 		return -1;
 	}
-	rpc_set_auth(s->rpc, libnfs_authunix_create("nfs4probe", s->cred.uid, s->cred.gid, 0, NULL));
+	rpc_set_auth(s->rpc,
+	             libnfs_authunix_create("nfs4probe", s->cred.uid, s->cred.gid, 0, NULL));
 	return 0;
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfs4probe [--v3 --mountport M] --host H --port P --path EXPORT "
-			"[--uid U --gid G] [--domain D] [--client-id S] [--maxcount N] "
-			"[--timeout S] [--out FILE] root|getattr REL|read REL|ls REL|watch S|stats "
-			"...\n");
+	                "[--uid U --gid G] [--domain D] [--client-id S] [--maxcount N] "
+	                "[--timeout S] [--out FILE] root|getattr REL|read REL|ls REL|watch S|stats "
+	                "...\n");
 	exit(2);
 }
 

@@ -70,7 +70,7 @@ static const char FH_A[] = "handle-of-the-file-a-0123456789abcdef-longer-than-si
 /* The attributes of a file as ganesha sends them for a GETATTR of N4_ATTRS
  * (+ filehandle when fh), in bitmap order. */
 static void file_attrs(struct ab *b, uint64_t fileid, uint64_t change, uint64_t size,
-		       const char *owner, const char *group, int fh)
+                       const char *owner, const char *group, int fh)
 {
 	memset(b, 0, sizeof(*b));
 	bit(b, FATTR4_TYPE);
@@ -117,14 +117,16 @@ static void file_attrs(struct ab *b, uint64_t fileid, uint64_t change, uint64_t 
 static int is_v3_code(int s)
 {
 	static const int ok[] = {
-	    NFS3_OK,	       NFS3ERR_PERM,	    NFS3ERR_NOENT,	  NFS3ERR_IO,
-	    NFS3ERR_NXIO,      NFS3ERR_ACCES,	    NFS3ERR_EXIST,	  NFS3ERR_XDEV,
-	    NFS3ERR_NODEV,     NFS3ERR_NOTDIR,	    NFS3ERR_ISDIR,	  NFS3ERR_INVAL,
-	    NFS3ERR_FBIG,      NFS3ERR_NOSPC,	    NFS3ERR_ROFS,	  NFS3ERR_MLINK,
-	    NFS3ERR_NAMETOOLONG, NFS3ERR_NOTEMPTY,  NFS3ERR_DQUOT,	  NFS3ERR_STALE,
-	    NFS3ERR_REMOTE,    NFS3ERR_BADHANDLE,   NFS3ERR_NOT_SYNC,	  NFS3ERR_BAD_COOKIE,
-	    NFS3ERR_NOTSUPP,   NFS3ERR_TOOSMALL,    NFS3ERR_SERVERFAULT, NFS3ERR_BADTYPE,
-	    NFS3ERR_JUKEBOX,
+	    NFS3_OK,           NFS3ERR_PERM,        NFS3ERR_NOENT,
+	    NFS3ERR_IO,        NFS3ERR_NXIO,        NFS3ERR_ACCES,
+	    NFS3ERR_EXIST,     NFS3ERR_XDEV,        NFS3ERR_NODEV,
+	    NFS3ERR_NOTDIR,    NFS3ERR_ISDIR,       NFS3ERR_INVAL,
+	    NFS3ERR_FBIG,      NFS3ERR_NOSPC,       NFS3ERR_ROFS,
+	    NFS3ERR_MLINK,     NFS3ERR_NAMETOOLONG, NFS3ERR_NOTEMPTY,
+	    NFS3ERR_DQUOT,     NFS3ERR_STALE,       NFS3ERR_REMOTE,
+	    NFS3ERR_BADHANDLE, NFS3ERR_NOT_SYNC,    NFS3ERR_BAD_COOKIE,
+	    NFS3ERR_NOTSUPP,   NFS3ERR_TOOSMALL,    NFS3ERR_SERVERFAULT,
+	    NFS3ERR_BADTYPE,   NFS3ERR_JUKEBOX,
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
 		if (ok[i] == s)
@@ -339,7 +341,7 @@ static void test_sattr_roundtrip(void **state)
 	assert_int_equal(n4_sattr3_encode(&s, mask, buf, sizeof(buf), &len), 0);
 	assert_int_equal(mask[0], 0);
 	assert_int_equal(mask[1], (1u << (FATTR4_TIME_ACCESS_SET - 32)) |
-				       (1u << (FATTR4_TIME_MODIFY_SET - 32)));
+	                              (1u << (FATTR4_TIME_MODIFY_SET - 32)));
 	assert_int_equal(len, 4 + 4 + 8 + 4);
 	assert_int_equal(q[3], SET_TO_SERVER_TIME4);
 	assert_int_equal(q[7], SET_TO_CLIENT_TIME4);
@@ -381,18 +383,18 @@ static void test_build(void **state)
 	{
 		LOOKUP3args a = {{fh, (char *)"name"}};
 		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_LOOKUP, OP_GETFH,
-					       OP_GETATTR};
+		                               OP_GETATTR};
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_LOOKUP, &a), 0);
 		assert_int_equal(rq.fh.len, strlen(FH_A)); /* over 64 bytes: fine in v4 */
 		assert_int_equal(n4_build(&b, &rq), 0);
 		ops_are(&b, w, 5);
 		assert_int_equal(b.ops[2].nfs_argop4_u.oplookup.objname.utf8string_len, 4);
 		assert_memory_equal(b.ops[0].nfs_argop4_u.opputfh.object.nfs_fh4_val, FH_A,
-				    strlen(FH_A));
+		                    strlen(FH_A));
 		encodes(&b);
 		a.what.name = (char *)"..";
 		static const nfs_opnum4 wp[] = {OP_PUTFH, OP_GETATTR, OP_LOOKUPP, OP_GETFH,
-						OP_GETATTR};
+		                                OP_GETATTR};
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_LOOKUP, &a), 0);
 		assert_int_equal(n4_build(&b, &rq), 0);
 		ops_are(&b, wp, 5);
@@ -409,7 +411,8 @@ static void test_build(void **state)
 	{
 		READ3args a = {fh, 1 << 20, 65536};
 		static const nfs_opnum4 w[] = {OP_PUTFH, OP_READ, OP_GETATTR};
-		static const char zero[12], ones[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+		static const char zero[12],
+		    ones[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_READ, &a), 0);
 		assert_int_equal(n4_build(&b, &rq), 0);
 		ops_are(&b, w, 3);
@@ -430,12 +433,12 @@ static void test_build(void **state)
 		assert_int_equal(n4_build(&b, &rq), 0);
 		ops_are(&b, w, 3);
 		assert_int_equal(b.ops[1].nfs_argop4_u.opaccess.access,
-				 ACCESS4_READ | ACCESS4_LOOKUP);
+		                 ACCESS4_READ | ACCESS4_LOOKUP);
 	}
 	{
 		READDIRPLUS3args a;
 		static const nfs_opnum4 first[] = {OP_PUTFH, OP_GETATTR, OP_READDIR, OP_LOOKUPP,
-						   OP_GETATTR};
+		                                   OP_GETATTR};
 		static const nfs_opnum4 next[] = {OP_PUTFH, OP_GETATTR, OP_READDIR};
 		static const char zero[8];
 		memset(&a, 0, sizeof(a));
@@ -451,7 +454,7 @@ static void test_build(void **state)
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.dircount, 1000);
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 8000);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
-				 N4_ATTRS_DIRENT);
+		                 N4_ATTRS_DIRENT);
 		encodes(&b);
 		rq.is_root = 1; /* the root's ".." is itself */
 		assert_int_equal(n4_build(&b, &rq), 0);
@@ -475,7 +478,7 @@ static void test_build(void **state)
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_READDIR, &a), 0);
 		assert_int_equal(n4_build(&b, &rq), 0);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
-				 N4_ATTRS_FILEID);
+		                 N4_ATTRS_FILEID);
 	}
 	/* not built yet, and handles v4 does not take */
 	{
@@ -530,8 +533,7 @@ static nfs_resop4 *fake_op(struct fake *f, nfs_opnum4 op, int status)
 	return r;
 }
 
-static void fake_getattr(struct fake *f, int slot, uint64_t fileid, uint64_t change,
-			 uint64_t size)
+static void fake_getattr(struct fake *f, int slot, uint64_t fileid, uint64_t change, uint64_t size)
 {
 	nfs_resop4 *r = fake_op(f, OP_GETATTR, NFS4_OK);
 
@@ -574,7 +576,7 @@ static void test_reply_readdirplus(void **state)
 	bit(&f.attrs[6], FATTR4_FILEID);
 	p64(&f.attrs[6], 499);
 	fattr_of(&f.attrs[6], &fake_op(&f, OP_GETATTR, NFS4_OK)
-				      ->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes);
+	                           ->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes);
 
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	assert_int_equal(out.u.readdirplus.status, NFS3_OK);
@@ -620,7 +622,7 @@ static void test_reply_readdirplus(void **state)
 	/* v3's bytes: status, dir attributes, verifier, list end, eof; per
 	 * entry: follows, fileid, name, cookie, attributes, handle */
 	rq.count = 4 + 4 + 84 + 8 + 4 + 4 + (4 + 8 + 4 + 4 + 8 + 4 + 84 + 4 + 4 + 12) +
-		   (4 + 8 + 4 + 4 + 8 + 4 + 4) + (4 + 8 + 4 + 8 + 8 + 4 + 84 + 4 + 4 + 72);
+	           (4 + 8 + 4 + 4 + 8 + 4 + 4) + (4 + 8 + 4 + 8 + 8 + 4 + 84 + 4 + 4 + 72);
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	ok = &out.u.readdirplus.READDIRPLUS3res_u.resok;
 	assert_false(ok->reply.eof);
@@ -645,7 +647,8 @@ static void test_reply_readdirplus(void **state)
 	p32(&f.attrs[3], NFS4ERR_ACCESS);
 	fattr_of(&f.attrs[3], &f.e[1].attrs);
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
-	e = out.u.readdirplus.READDIRPLUS3res_u.resok.reply.entries->nextentry->nextentry->nextentry;
+	e = out.u.readdirplus.READDIRPLUS3res_u.resok.reply.entries->nextentry->nextentry
+	        ->nextentry;
 	assert_string_equal(e->name, "beta");
 	assert_false(e->name_attributes.attributes_follow);
 	assert_false(e->name_handle.handle_follows);
@@ -715,9 +718,8 @@ static void test_reply_calls(void **state)
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	assert_int_equal(out.u.lookup.status, NFS3_OK);
 	assert_int_equal(out.u.lookup.LOOKUP3res_u.resok.object.data.data_len, strlen(FH_A));
-	assert_int_equal(out.u.lookup.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes
-			     .fileid,
-			 6);
+	assert_int_equal(
+	    out.u.lookup.LOOKUP3res_u.resok.obj_attributes.post_op_attr_u.attributes.fileid, 6);
 	assert_true(out.coh.has_change);
 	assert_int_equal(out.coh.change, 88);
 	assert_int_equal(out.coh.size, 123);
@@ -782,9 +784,9 @@ static void test_reply_calls(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat_map),	    cmocka_unit_test(test_owner),
-	    cmocka_unit_test(test_fattr_decode),    cmocka_unit_test(test_sattr_roundtrip),
-	    cmocka_unit_test(test_build),	    cmocka_unit_test(test_reply_readdirplus),
+	    cmocka_unit_test(test_stat_map),     cmocka_unit_test(test_owner),
+	    cmocka_unit_test(test_fattr_decode), cmocka_unit_test(test_sattr_roundtrip),
+	    cmocka_unit_test(test_build),        cmocka_unit_test(test_reply_readdirplus),
 	    cmocka_unit_test(test_reply_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
