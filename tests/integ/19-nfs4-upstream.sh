@@ -6,7 +6,8 @@
 # plain NFSv3 sees of the same directory:
 #  (a) the v4 export takes no MOUNT, the v3 one is not in the pseudo-fs;
 #  (b) attributes (type, mode, nlink, uid, gid, size, used, fileid, mtime,
-#      ctime) of files, a symlink, a fifo and directories, a 700-entry
+#      ctime) of files, a symlink, a fifo and directories, READLINK, ACCESS
+#      as root and as uid 1000, a 700-entry
 #      listing read in 4 KiB pages (names and per-entry attributes, "." and
 #      ".."), and the bytes of files of 0 and 1 bytes, 5 KiB and 3 MiB + 1 byte;
 #      every v4 answer carries the change attribute;
@@ -58,7 +59,8 @@ h_log "ok: $H_PSEUDO4_up serves NFSv4.0 only, $H_MOUNTPATH_up NFSv3 only"
 # (b) the same view through both
 CMDS=(root getattr . getattr empty getattr one getattr small getattr big getattr link
 	getattr fifo getattr deep getattr deep/er/est getattr many/entry-with-a-longish-name-123
-	ls . ls many ls deep/er read empty read one read small read big)
+	ls . ls many ls deep/er read empty read one read small read big readlink link
+	access . access small access one access deep access fifo)
 "${V4[@]}" --maxcount 4096 "${CMDS[@]}" stats >"$H_TMP/v4.out" 2>"$H_TMP/v4.err" ||
 	h_fail "the v4 probe failed: $(grep error "$H_TMP/v4.out" | head -3) $(head -3 "$H_TMP/v4.err")"
 "${V3[@]}" --maxcount 4096 "${CMDS[@]}" >"$H_TMP/v3.out" 2>"$H_TMP/v3.err" ||
@@ -87,7 +89,16 @@ grep -q "^read big bytes $((3072 * 1024 + 1)) " "$H_TMP/v4.out" || h_fail "big: 
 [ "$(h_md5 "$H_TMP/big.v4")" = "$(h_md5 "$E/big")" ] || h_fail "big: other bytes over v4 than on disk"
 grep -q "^attr empty .* mtime $(date -d '2001-02-03 04:05:06' +%s).789000000 " "$H_TMP/v4.out" ||
 	h_fail "empty: mtime not 2001-02-03 04:05:06.789 over v4: $(grep '^attr empty' "$H_TMP/v4.out")"
-h_log "ok: $(grep -c . "$H_TMP/v4.out") lines agree; $(grep '^root' "$H_TMP/v4.out")"
+grep -q '^readlink link small$' "$H_TMP/v4.out" || h_fail "READLINK over v4: $(grep readlink "$H_TMP/v4.out")"
+grep -q '^access small 0x0d$' "$H_TMP/v4.out" || h_fail "ACCESS as root over v4 (read, modify, extend): $(grep 'access small' "$H_TMP/v4.out")"
+# ACCESS and READ as a user who owns nothing here: what ganesha grants
+# over v3 it grants over v4
+UCMDS=(access . access small access one access deep access deep/er read small getattr deep/er/est)
+"${V4[@]}" --uid 1000 --gid 1000 "${UCMDS[@]}" >"$H_TMP/v4u.out" 2>&1
+"${V3[@]}" --uid 1000 --gid 1000 "${UCMDS[@]}" >"$H_TMP/v3u.out" 2>&1
+diff <(norm "$H_TMP/v3u.out") <(norm "$H_TMP/v4u.out") >&2 || h_fail "as uid 1000, NFSv4 (module) and NFSv3 disagree"
+grep -q '^access small 0x01$' "$H_TMP/v4u.out" || h_fail "uid 1000 on small (0644, 1234): not read only: $(cat "$H_TMP/v4u.out")"
+h_log "ok: $(grep -c . "$H_TMP/v4.out") lines agree (and $(grep -c . "$H_TMP/v4u.out") as uid 1000); $(grep '^root' "$H_TMP/v4.out")"
 
 # (c) owners
 grep -q "^attr small .* uid 1234 gid 5678 " "$H_TMP/v4.out" || h_fail "small: not 1234:5678 over v4"

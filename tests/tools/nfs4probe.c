@@ -15,6 +15,8 @@
  *     root          "root fhlen N" (v4: "lease S maxread M" too)
  *     getattr REL   "attr REL <attributes>" (v4: " change C" too)
  *     read REL      "read REL bytes N xxh64 HEX"
+ *     access REL    ACCESS of all six v3 bits: "access REL 0xGRANTED"
+ *     readlink REL  "readlink REL TARGET"
  *     ls REL        READDIRPLUS to the end: "dots" with . and .. if both
  *                   came, then "ent NAME <attributes> fh N" per other
  *                   entry, sorted by name, then "ls REL entries N pages P"
@@ -118,6 +120,12 @@ static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void
 			break;
 		case NFS3_READDIRPLUS:
 			rc = rpc_nfs3_readdirplus_async(s->rpc, v3_cb, args, &p);
+			break;
+		case NFS3_ACCESS:
+			rc = rpc_nfs3_access_async(s->rpc, v3_cb, args, &p);
+			break;
+		case NFS3_READLINK:
+			rc = rpc_nfs3_readlink_async(s->rpc, v3_cb, args, &p);
 			break;
 		default:
 			rc = -1;
@@ -393,6 +401,73 @@ static int cmd_read(struct side *s, const char *rel)
 	return rc;
 }
 
+struct small {
+	int stat;
+	uint32_t access;
+	char link[1024];
+};
+
+static void take_access(void *res3, const struct n4_coh *coh, void *ctx)
+{
+	ACCESS3res *r = res3;
+	struct small *x = ctx;
+
+	(void)coh;
+	x->stat = r->status;
+	if (r->status == NFS3_OK)
+		x->access = r->ACCESS3res_u.resok.access;
+}
+
+static void take_readlink(void *res3, const struct n4_coh *coh, void *ctx)
+{
+	READLINK3res *r = res3;
+	struct small *x = ctx;
+
+	(void)coh;
+	x->stat = r->status;
+	if (r->status == NFS3_OK)
+		snprintf(x->link, sizeof(x->link), "%s", r->READLINK3res_u.resok.data);
+}
+
+/* ACCESS of every v3 bit, or READLINK: "access REL 0xBITS" / "readlink
+ * REL TARGET" (the nfsstat3 when not NFS3_OK) */
+static int cmd_small(struct side *s, const char *rel, int readlink)
+{
+	struct obj o;
+	struct small x;
+	char err[300];
+	ACCESS3args a;
+	READLINK3args l;
+	int rc;
+
+	if (walk(s, rel, &o, err, sizeof(err))) {
+		printf("error %s %s: %s\n", readlink ? "readlink" : "access", rel, err);
+		return 1;
+	}
+	memset(&x, 0, sizeof(x));
+	if (readlink) {
+		memset(&l, 0, sizeof(l));
+		fh3(&l.symlink, &o.fh);
+		rc = do_call(s, NFS3_READLINK, &l, take_readlink, &x, err, sizeof(err));
+	} else {
+		memset(&a, 0, sizeof(a));
+		fh3(&a.object, &o.fh);
+		a.access = 0x3f;
+		rc = do_call(s, NFS3_ACCESS, &a, take_access, &x, err, sizeof(err));
+	}
+	if (rc) {
+		printf("error %s %s: %s\n", readlink ? "readlink" : "access", rel, err);
+		return 1;
+	}
+	if (x.stat != NFS3_OK)
+		printf("%s %s nfsstat3 %d\n", readlink ? "readlink" : "access", rel, x.stat);
+	else if (readlink)
+		printf("readlink %s %s\n", rel, x.link);
+	else
+		printf("access %s 0x%02x\n", rel, x.access);
+	return 0;
+}
+
 static int cmd_ls(struct side *s, const char *rel)
 {
 	struct obj o;
@@ -542,7 +617,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: nfs4probe [--v3 --mountport M] --host H --port P --path EXPORT "
 	                "[--uid U --gid G] [--domain D] [--client-id S] [--maxcount N] "
-	                "[--timeout S] [--out FILE] root|getattr REL|read REL|ls REL|watch S|stats "
+	                "[--timeout S] [--out FILE] root|getattr REL|read REL|access REL|readlink REL|"
+			"ls REL|watch S|stats "
 	                "...\n");
 	exit(2);
 }
@@ -628,6 +704,10 @@ int main(int argc, char **argv)
 			rc |= cmd_getattr(&s, argv[++i]);
 		} else if (i + 1 < argc && strcmp(cmd, "read") == 0) {
 			rc |= cmd_read(&s, argv[++i]);
+		} else if (i + 1 < argc && strcmp(cmd, "access") == 0) {
+			rc |= cmd_small(&s, argv[++i], 0);
+		} else if (i + 1 < argc && strcmp(cmd, "readlink") == 0) {
+			rc |= cmd_small(&s, argv[++i], 1);
 		} else if (i + 1 < argc && strcmp(cmd, "ls") == 0) {
 			rc |= cmd_ls(&s, argv[++i]);
 		} else if (i + 1 < argc && strcmp(cmd, "watch") == 0) {
