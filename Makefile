@@ -140,6 +140,11 @@ $(BUILD)/tests/%: tests/tools/%.c | deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(COMPILE) $(LINK) -o $@ $< $(LIBS)
 
+# nfs4probe runs the daemon's NFSv4.0 upstream module: it links the library
+$(BUILD)/tests/nfs4probe: tests/tools/nfs4probe.c $(BUILD)/libcachefsd.a | deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(COMPILE) $(LINK) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS)
+
 # The lock tool the qemu guest runs (tests/guest/locker.c): static, since the
 # guest has no libc of its own, and without sanitizers (they need one).
 $(BUILD)/tests/guest-locker: tests/guest/locker.c

@@ -260,19 +260,20 @@ h_rpcbind_unset()
 	return 0
 }
 
-# h_ganesha_export DIR NAME: nfs-ganesha's EXPORT block for DIR (pseudo
-# path /NAME), RW, no root squash, NFSv3 and v4 over TCP, AUTH_SYS, and
+# h_ganesha_export DIR NAME [PROTOCOLS [EXPORT_ID [PSEUDO]]]: nfs-ganesha's
+# EXPORT block for DIR (pseudo path PSEUDO, default /NAME), RW, no root
+# squash, NFSv3 and v4 (PROTOCOLS, default "3, 4") over TCP, AUTH_SYS, and
 # H_GANESHA_EXPORT_OPTS inside it when set
 h_ganesha_export()
 {
 	cat <<EOF
 EXPORT {
-	Export_Id = 1;
+	Export_Id = ${4:-1};
 	Path = $1;
-	Pseudo = /$2;
+	Pseudo = ${5:-/$2};
 	Access_Type = RW;
 	Squash = No_Root_Squash;
-	Protocols = 3, 4;
+	Protocols = ${3:-3, 4};
 	Transports = TCP;
 	SecType = sys;
 	# host-side changes to the export dir are seen at once, as on a
@@ -290,10 +291,16 @@ EOF
 # H_GANESHA_EXPORT_OPTS, when set, is added inside the EXPORT block, e.g.
 #   H_GANESHA_EXPORT_OPTS='MaxRead = 65536; PrefRead = 65536;' h_start_ganesha up
 # (a filer with a 64 KiB READ limit, like NetApp ONTAP's default).
+# H_GANESHA_V4SPLIT=1: the directory is exported twice, NFSv3 only at
+# pseudo path /NAME (what MOUNT takes then: Mount_Path_Pseudo; H_URL_<NAME>
+# and H_MOUNTPATH_<NAME> name it) and NFSv4.0 only (Minor_Versions = 0) at
+# /NAME4 (H_PSEUDO4_<NAME>), with a lease of H_GANESHA_LEASE seconds
+# [60] and the v4 recovery records under $H_TMP. Unset, nothing changes.
 h_start_ganesha()
 {
 	local name=$1 dir=${2:-$H_TMP/$1-export}
-	local nfsport mntport nlmport rqport conf
+	local nfsport mntport nlmport rqport conf core_extra="" v4opts="Graceless = true;" exports
+	local mpath=$dir
 	h_start_rpcbind
 	mkdir -p "$dir"
 	nfsport=$(h_free_port)
@@ -301,6 +308,16 @@ h_start_ganesha()
 	nlmport=$(h_free_port)
 	rqport=$(h_free_port)
 	conf=$H_TMP/$name-ganesha.conf
+	exports=$(h_ganesha_export "$dir" "$name")
+	if [ "${H_GANESHA_V4SPLIT:-}" = 1 ]; then
+		mkdir -p "$H_TMP/$name-recov"
+		core_extra="Mount_Path_Pseudo = true;"
+		v4opts="Graceless = true; Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
+		exports="$(h_ganesha_export "$dir" "$name" 3 1)
+$(h_ganesha_export "$dir" "$name" 4 2 "/${name}4")"
+		mpath=/$name
+		printf -v "H_PSEUDO4_$name" '%s' "/${name}4"
+	fi
 	cat >"$conf" <<EOF
 NFS_CORE_PARAM {
 	NFS_Port = $nfsport;
@@ -311,9 +328,10 @@ NFS_CORE_PARAM {
 	Enable_NLM = false;
 	Enable_RQUOTA = false;
 	Protocols = 3, 4;
+	$core_extra
 }
-NFSV4 { Graceless = true; }
-$(h_ganesha_export "$dir" "$name")
+NFSV4 { $v4opts }
+$exports
 EOF
 	ganesha.nfsd -F -f "$conf" -L "$H_TMP/$name-ganesha.log" -p "$H_TMP/$name-ganesha.pid" \
 		>>"$H_TMP/$name-ganesha.log" 2>&1 &
@@ -327,11 +345,12 @@ EOF
 	printf -v "H_MNTPORT_$name" '%s' "$mntport"
 	printf -v "H_PID_$name" '%s' "$pid"
 	printf -v "H_CONF_$name" '%s' "$conf"
-	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport"
+	printf -v "H_MOUNTPATH_$name" '%s' "$mpath"
+	printf -v "H_URL_$name" '%s' "nfs://127.0.0.1$mpath?nfsport=$nfsport&mountport=$mntport"
 	# ganesha accepts connections a moment before the export is usable
 	local i
 	for ((i = 0; i < 200; i++)); do
-		nfs-ls "nfs://127.0.0.1$dir?nfsport=$nfsport&mountport=$mntport" >/dev/null 2>&1 && return 0
+		nfs-ls "nfs://127.0.0.1$mpath?nfsport=$nfsport&mountport=$mntport" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	h_fail "nfs-ganesha $name does not serve $dir"

@@ -1,0 +1,282 @@
+/* The NFSv4.0 upstream client (cachefsd/upstream/nfs4.c, its pure parts in
+ * nfs4xdr.c): reads an NFSv4.0 filer in NFSv3 semantics. First step of
+ * issue 19: not wired into the engine yet (the origin interface of
+ * ../shared/DESIGN.md plugs it in); tests/tools/nfs4probe drives it on its
+ * own loop.
+ *
+ * One connection (a libnfs rpc_context on the daemon's loop), one client ID
+ * (SETCLIENTID / SETCLIENTID_CONFIRM: a stable id string for this daemon
+ * and export, a verifier per start), renewed with RENEW every third of the
+ * server's lease_time. Hard mount: while the connection is down or the
+ * client ID is being re-established (the server restarted: the connection
+ * drops, then RENEW says NFS4ERR_STALE_CLIENTID; or the lease expired:
+ * NFS4ERR_EXPIRED) calls wait and are re-sent; NFS4ERR_DELAY and
+ * NFS4ERR_GRACE are retried after a back-off.
+ *
+ * Calls are NFSv3 procedures with libnfs's v3 argument structs and give
+ * libnfs's v3 result structs, each with the coherence token of the object
+ * (its change attribute and size: struct n4_coh). Built: GETATTR, LOOKUP,
+ * ACCESS, READ, READLINK, READDIR, READDIRPLUS. Not built yet (the next
+ * step, see docs/design.md "NFSv4.0 upstream (first step)"): WRITE,
+ * COMMIT, SETATTR, CREATE/MKDIR/SYMLINK/MKNOD, REMOVE/RMDIR, RENAME, LINK,
+ * FSSTAT/FSINFO/PATHCONF: n4_call() answers -EOPNOTSUPP for them. */
+#ifndef CFS_NFS4UP_H
+#define CFS_NFS4UP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nfs4.h>
+
+#include "loop.h"
+#include "req.h"
+
+#define N4_FHSIZE  NFS4_FHSIZE /* 128: v4 handles may exceed NFSv3's 64 */
+#define N4_MAXOPS  32          /* operations in one COMPOUND */
+#define N4_MAXPATH 24          /* components of the export's path */
+
+struct n4_client;
+
+struct n4_config {
+	char host[256];      /* name or address of the filer */
+	int port;            /* 0: 2049 */
+	char path[1024];     /* the export in the server's pseudo-filesystem */
+	char client_id[256]; /* "": "cachefsd/<hostname>/<host>:<port><path>" */
+	/* user@domain owners: the domain that maps through getpwnam/getgrnam;
+	 * "": any domain (the name part alone counts) */
+	char idmap_domain[256];
+	int timeout_s;       /* n4_start()'s deadline [30] */
+	int reconnect_max_s; /* back-off cap between connects [30] */
+};
+
+struct n4_fh {
+	uint32_t len;
+	unsigned char data[N4_FHSIZE];
+};
+
+/* The coherence token of a call's object (and, for LOOKUP, READDIR and
+ * READDIRPLUS, of the directory): the server's change attribute, exact
+ * where mtime and ctime are not, with the size it came with. */
+struct n4_coh {
+	int has_change;
+	uint64_t change;
+	uint64_t size;
+	int has_dir_change;
+	uint64_t dir_change;
+};
+
+struct n4_stats {
+	uint64_t calls;        /* n4_call()s accepted */
+	uint64_t compounds;    /* COMPOUNDs sent (calls, their re-sends, state upkeep) */
+	uint64_t replies;      /* calls answered to their caller */
+	uint64_t resends;      /* calls sent again after a lost connection */
+	uint64_t connects;     /* TCP connects started */
+	uint64_t reconnects;   /* the connection came back after it was up */
+	uint64_t setclientids; /* client IDs established (confirmed) */
+	uint64_t renews;       /* RENEWs the server accepted */
+	uint64_t recoveries;   /* client ID re-established (stale / expired) */
+	uint64_t delays;       /* NFS4ERR_DELAY / NFS4ERR_GRACE waited out */
+	uint64_t bypass_reads; /* READs re-sent with the all-ones stateid */
+	uint64_t anon_refused; /* READs refused with both special stateids */
+	uint64_t owner_nobody; /* owners or groups that fell back to nobody */
+	uint32_t lease_s;      /* the server's lease_time */
+	int up;                /* connected with a confirmed client ID */
+	int waiting;           /* calls waiting for the connection or a retry */
+	int inflight;          /* calls sent, not answered */
+};
+
+/* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,
+ * LOOKUP3res *, ...), with any nfsstat3 (n4_stat3() of the server's
+ * nfsstat4), and coh the coherence token; both valid only during the
+ * callback. status < 0: no answer to give (res3 and coh NULL): an enum
+ * upstream_rpc_status (include/upstream.h: the server answered at the RPC
+ * level), -ENOTSUP (a READ the server refuses with the anonymous and the
+ * all-ones stateids: the OPEN fallback needs the file's directory and name,
+ * since v4.0 has no OPEN by handle, and comes with writes), -ECONNRESET
+ * (the connection closed under it UPSTREAM_MAX_LOST times), -EPROTO (a
+ * reply that does not decode), -ECANCELED (n4_stop()). */
+typedef void (*n4_cb)(int status, void *res3, const struct n4_coh *coh, void *priv);
+
+/* Connects, establishes the client ID and looks the export's root up
+ * (PUTROOTFH + LOOKUP per component + GETFH + GETATTR), driving the loop
+ * until done, until cfg->timeout_s passes or a stop is signalled. 0 or
+ * -errno with a message in err. cfg is copied. */
+int n4_start(struct loop *l, const struct n4_config *cfg, struct n4_client **out, char *err,
+             size_t errlen);
+/* Calls waiting or in flight complete with -ECANCELED. Not from inside an
+ * n4_cb (the connection's rpc_service() is running): from the loop. */
+void n4_stop(struct n4_client *c);
+
+/* Sends NFSv3 procedure proc (GETATTR, LOOKUP, ACCESS, READ, READLINK,
+ * READDIR, READDIRPLUS) with args3 (the libnfs *3args struct; its handles
+ * may be up to N4_FHSIZE bytes) as cred. args3 is copied: it may go away at
+ * once. Returns 0 (exactly one callback follows, never from inside this
+ * call) or -errno (none): -EOPNOTSUPP (a procedure not built yet),
+ * -EINVAL (a handle longer than N4_FHSIZE), -ENAMETOOLONG (a name over
+ * 255 bytes), -ECANCELED (stopping), -ENOMEM. */
+int n4_call(struct n4_client *c, uint32_t proc, const void *args3, const struct cfs_cred *cred,
+            n4_cb cb, void *priv);
+
+/* The export's root handle and its attributes at start-up. */
+const struct n4_fh *n4_root_fh(const struct n4_client *c);
+const fattr3 *n4_root_attr(const struct n4_client *c);
+/* The server's maxread for the export (0: not given). */
+uint64_t n4_maxread(const struct n4_client *c);
+const struct n4_stats *n4_stats(const struct n4_client *c);
+/* The client id string sent in SETCLIENTID. */
+const char *n4_client_id(const struct n4_client *c);
+
+/* --- the pure parts, public for the unit tests (tests/unit/test_nfs4.c) --- */
+
+/* The nearest nfsstat3 for an nfsstat4 (a table; unknown codes give
+ * NFS3ERR_SERVERFAULT). */
+int n4_stat3(int nfsstat4);
+
+/* Maps an fattr4 owner / owner_group string (not NUL-terminated) to a uid
+ * / gid: a string of digits is the number itself; "name@domain" (or a bare
+ * "name") is looked up with getpwnam_r / getgrnam_r when domain is "" or
+ * NULL or equals the string's domain (ASCII case-insensitive). Returns 0
+ * (numeric), 1 (a name found) or -ENOENT (not mappable: *id is nobody, the
+ * uid of user "nobody" or the gid of group "nogroup"/"nobody", else
+ * 65534). */
+int n4_owner_to_id(const char *s, size_t len, int group, const char *domain, uint32_t *id);
+
+/* fattr4 attributes decoded: v3 attributes (absent ones keep defaults:
+ * nlink 1, used = size, zero times), and the v4-only ones asked for. */
+struct n4_attrs {
+	uint32_t have[2]; /* FATTR4_* bits decoded (attributes 0..63) */
+	fattr3 f;
+	uint64_t change;
+	uint32_t lease_time;
+	uint32_t rdattr_error;
+	uint64_t maxread, maxwrite;
+	uint32_t fh_len;
+	const char *fh; /* FATTR4_FILEHANDLE: points into the fattr4's bytes */
+	int nobody;     /* owner or group not mappable: nobody */
+};
+
+static inline int n4_has(const struct n4_attrs *a, int bit)
+{
+	return bit >= 0 && bit < 64 && (a->have[bit / 32] >> (bit % 32)) & 1;
+}
+
+/* Decodes f (attributes in bitmap order, RFC 7530 section 5) into a.
+ * domain as for n4_owner_to_id(). 0, or -EPROTO: bytes short or left over,
+ * or an attribute this decoder does not know (it cannot be skipped). */
+int n4_fattr_decode(const fattr4 *f, const char *domain, struct n4_attrs *a);
+
+/* Encodes the settable attributes of s (mode, uid, gid, size, atime,
+ * mtime) as fattr4 into buf (cap bytes): mask gets the bits, *len the byte
+ * count; owners as numeric strings. For the writes of the next step
+ * (SETATTR, OPEN(CREATE), CREATE); tested by round trip. 0 or -ENOSPC. */
+int n4_sattr3_encode(const sattr3 *s, uint32_t mask[2], char *buf, size_t cap, size_t *len);
+
+/* One NFSv3 call, its arguments copied, ready to become a COMPOUND. */
+struct n4_req {
+	uint32_t proc;
+	struct n4_fh fh; /* the object, or the directory */
+	char name[256];  /* LOOKUP */
+	uint64_t offset; /* READ */
+	uint32_t count;  /* READ; READDIR(PLUS)'s maxcount */
+	uint32_t dircount;
+	uint64_t cookie;
+	char cookieverf[NFS3_COOKIEVERFSIZE];
+	uint32_t access;
+	int bypass;  /* READ: the all-ones stateid instead of the anonymous one */
+	int is_root; /* READDIR(PLUS): the directory is the export's root */
+};
+
+/* Fills rq from v3 args (a handle over N4_FHSIZE: -EINVAL; a name over 255
+ * bytes: -ENAMETOOLONG; a procedure not built: -EOPNOTSUPP). */
+int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3);
+
+/* A COMPOUND being built: the args point into this struct and into what
+ * the builders were given (handles, names), which must outlive the send. */
+struct n4_compound {
+	COMPOUND4args args;
+	nfs_argop4 ops[N4_MAXOPS];
+	char tag[16];
+};
+
+void n4_compound_init(struct n4_compound *b, const char *tag);
+/* Each adds one operation; -ENOSPC past N4_MAXOPS. */
+int n4_op_putrootfh(struct n4_compound *b);
+int n4_op_putfh(struct n4_compound *b, const struct n4_fh *fh);
+int n4_op_lookup(struct n4_compound *b, const char *name, uint32_t len);
+int n4_op_lookupp(struct n4_compound *b);
+int n4_op_getfh(struct n4_compound *b);
+/* mask: FATTR4 bitmap words; must stay valid until sent */
+int n4_op_getattr(struct n4_compound *b, const uint32_t *mask, uint32_t nwords);
+int n4_op_access(struct n4_compound *b, uint32_t bits);
+int n4_op_read(struct n4_compound *b, int bypass, uint64_t offset, uint32_t count);
+int n4_op_readlink(struct n4_compound *b);
+int n4_op_readdir(struct n4_compound *b, uint64_t cookie, const char *verf, uint32_t dircount,
+                  uint32_t maxcount, const uint32_t *mask, uint32_t nwords);
+int n4_op_renew(struct n4_compound *b, clientid4 id);
+/* id: the client id string (kept by the caller); verifier 8 bytes */
+int n4_op_setclientid(struct n4_compound *b, const char *id, const char *verifier);
+int n4_op_setclientid_confirm(struct n4_compound *b, clientid4 id, const char *confirm);
+
+/* The attributes asked for (FATTR4 bitmaps of 2 words): v3's plus change
+ * (N4_ATTRS), plus filehandle and rdattr_error (N4_ATTRS_DIRENT), fileid
+ * only (N4_ATTRS_FILEID, plain READDIR), plus lease_time, maxread and
+ * maxwrite (N4_ATTRS_ROOT). */
+extern const uint32_t N4_ATTRS[2], N4_ATTRS_DIRENT[2], N4_ATTRS_FILEID[2], N4_ATTRS_ROOT[2];
+
+/* The COMPOUND that carries rq (RFC 7530's operations, see docs/design.md):
+ *   GETATTR      PUTFH GETATTR
+ *   LOOKUP       PUTFH GETATTR(dir) LOOKUP|LOOKUPP GETFH GETATTR
+ *                ("." : PUTFH GETATTR GETFH GETATTR)
+ *   ACCESS       PUTFH ACCESS GETATTR
+ *   READ         PUTFH READ(anonymous or all-ones stateid) GETATTR
+ *   READLINK     PUTFH READLINK GETATTR
+ *   READDIR(PLUS) PUTFH GETATTR(dir) READDIR, and on the first page of a
+ *                directory other than the root LOOKUPP GETATTR(fileid),
+ *                for "..".
+ * b's arguments point into rq. 0 or -EOPNOTSUPP. */
+int n4_build(struct n4_compound *b, const struct n4_req *rq);
+
+/* A COMPOUND's answer turned into the v3 result of rq's procedure. The
+ * result's pointers go into res (valid while res is) and into out's own
+ * allocations, freed by n4_out_free(). */
+struct n4_out {
+	union {
+		GETATTR3res getattr;
+		LOOKUP3res lookup;
+		ACCESS3res access;
+		READ3res read;
+		READLINK3res readlink;
+		READDIR3res readdir;
+		READDIRPLUS3res readdirplus;
+	} u;
+	struct n4_coh coh;
+	void *ents; /* entry3 / entryplus3 array of READDIR(PLUS) */
+	char *link; /* READLINK's target, NUL-terminated */
+	int nobody; /* some owner fell back to nobody */
+};
+
+/* 0 (out holds the v3 result, whatever its nfsstat3), or -EPROTO (the
+ * answer does not decode: operations missing, attributes malformed). */
+int n4_reply_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
+                   struct n4_out *out);
+void n4_out_free(struct n4_out *out);
+
+/* The result of operation i of res when it is there and is op, or NULL. */
+const nfs_resop4 *n4_resop(const COMPOUND4res *res, u_int i, nfs_opnum4 op);
+
+/* What a COMPOUND's status asks of the client before the answer can be
+ * given: */
+enum n4_action {
+	N4_ANSWER,  /* give the answer */
+	N4_DELAY,   /* NFS4ERR_DELAY, NFS4ERR_GRACE: send again after a pause */
+	N4_RECOVER, /* NFS4ERR_STALE_CLIENTID, NFS4ERR_EXPIRED, NFS4ERR_LEASE_MOVED:
+	               re-establish the client ID, then send again */
+	N4_STATEID, /* a READ's special stateid refused (NFS4ERR_BAD_STATEID,
+	               NFS4ERR_OPENMODE, NFS4ERR_STALE_STATEID) */
+};
+enum n4_action n4_action_of(uint32_t proc, int nfsstat4);
+
+#endif
