@@ -16,7 +16,7 @@
 #include "rpcbind.h"
 #include "sdnotify.h"
 #include "store.h"
-#include "upstream.h"
+#include "origin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +49,7 @@ static void on_signal(int sig)
 struct daemon {
 	struct cfs_config cfg;
 	struct loop *loop;
-	struct upstream *up;
+	struct origin *up;
 	struct engine *engine;
 	struct proto_server *srv;
 	struct locks *locks; /* NLM forwarded to the filer */
@@ -90,7 +90,7 @@ static void dump_stats(struct daemon *d)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	const struct upstream_counters *u = upstream_counters(d->up);
+	const struct upstream_counters *u = origin_counters(d->up);
 
 	if (f == NULL)
 		return;
@@ -508,13 +508,13 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "cannot create the event loop: %s", strerror(errno));
 		goto fail;
 	}
-	rc = upstream_start(d.loop, &d.cfg, &d.up, err, sizeof(err));
+	rc = origin_start(d.loop, &d.cfg, &d.up, err, sizeof(err));
 	if (rc)
 		goto fail;
 	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine, err, sizeof(err));
 	if (rc)
 		goto fail;
-	rc = locks_new(d.loop, &d.cfg, d.engine, upstream_info(d.up)->addr, &d.locks, err,
+	rc = locks_new(d.loop, &d.cfg, d.engine, origin_info(d.up)->addr, &d.locks, err,
 	               sizeof(err));
 	if (rc)
 		goto fail;
@@ -572,7 +572,7 @@ int main(int argc, char **argv)
 	proto_shutdown(d.srv);
 	locks_free(d.locks);
 	engine_stop(d.engine);
-	upstream_stop(d.up);
+	origin_stop(d.up);
 	engine_free(d.engine);
 	loop_free(d.loop);
 	if (d.cfg.pid_file)
@@ -602,7 +602,7 @@ fail:
 	locks_free(d.locks);
 	engine_stop(d.engine);
 	if (d.up)
-		upstream_stop(d.up);
+		origin_stop(d.up);
 	engine_free(d.engine);
 	loop_free(d.loop);
 	config_free(&d.cfg);

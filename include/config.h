@@ -28,6 +28,13 @@ enum cfs_read_evidence {
 	CFS_EVIDENCE_ACCESS,   /* that, or any ACCESS grant */
 };
 
+/* The NFS version spoken to the filer (key upstream_version; origin.h). */
+enum cfs_upstream_version {
+	CFS_UPV_AUTO = 0, /* 3 when the server's MOUNT and NFSv3 answer, else 4 */
+	CFS_UPV_3,
+	CFS_UPV_4,
+};
+
 /* Registration with a local rpcbind (cachefsd/ops/rpcbind.c). */
 enum cfs_register {
 	CFS_REGISTER_AUTO = 0, /* when an rpcbind answers; skip what another server owns */
@@ -45,6 +52,7 @@ struct cfs_config {
 	int upstream_timeout; /* seconds: start-up, and per call when soft */
 	int reconnect_max;    /* seconds: cap of the upstream reconnect back-off */
 	int soft;
+	int upstream_version; /* enum cfs_upstream_version */
 	int log_level;
 	char *pid_file;
 	char *stats_file; /* NULL: <cache_dir>/stats */

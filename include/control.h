@@ -67,7 +67,7 @@
 #include "engine.h"
 #include "loop.h"
 #include "proto.h"
-#include "upstream.h"
+#include "origin.h"
 
 #define CONTROL_SOCKET_NAME "control"
 #define CONTROL_LINE_MAX    8192
@@ -98,7 +98,7 @@ struct ops_env {
 	struct loop *loop;
 	struct cfs_config *cfg;
 	struct engine *engine;
-	struct upstream *up;
+	struct origin *up;
 	struct proto_server *srv;
 	const char *version;
 	time_t started; /* wall clock */

@@ -12,7 +12,7 @@
 #include "loop.h"
 #include "proto.h"
 #include "req.h"
-#include "upstream.h"
+#include "origin.h"
 
 struct engine;
 struct store;
@@ -82,7 +82,7 @@ extern const size_t engine_counter_ndescs;
 /* Creates the engine and opens the cache (store) in cfg->cache_dir. The
  * export clients mount is cfg->export_path or the upstream's path. Returns 0
  * or -errno with a message in err. */
-int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+int engine_new(struct loop *l, const struct cfs_config *cfg, struct origin *up,
 	       struct engine **out, char *err, size_t errlen);
 /* Finishes disk work and commits (before the upstream goes away). */
 void engine_stop(struct engine *e);

@@ -38,6 +38,7 @@ struct upstream_info {
 	uint8_t root_fh[NFS3_FHSIZE];
 	uint32_t root_fh_len;
 	FSINFO3resok fsinfo; /* of the export root, as the upstream reported it */
+	int version;	     /* NFS version spoken to the upstream: 3 or 4 (origin.h) */
 };
 
 /* Latency histograms (client requests in the engine, upstream round trips

@@ -47,6 +47,11 @@ static const struct cfg_key keys[] = {
 	 "stay in the foreground and log to stderr"},
 	{"export_path", CFG_STR, OFF(export_path), NULL, 0, 0, "PATH",
 	 "path clients mount (default: the upstream's export path)"},
+	{"upstream_version", CFG_CHOICE, OFF(upstream_version), "auto", 0, 0, "auto|3|4",
+	 "NFS version spoken to the upstream (the URL is the same): 3 = MOUNT and NFSv3; "
+	 "4 = NFSv4.0, the URL's path as the server's pseudo-filesystem path (reads only for "
+	 "now: writes answer NFS3ERR_ROFS); auto = 3 when the server's MOUNT and NFSv3 "
+	 "answer for the export, else 4"},
 	{"upstream_connections", CFG_INT, OFF(upstream_connections), "4", 1, 64, "N",
 	 "TCP connections to the upstream server"},
 	{"upstream_timeout", CFG_INT, OFF(upstream_timeout), "15", 1, 3600, "SECONDS",

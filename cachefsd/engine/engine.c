@@ -236,23 +236,23 @@ static void prefetch_done(void *arg)
 }
 
 const struct engine_io engine_io_real = {
-    .call = upstream_call,
-    .call_for = upstream_call_for,
-    .info = upstream_info,
-    .counters = upstream_counters,
-    .max_inflight = upstream_max_inflight,
+    .call = origin_call,
+    .call_for = origin_call_for,
+    .info = origin_info,
+    .counters = origin_counters,
+    .max_inflight = origin_max_inflight,
     .reply = proto_reply,
     .req_alive = proto_req_alive,
     .reply_read = proto_reply_read,
 };
 
-int engine_new(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+int engine_new(struct loop *l, const struct cfs_config *cfg, struct origin *up,
 	       struct engine **out, char *err, size_t errlen)
 {
 	return engine_new_io(l, cfg, up, &engine_io_real, out, err, errlen);
 }
 
-int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct origin *up,
                   const struct engine_io *io, struct engine **out, char *err, size_t errlen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
@@ -476,6 +476,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 		struct engine_fill_state fs;
 
 		engine_fill_state(e, &fs);
+		KV("upstream_version", engine_up_info(e)->version);
 		KV("upstream_rtmax", fi->rtmax);
 		KV("upstream_rtpref", fi->rtpref);
 		KV("upstream_wtmax", fi->wtmax);

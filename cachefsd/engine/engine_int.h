@@ -18,7 +18,8 @@ struct mount_entry {
 	struct mount_entry *next;
 };
 
-/* What the engine calls outside itself: the upstream pool (upstream.h)
+/* What the engine calls outside itself: the filer through the origin
+ * interface (origin.h)
  * and the reply writer (proto_reply()). engine_new() binds the real ones
  * (engine_io_real); the engine's unit tests bind a scripted upstream and
  * read the answers (engine_new_io()). Every call of the engine goes
@@ -29,14 +30,14 @@ struct mount_entry {
  * (proto_reply_accept_error(), _auth_error(), _prog_mismatch()) and
  * proto_drop(). */
 struct engine_io {
-	int (*call)(struct upstream *up, uint32_t proc, void *args, const struct cfs_cred *cred,
+	int (*call)(struct origin *up, uint32_t proc, void *args, const struct cfs_cred *cred,
 	            upstream_cb cb, void *priv);
-	int (*call_for)(struct upstream *up, uint32_t proc, void *args,
+	int (*call_for)(struct origin *up, uint32_t proc, void *args,
 	                const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
 	                void *priv);
-	const struct upstream_info *(*info)(const struct upstream *up);
-	const struct upstream_counters *(*counters)(const struct upstream *up);
-	int (*max_inflight)(const struct upstream *up);
+	const struct upstream_info *(*info)(const struct origin *up);
+	const struct upstream_counters *(*counters)(const struct origin *up);
+	int (*max_inflight)(const struct origin *up);
 	/* an NFS answer with its result struct; frees req (proto_reply()) */
 	int (*reply)(struct cfs_req *req, void *res);
 	/* whether req's client is still there to answer (proto_req_alive()) */
@@ -50,7 +51,7 @@ extern const struct engine_io engine_io_real;
 
 /* engine_new() with io instead of engine_io_real (io and up must outlive
  * the engine). */
-int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream *up,
+int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct origin *up,
                   const struct engine_io *io, struct engine **out, char *err, size_t errlen);
 
 #define ENGINE_ROOMS 4 /* programs answered by rooms above the engine */
@@ -58,7 +59,7 @@ int engine_new_io(struct loop *l, const struct cfs_config *cfg, struct upstream 
 struct engine {
 	struct loop *loop;
 	const struct cfs_config *cfg;
-	struct upstream *up;
+	struct origin *up;
 	const struct engine_io *io; /* how up is called and clients answered */
 	struct store *store;
 	struct workers *workers;

@@ -463,7 +463,7 @@ static void lookup_next(struct ctl_job *j)
 	j->largs.what.dir.data.data_val = (char *)j->dir;
 	j->largs.what.name = j->comps[j->comp];
 	j->busy++;
-	rc = upstream_call(j->ctl->env.up, NFS3_LOOKUP, &j->largs, &j->cred, lookup_done, j);
+	rc = origin_call(j->ctl->env.up, NFS3_LOOKUP, &j->largs, &j->cred, lookup_done, j);
 	if (rc != 0) {
 		j->busy--;
 		out_end(j->conn, 0, "invalidate %s: cannot ask the upstream: %s", j->path,
@@ -476,7 +476,7 @@ static void lookup_next(struct ctl_job *j)
  * or under the upstream's own path. */
 static void inval_path(struct ctl_conn *c, const char *path)
 {
-	const struct upstream_info *ui = upstream_info(c->ctl->env.up);
+	const struct upstream_info *ui = origin_info(c->ctl->env.up);
 	const char *exp = engine_export_path(c->ctl->env.engine);
 	const char *rel = path;
 	struct ctl_job *j;
@@ -917,7 +917,7 @@ static void jobs_hook(struct loop *l, void *arg)
 static void cmd_info(struct ctl_conn *c)
 {
 	const struct ops_env *env = &c->ctl->env;
-	const struct upstream_info *ui = upstream_info(env->up);
+	const struct upstream_info *ui = origin_info(env->up);
 	const struct cfs_config *cfg = env->cfg;
 
 	out_printf(c, "version %s", env->version);
@@ -928,6 +928,7 @@ static void cmd_info(struct ctl_conn *c)
 	out_printf(c, "export %s", engine_export_path(env->engine));
 	out_printf(c, "upstream %s", cfg->upstream);
 	out_printf(c, "upstream_export %s", ui->url.path);
+	out_printf(c, "upstream_version %d", ui->version);
 	out_printf(c, "cache_dir %s", cfg->cache_dir);
 	out_printf(c, "control_socket %s", c->ctl->path);
 	out_printf(c, "metrics_listen %s", cfg->metrics_listen ? cfg->metrics_listen : "off");

@@ -241,7 +241,7 @@ static void render_process(FILE *f)
 static void render(const struct ops_env *env, FILE *f)
 {
 	const struct engine_counters *c = engine_counters(env->engine);
-	const struct upstream_counters *u = upstream_counters(env->up);
+	const struct upstream_counters *u = origin_counters(env->up);
 	const struct cfs_config *cfg = env->cfg;
 	uint64_t oc[ENGINE_NPROCS][ENGINE_NOUTCOMES];
 	const void *const bases[CFS_PSRC_N] = {c, u, oc};
@@ -267,6 +267,9 @@ static void render(const struct ops_env *env, FILE *f)
 	/* --- the upstream --- */
 	gauge(f, "cachefsd_upstream_up", "1 while at least one upstream connection is up.",
 	      u->conns_up > 0);
+	gauge(f, "cachefsd_upstream_version",
+	      "NFS version spoken to the upstream: 3 or 4 (upstream_version).",
+	      (uint64_t)origin_version(env->up));
 	gauge(f, "cachefsd_upstream_connections", "Upstream connections configured.",
 	      (uint64_t)u->conns_total);
 	gauge(f, "cachefsd_upstream_connections_up", "Upstream connections up.",
@@ -314,7 +317,7 @@ static void render(const struct ops_env *env, FILE *f)
 		fprintf(f, "cachefsd_fills_refused_total{reason=\"%s\"} %llu\n",
 		        store_refused_name(r), (unsigned long long)ss.fills_refused[r]);
 	{
-		const FSINFO3resok *fi = &upstream_info(env->up)->fsinfo;
+		const FSINFO3resok *fi = &origin_info(env->up)->fsinfo;
 		struct engine_fill_state fs;
 
 		engine_fill_state(env->engine, &fs);

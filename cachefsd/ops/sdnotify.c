@@ -8,7 +8,7 @@
 #include "log.h"
 #include "loop.h"
 #include "store.h"
-#include "upstream.h"
+#include "origin.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -160,7 +160,7 @@ static const char *human(char *buf, size_t len, uint64_t v)
 void sdnotify_summary(const struct ops_env *env, char *buf, size_t len)
 {
 	const struct engine_counters *ec = engine_counters(env->engine);
-	const struct upstream_counters *u = upstream_counters(env->up);
+	const struct upstream_counters *u = origin_counters(env->up);
 	uint64_t reads = ec->read_hits + ec->read_misses + ec->read_passthrough;
 	struct store_stats ss;
 	char ratio[32], b1[32], b2[32];

@@ -1127,6 +1127,7 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 		return -ENOMEM;
 	up->loop = l;
 	up->cfg = cfg;
+	up->info.version = 3;
 	rc = upstream_parse_url(cfg->upstream, &up->info.url, err, errlen);
 	if (rc)
 		goto fail;

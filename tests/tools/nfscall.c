@@ -13,7 +13,9 @@
  *                 write N (one FILE_SYNC WRITE of N zero bytes at offset 0,
  *                 whatever the server's wtmax; prints "count C") |
  *                 setsize N (SETATTR of the size) | readdir | readdirplus
- *                 (the first page; prints "entries N", . and .. included)
+ *                 (the first page; prints "entries N", . and .. included) |
+ *                 mkdir NAME | remove NAME | fsinfo (prints "rtmax N wtmax N") |
+ *                 fsstat | pathconf (prints "name_max N")
  *     --dircount N, --maxcount N  the counts of readdirplus [8192, 65536]
  *                 (--maxcount is readdir's count [8192])
  *     NAME        a name, or @N for a name of N 'x' bytes
@@ -38,7 +40,8 @@ static void usage(void)
 	                "[--uid U --gid G] [--timeout S] [--pause MS] [--dircount N] [--maxcount N] "
 	                "(--fh HEX | --path REL) "
 	                "getattr|lookup NAME|access|fh|"
-	                "write N|setsize N|readdir|readdirplus\n");
+	                "write N|setsize N|readdir|readdirplus|mkdir NAME|remove NAME|fsinfo|"
+	                "fsstat|pathconf\n");
 	exit(2);
 }
 
@@ -192,6 +195,16 @@ int main(int argc, char **argv)
 		static const unsigned char verf[8];
 		rc = send_readdirplus(rpc, &c, &obj, 0, verf, dircount >= 0 ? (uint32_t)dircount : 8192,
 		                      maxcount >= 0 ? (uint32_t)maxcount : 65536);
+	} else if (strcmp(callname, "mkdir") == 0 && arg) {
+		rc = send_mkdir(rpc, &c, &obj, arg, 0755);
+	} else if (strcmp(callname, "remove") == 0 && arg) {
+		rc = send_remove(rpc, &c, &obj, arg);
+	} else if (strcmp(callname, "fsinfo") == 0) {
+		rc = send_fsinfo(rpc, &c, &obj);
+	} else if (strcmp(callname, "fsstat") == 0) {
+		rc = send_fsstat(rpc, &c, &obj);
+	} else if (strcmp(callname, "pathconf") == 0) {
+		rc = send_pathconf(rpc, &c, &obj);
 	} else if (strcmp(callname, "access") == 0) {
 		rc = send_access(rpc, &c, &obj, ACCESS3_READ);
 	} else if (strcmp(callname, "lookup") == 0 && arg) {
@@ -224,6 +237,10 @@ int main(int argc, char **argv)
 		printf("count %u\n", r.count);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "access") == 0)
 		printf("access 0x%x\n", r.access);
+	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "fsinfo") == 0)
+		printf("rtmax %u wtmax %u\n", r.fsinfo.rtmax, r.fsinfo.wtmax);
+	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "pathconf") == 0)
+		printf("name_max %u\n", r.pathconf.name_max);
 	res_free(&r);
 	rpc_destroy_context(rpc);
 	return rc;

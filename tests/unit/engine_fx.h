@@ -42,15 +42,15 @@ struct call {
 	int answered;
 };
 
-/* struct upstream is opaque to the engine: the test's own stands in */
-struct upstream {
+/* struct origin is opaque to the engine: the test's own stands in */
+struct origin {
 	struct upstream_info info;
 	struct upstream_counters ctr;
 	struct call calls[MAX_CALLS];
 	int ncalls;
 };
 
-static inline int up_call_for(struct upstream *up, uint32_t proc, void *args,
+static inline int up_call_for(struct origin *up, uint32_t proc, void *args,
                               const struct cfs_cred *cred, upstream_cb cb, upstream_alive_fn alive,
                               void *priv)
 {
@@ -60,23 +60,23 @@ static inline int up_call_for(struct upstream *up, uint32_t proc, void *args,
 	return 0;
 }
 
-static inline int up_call(struct upstream *up, uint32_t proc, void *args,
+static inline int up_call(struct origin *up, uint32_t proc, void *args,
                           const struct cfs_cred *cred, upstream_cb cb, void *priv)
 {
 	return up_call_for(up, proc, args, cred, cb, NULL, priv);
 }
 
-static inline const struct upstream_info *up_info(const struct upstream *up)
+static inline const struct upstream_info *up_info(const struct origin *up)
 {
 	return &up->info;
 }
 
-static inline const struct upstream_counters *up_counters(const struct upstream *up)
+static inline const struct upstream_counters *up_counters(const struct origin *up)
 {
 	return &up->ctr;
 }
 
-static inline int up_max_inflight(const struct upstream *up)
+static inline int up_max_inflight(const struct origin *up)
 {
 	(void)up;
 	return 64;
@@ -213,7 +213,7 @@ static const struct engine_io scripted = {
 struct fx {
 	struct loop *loop;
 	struct cfs_config cfg;
-	struct upstream up;
+	struct origin up;
 	struct engine *e;
 	char dir[64];
 };

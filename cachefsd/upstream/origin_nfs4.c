@@ -1,0 +1,502 @@
+/* The NFSv4.0 backend of the origin interface (include/origin.h): nfs4.c's
+ * client (include/nfs4up.h) behind the calls the engine makes in NFSv3
+ * semantics. What it adds to the client:
+ *   - the start: the URL's path is the export's pseudo-filesystem path, the
+ *     port the URL's (2049 by default, no portmapper); the root handle must
+ *     fit NFSv3's 64 bytes (longer ones are refused at this step);
+ *   - FSINFO, FSSTAT and PATHCONF, which the client does not carry: a v4
+ *     GETATTR of the object for obj_attributes, the rest synthesized (FSINFO
+ *     from the root's maxread; FSSTAT's space and file counts 0, unknown;
+ *     PATHCONF RFC 7530's usual answers) — used while n4_call() answers
+ *     -EOPNOTSUPP for them;
+ *   - procedures the client does not build yet (n4_call() -EOPNOTSUPP)
+ *     answered at once: NFS3ERR_ROFS for the writes and namespace changes
+ *     (SETATTR, WRITE, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME,
+ *     LINK, COMMIT), counted (upstream_unsupported);
+ *   - handles longer than 64 bytes in answers: a LOOKUP answers
+ *     NFS3ERR_NOTSUPP, a READDIRPLUS entry comes without its handle (the
+ *     client's LOOKUP then gets NOTSUPP), counted (upstream_long_handles):
+ *     the store's handle map (store_fh_*) turns them into 64-byte handles
+ *     in the next step;
+ *   - counters in struct upstream_counters, as the v3 pool's. */
+#include "origin.h"
+#include "log.h"
+#include "nfs4up.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* v3 result structs answered without the filer: the largest of them */
+union o4_res {
+	GETATTR3res getattr;
+	SETATTR3res setattr;
+	LOOKUP3res lookup;
+	ACCESS3res access;
+	READLINK3res readlink;
+	READ3res read;
+	WRITE3res write;
+	CREATE3res create;
+	MKDIR3res mkdir;
+	SYMLINK3res symlink;
+	MKNOD3res mknod;
+	REMOVE3res remove;
+	RMDIR3res rmdir;
+	RENAME3res rename;
+	LINK3res link;
+	READDIR3res readdir;
+	READDIRPLUS3res readdirplus;
+	FSSTAT3res fsstat;
+	FSINFO3res fsinfo;
+	PATHCONF3res pathconf;
+	COMMIT3res commit;
+};
+
+struct o4;
+
+struct o4_call {
+	struct o4 *o;
+	uint32_t proc; /* the client's procedure (GETATTR for FSINFO's is sent) */
+	upstream_cb cb;
+	void *priv;
+	uint64_t t_us;
+	int status;       /* a deferred answer: its status (< 0) or 0 with res */
+	union o4_res res; /* a deferred or synthesized answer */
+	struct o4_call *next;
+};
+
+struct o4 {
+	struct loop *loop;
+	const struct cfs_config *cfg;
+	struct n4_client *c;
+	struct upstream_info info;
+	struct upstream_counters ctr;
+	/* answers given without the filer, sent from the loop (never from
+	 * inside call_for) */
+	struct o4_call *later_head, *later_tail;
+	struct loop_timer *later_timer;
+};
+
+/* A fill's budget (engine_up_max_inflight): one connection, but the server
+ * takes many calls on it at once. */
+#define O4_MAX_INFLIGHT 32
+/* libnfs 4.0 takes reply records of at most 1 MiB + 4 KiB (as upstream.c) */
+#define O4_RTMAX_CAP (1u << 20)
+
+static int is_write(uint32_t proc)
+{
+	switch (proc) {
+	case NFS3_SETATTR:
+	case NFS3_WRITE:
+	case NFS3_CREATE:
+	case NFS3_MKDIR:
+	case NFS3_SYMLINK:
+	case NFS3_MKNOD:
+	case NFS3_REMOVE:
+	case NFS3_RMDIR:
+	case NFS3_RENAME:
+	case NFS3_LINK:
+	case NFS3_COMMIT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void count_answer(struct o4 *o, const struct o4_call *k, int status)
+{
+	uint64_t rtt = loop_clock_us() - k->t_us;
+
+	o->ctr.replies++;
+	o->ctr.rtt_us_sum += rtt;
+	if (k->proc < NFS3_NPROCS) {
+		o->ctr.rtt_hist[k->proc][cfs_lat_bucket(rtt)]++;
+		o->ctr.rtt_us_by_proc[k->proc] += rtt;
+	}
+	if (upstream_is_rpc_error(status))
+		o->ctr.rpc_errors++;
+}
+
+static void later_run(struct loop *l, void *arg)
+{
+	struct o4 *o = arg;
+	struct o4_call *k;
+
+	(void)l;
+	o->later_timer = NULL;
+	while ((k = o->later_head) != NULL) {
+		o->later_head = k->next;
+		if (o->later_head == NULL)
+			o->later_tail = NULL;
+		count_answer(o, k, k->status);
+		k->cb(k->status, k->status == 0 ? &k->res : NULL, k->priv);
+		free(k);
+	}
+}
+
+/* k is answered from the loop: status < 0, or 0 with k->res */
+static int answer_later(struct o4 *o, struct o4_call *k, int status)
+{
+	if (o->later_timer == NULL) {
+		o->later_timer = loop_timer_add(o->loop, 0, 0, later_run, o);
+		if (o->later_timer == NULL)
+			return -ENOMEM;
+	}
+	k->status = status;
+	k->next = NULL;
+	if (o->later_tail)
+		o->later_tail->next = k;
+	else
+		o->later_head = k;
+	o->later_tail = k;
+	return 0;
+}
+
+/* --- answers of the v4 client ------------------------------------------- */
+
+static void refuse_long_handle(struct o4 *o, uint32_t len)
+{
+	static struct log_limit lim;
+
+	o->ctr.long_handles++;
+	log_limited(&lim, CFS_LOG_WARN,
+	            "NFSv4 upstream: a handle of %u bytes (NFSv3 clients take at most 64; "
+	            "mapping longer handles is not built yet): answered NFS3ERR_NOTSUPP",
+	            len);
+}
+
+static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv)
+{
+	struct o4_call *k = priv;
+	struct o4 *o = k->o;
+
+	(void)coh;
+	if (status == -ENOTSUP || status == -EPROTO) {
+		/* a READ the filer refuses with both special stateids, or an
+		 * answer that does not decode: the client gets an I/O error, as
+		 * for a call the filer keeps dropping */
+		static struct log_limit lim;
+
+		log_limited(&lim, CFS_LOG_WARN, "NFSv4 upstream: procedure %u: %s: answered NFS3ERR_IO",
+		            k->proc, status == -ENOTSUP ? "READ refused with the anonymous stateid"
+		                                        : "answer does not decode");
+		memset(&k->res, 0, sizeof(k->res));
+		k->res.getattr.status = NFS3ERR_IO;
+		res3 = &k->res;
+		status = 0;
+	}
+	if (status == 0 && k->proc == NFS3_LOOKUP) {
+		LOOKUP3res *r = res3;
+
+		if (r->status == NFS3_OK &&
+		    r->LOOKUP3res_u.resok.object.data.data_len > NFS3_FHSIZE) {
+			post_op_attr dir = r->LOOKUP3res_u.resok.dir_attributes;
+
+			refuse_long_handle(o, r->LOOKUP3res_u.resok.object.data.data_len);
+			memset(&k->res, 0, sizeof(k->res));
+			k->res.lookup.status = NFS3ERR_NOTSUPP;
+			k->res.lookup.LOOKUP3res_u.resfail.dir_attributes = dir;
+			res3 = &k->res;
+		}
+	} else if (status == 0 && k->proc == NFS3_READDIRPLUS) {
+		READDIRPLUS3res *r = res3;
+
+		if (r->status == NFS3_OK)
+			for (entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries; en;
+			     en = en->nextentry)
+				if (en->name_handle.handle_follows &&
+				    en->name_handle.post_op_fh3_u.handle.data.data_len > NFS3_FHSIZE) {
+					o->ctr.long_handles++;
+					en->name_handle.handle_follows = 0;
+				}
+	} else if (status == 0 && k->proc == NFS3_READ) {
+		const READ3res *r = res3;
+
+		if (r->status == NFS3_OK)
+			o->ctr.read_bytes += r->READ3res_u.resok.count;
+	}
+	count_answer(o, k, status);
+	k->cb(status, status == 0 ? res3 : NULL, k->priv);
+	free(k);
+}
+
+/* FSINFO, FSSTAT, PATHCONF from a GETATTR of their object */
+static void synth_done(int status, void *res3, const struct n4_coh *coh, void *priv)
+{
+	struct o4_call *k = priv;
+	struct o4 *o = k->o;
+	const GETATTR3res *g = res3;
+	post_op_attr pa;
+
+	(void)coh;
+	if (status < 0) {
+		count_answer(o, k, status);
+		k->cb(status, NULL, k->priv);
+		free(k);
+		return;
+	}
+	memset(&pa, 0, sizeof(pa));
+	if (g->status == NFS3_OK) {
+		pa.attributes_follow = 1;
+		pa.post_op_attr_u.attributes = g->GETATTR3res_u.resok.obj_attributes;
+	}
+	memset(&k->res, 0, sizeof(k->res));
+	k->res.getattr.status = g->status; /* the first member of every result */
+	if (g->status == NFS3_OK) {
+		switch (k->proc) {
+		case NFS3_FSINFO: {
+			FSINFO3resok *ok = &k->res.fsinfo.FSINFO3res_u.resok;
+
+			*ok = o->info.fsinfo;
+			ok->obj_attributes = pa;
+			break;
+		}
+		case NFS3_FSSTAT: {
+			FSSTAT3resok *ok = &k->res.fsstat.FSSTAT3res_u.resok;
+
+			/* space_* and files_* are not asked by the v4 client yet:
+			 * unknown, 0 */
+			ok->obj_attributes = pa;
+			break;
+		}
+		default: {
+			PATHCONF3resok *ok = &k->res.pathconf.PATHCONF3res_u.resok;
+
+			ok->obj_attributes = pa;
+			ok->linkmax = 0xffffffffu;
+			ok->name_max = 255;
+			ok->no_trunc = 1;
+			ok->chown_restricted = 1;
+			ok->case_insensitive = 0;
+			ok->case_preserving = 1;
+			break;
+		}
+		}
+	} else {
+		/* every resfail of the three is post_op_attr obj_attributes */
+		k->res.fsinfo.FSINFO3res_u.resfail.obj_attributes = pa;
+	}
+	count_answer(o, k, 0);
+	k->cb(0, &k->res, k->priv);
+	free(k);
+}
+
+/* --- the ops ------------------------------------------------------------ */
+
+static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,
+                       upstream_cb cb, upstream_alive_fn alive, void *priv)
+{
+	struct o4 *o = be;
+	struct o4_call *k;
+	int rc;
+
+	(void)alive; /* the v4 client copies a call's arguments; it is sent anyway */
+	if (proc >= NFS3_NPROCS)
+		return -EINVAL;
+	k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		return -ENOMEM;
+	k->o = o;
+	k->proc = proc;
+	k->cb = cb;
+	k->priv = priv;
+	k->t_us = loop_clock_us();
+	o->ctr.calls++;
+	o->ctr.calls_by_proc[proc]++;
+	if (proc == NFS3_NULL)
+		return answer_later(o, k, 0) == 0 ? 0 : (free(k), -ENOMEM);
+	rc = n4_call(o->c, proc, args, cred, n4_done, k);
+	if (rc == -EOPNOTSUPP &&
+	    (proc == NFS3_FSINFO || proc == NFS3_FSSTAT || proc == NFS3_PATHCONF)) {
+		/* the three take one handle first, as GETATTR3args does */
+		GETATTR3args ga;
+
+		memset(&ga, 0, sizeof(ga));
+		ga.object = ((const GETATTR3args *)args)->object;
+		rc = n4_call(o->c, NFS3_GETATTR, &ga, cred, synth_done, k);
+	} else if (rc == -EOPNOTSUPP) {
+		static struct log_limit lim;
+
+		o->ctr.unsupported++;
+		log_limited(&lim, CFS_LOG_INFO,
+		            "NFSv4 upstream: procedure %u is not built yet: answered %s", proc,
+		            is_write(proc) ? "NFS3ERR_ROFS" : "NFS3ERR_NOTSUPP");
+		k->res.getattr.status = is_write(proc) ? NFS3ERR_ROFS : NFS3ERR_NOTSUPP;
+		rc = answer_later(o, k, 0);
+	}
+	if (rc == -ENAMETOOLONG)
+		rc = -E2BIG; /* the engine's answer: NFS3ERR_NAMETOOLONG */
+	if (rc)
+		free(k);
+	return rc;
+}
+
+static const struct upstream_info *o4_info(const void *be)
+{
+	return &((const struct o4 *)be)->info;
+}
+
+static const struct upstream_counters *o4_counters(const void *be)
+{
+	/* the connection's state, read when asked */
+	struct o4 *o = (struct o4 *)(uintptr_t)be;
+	const struct n4_stats *st = n4_stats(o->c);
+
+	o->ctr.resends = st->resends;
+	o->ctr.reconnects = st->reconnects;
+	o->ctr.connect_attempts = st->connects;
+	o->ctr.conns_up = st->up;
+	o->ctr.conns_total = 1;
+	o->ctr.waiting = st->waiting;
+	o->ctr.inflight = st->inflight;
+	return &o->ctr;
+}
+
+static int o4_max_inflight(const void *be)
+{
+	(void)be;
+	return O4_MAX_INFLIGHT;
+}
+
+static void o4_stop(void *be)
+{
+	struct o4 *o = be;
+	struct o4_call *k;
+
+	if (o->later_timer)
+		loop_timer_cancel(o->loop, o->later_timer);
+	while ((k = o->later_head) != NULL) {
+		o->later_head = k->next;
+		o->ctr.cancelled++;
+		k->cb(-ECANCELED, NULL, k->priv);
+		free(k);
+	}
+	if (o->c)
+		n4_stop(o->c);
+	free(o);
+}
+
+static const struct origin_ops o4_ops = {
+    .version = 4,
+    .call_for = o4_call_for,
+    .info = o4_info,
+    .counters = o4_counters,
+    .max_inflight = o4_max_inflight,
+    .stop = o4_stop,
+};
+
+/* --- start -------------------------------------------------------------- */
+
+static int resolve(const char *host, char *addr, size_t len, char *err, size_t errlen)
+{
+	struct addrinfo hints, *ai = NULL;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(host, NULL, &hints, &ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	rc = getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
+	freeaddrinfo(ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out,
+                      char *err, size_t errlen)
+{
+	struct o4 *o = calloc(1, sizeof(*o));
+	struct n4_config nc;
+	const struct n4_fh *root;
+	FSINFO3resok *fi;
+	char host[256];
+	uint64_t maxread;
+	int rc;
+
+	*out = NULL;
+	if (o == NULL)
+		return -ENOMEM;
+	o->loop = l;
+	o->cfg = cfg;
+	rc = upstream_parse_url(cfg->upstream, &o->info.url, err, errlen);
+	if (rc)
+		goto fail;
+	rc = resolve(o->info.url.host, o->info.addr, sizeof(o->info.addr), err, errlen);
+	if (rc)
+		goto fail;
+	memset(&nc, 0, sizeof(nc));
+	snprintf(nc.host, sizeof(nc.host), "%s", o->info.url.host);
+	nc.port = o->info.url.nfsport;
+	snprintf(nc.path, sizeof(nc.path), "%s", o->info.url.path);
+	/* one client ID per daemon: two caches on one host differ by their
+	 * directory (a shared id would make each one's SETCLIENTID end the
+	 * other's state) */
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = 0;
+	snprintf(nc.client_id, sizeof(nc.client_id), "cachefsd/%.60s/%.60s:%d%.60s/%.60s", host,
+	         o->info.url.host, nc.port ? nc.port : 2049, o->info.url.path, cfg->cache_dir);
+	nc.timeout_s = cfg->upstream_timeout;
+	nc.reconnect_max_s = cfg->reconnect_max;
+	rc = n4_start(l, &nc, &o->c, err, errlen);
+	if (rc)
+		goto fail;
+
+	root = n4_root_fh(o->c);
+	if (root->len > NFS3_FHSIZE) {
+		snprintf(err, errlen,
+		         "NFSv4 upstream %s: the export's root handle is %u bytes; NFSv3 clients "
+		         "take at most 64 and mapping longer handles is not built yet",
+		         o->info.url.path, root->len);
+		rc = -EOPNOTSUPP;
+		goto fail;
+	}
+	memcpy(o->info.root_fh, root->data, root->len);
+	o->info.root_fh_len = root->len;
+
+	/* FSINFO, as a v3 server of the export would answer it */
+	fi = &o->info.fsinfo;
+	maxread = n4_maxread(o->c);
+	fi->obj_attributes.attributes_follow = 1;
+	fi->obj_attributes.post_op_attr_u.attributes = *n4_root_attr(o->c);
+	fi->rtmax = maxread == 0 ? 65536 : maxread > O4_RTMAX_CAP ? O4_RTMAX_CAP : (uint32_t)maxread;
+	fi->rtpref = fi->rtmax;
+	fi->rtmult = 4096;
+	fi->wtmax = fi->rtmax; /* maxwrite is not kept by the client yet; writes answer ROFS */
+	fi->wtpref = fi->wtmax;
+	fi->wtmult = 4096;
+	fi->dtpref = 65536;
+	fi->maxfilesize = INT64_MAX;
+	fi->time_delta.seconds = 0;
+	fi->time_delta.nseconds = 1;
+	fi->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+	o->ctr.conns_total = 1;
+	o->info.version = 4;
+
+	*out = origin_new(&o4_ops, o);
+	if (*out == NULL) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	log_info("upstream %s:%d%s over NFSv4.0 (client id %s, lease %u s, rtmax %u)",
+	         o->info.addr, nc.port ? nc.port : 2049, o->info.url.path, n4_client_id(o->c),
+	         n4_stats(o->c)->lease_s, fi->rtmax);
+	return 0;
+
+fail:
+	if (o->c)
+		n4_stop(o->c);
+	free(o);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/* The origin interface: the one seam between cachefsd and the filer it
+ * caches. Everything that talks to the filer (the engine through struct
+ * engine_io, control's invalidate, the metrics, main) holds a struct origin
+ * and calls it in NFSv3 semantics: libnfs's v3 argument structs in, v3 result
+ * structs out, the caller's credential, a callback that comes exactly once.
+ * Behind it a backend speaks the filer's protocol:
+ *   3  cachefsd/upstream/upstream.c, the NFSv3 pool (MOUNT, NFSv3), as before;
+ *   4  cachefsd/upstream/origin_nfs4.c over nfs4.c, the NFSv4.0 client (first
+ *      step: reads; writes and namespace calls answer NFS3ERR_ROFS).
+ * upstream_version (config) chooses: auto takes 3 when the server's MOUNT
+ * and NFSv3 answer for the export, else 4. docs/design.md, "The origin
+ * interface". */
+#ifndef CFS_ORIGIN_H
+#define CFS_ORIGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "req.h"
+#include "upstream.h"
+
+struct origin;
+
+/* What a backend does; be is the backend's own state. */
+struct origin_ops {
+	int version; /* the NFS version spoken to the filer: 3 or 4 */
+	/* upstream_call_for()'s contract (include/upstream.h): 0 and exactly
+	 * one callback later, never from inside the call; or -errno and none */
+	int (*call_for)(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,
+	                upstream_cb cb, upstream_alive_fn alive, void *priv);
+	/* the export's URL, the filer's address, the root handle (≤ 64
+	 * bytes: what NFSv3 clients take), FSINFO of the root (limits:
+	 * rtmax, wtmax) */
+	const struct upstream_info *(*info)(const void *be);
+	/* state and health for stats and metrics */
+	const struct upstream_counters *(*counters)(const void *be);
+	int (*max_inflight)(const void *be);
+	/* calls waiting or in flight complete with -ECANCELED */
+	void (*stop)(void *be);
+};
+
+/* Starts the backend cfg->upstream_version chooses (auto: 3 when MOUNT and
+ * NFSv3 answer, else 4), driving the loop until the export's root is known
+ * or the start fails (cfg->upstream_timeout per backend tried). 0 or -errno
+ * with a message in err. */
+int origin_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,
+                 size_t errlen);
+void origin_stop(struct origin *o);
+
+/* An origin around a started backend (origin_start() and the tests). */
+struct origin *origin_new(const struct origin_ops *ops, void *be);
+
+int origin_version(const struct origin *o);
+int origin_call(struct origin *o, uint32_t proc, void *args, const struct cfs_cred *cred,
+                upstream_cb cb, void *priv);
+int origin_call_for(struct origin *o, uint32_t proc, void *args, const struct cfs_cred *cred,
+                    upstream_cb cb, upstream_alive_fn alive, void *priv);
+const struct upstream_info *origin_info(const struct origin *o);
+const struct upstream_counters *origin_counters(const struct origin *o);
+int origin_max_inflight(const struct origin *o);
+
+/* The NFSv4.0 backend (origin_nfs4.c). */
+int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out,
+                      char *err, size_t errlen);
+
+#endif
