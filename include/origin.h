@@ -62,7 +62,7 @@ const struct upstream_counters *origin_counters(const struct origin *o);
 int origin_max_inflight(const struct origin *o);
 
 /* The NFSv4.0 backend (origin_nfs4.c). */
-int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out,
-                      char *err, size_t errlen);
+int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,
+                      size_t errlen);
 
 #endif

@@ -139,7 +139,10 @@ int origin_start(struct loop *l, const struct cfs_config *cfg, struct origin **o
 			snprintf(err, errlen, "%s", err3);
 		return rc;
 	}
-	log_info("upstream_version auto: NFSv3 not offered (%s); trying NFSv4.0", err3);
+	/* a warning: a v3 start that failed for a passing reason (the
+	 * filer's MOUNT still starting) leaves this daemon on NFSv4.0 until
+	 * it restarts; upstream_version 3 pins the version */
+	log_warn("upstream_version auto: NFSv3 not offered (%s); trying NFSv4.0", err3);
 	rc = origin_nfs4_start(l, cfg, out, err, errlen);
 	if (rc && rc != -EINTR) {
 		char err4[512];

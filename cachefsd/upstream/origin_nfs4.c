@@ -181,9 +181,10 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 		 * for a call the filer keeps dropping */
 		static struct log_limit lim;
 
-		log_limited(&lim, CFS_LOG_WARN, "NFSv4 upstream: procedure %u: %s: answered NFS3ERR_IO",
-		            k->proc, status == -ENOTSUP ? "READ refused with the anonymous stateid"
-		                                        : "answer does not decode");
+		log_limited(&lim, CFS_LOG_WARN,
+		            "NFSv4 upstream: procedure %u: %s: answered NFS3ERR_IO", k->proc,
+		            status == -ENOTSUP ? "READ refused with the anonymous stateid"
+		                               : "answer does not decode");
 		memset(&k->res, 0, sizeof(k->res));
 		k->res.getattr.status = NFS3ERR_IO;
 		res3 = &k->res;
@@ -209,7 +210,8 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 			for (entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries; en;
 			     en = en->nextentry)
 				if (en->name_handle.handle_follows &&
-				    en->name_handle.post_op_fh3_u.handle.data.data_len > NFS3_FHSIZE) {
+				    en->name_handle.post_op_fh3_u.handle.data.data_len >
+				        NFS3_FHSIZE) {
 					o->ctr.long_handles++;
 					en->name_handle.handle_follows = 0;
 				}
@@ -403,7 +405,8 @@ static int resolve(const char *host, char *addr, size_t len, char *err, size_t e
 		snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
-	rc = getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
+	rc =
+	    getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
 	freeaddrinfo(ai);
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
@@ -412,8 +415,8 @@ static int resolve(const char *host, char *addr, size_t len, char *err, size_t e
 	return 0;
 }
 
-int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out,
-                      char *err, size_t errlen)
+int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,
+                      size_t errlen)
 {
 	struct o4 *o = calloc(1, sizeof(*o));
 	struct n4_config nc;
@@ -469,7 +472,9 @@ int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origi
 	maxread = n4_maxread(o->c);
 	fi->obj_attributes.attributes_follow = 1;
 	fi->obj_attributes.post_op_attr_u.attributes = *n4_root_attr(o->c);
-	fi->rtmax = maxread == 0 ? 65536 : maxread > O4_RTMAX_CAP ? O4_RTMAX_CAP : (uint32_t)maxread;
+	fi->rtmax = maxread == 0             ? 65536
+	            : maxread > O4_RTMAX_CAP ? O4_RTMAX_CAP
+	                                     : (uint32_t)maxread;
 	fi->rtpref = fi->rtmax;
 	fi->rtmult = 4096;
 	fi->wtmax = fi->rtmax; /* maxwrite is not kept by the client yet; writes answer ROFS */
@@ -489,8 +494,8 @@ int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origi
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	log_info("upstream %s:%d%s over NFSv4.0 (client id %s, lease %u s, rtmax %u)",
-	         o->info.addr, nc.port ? nc.port : 2049, o->info.url.path, n4_client_id(o->c),
+	log_info("upstream %s:%d%s over NFSv4.0 (client id %s, lease %u s, rtmax %u)", o->info.addr,
+	         nc.port ? nc.port : 2049, o->info.url.path, n4_client_id(o->c),
 	         n4_stats(o->c)->lease_s, fi->rtmax);
 	return 0;
 

@@ -15,7 +15,7 @@
 #  (e) ganesha restarted while files are being read: every read completes
 #      with the right bytes;
 #  (f) upstream_version auto picks 4 for /up4 and 3 for /up.
-# shellcheck disable=SC2154 # H_* variables are set by the harness via printf -v
+# shellcheck disable=SC2154,SC2034 # H_* variables are set and read by the harness via printf -v
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
@@ -88,7 +88,7 @@ diff <(norm "$H_TMP/v3u.out") <(norm "$H_TMP/pxu.out") >&2 ||
 	h_fail "as uid 1000, cachefsd over v4 and NFSv3 direct disagree"
 # FSINFO, FSSTAT, PATHCONF (from a v4 GETATTR; the rest synthesized)
 out=$("$CALL" --port "$P" --export "$P4" --path . fsinfo) || h_fail "FSINFO: $out"
-grep -q '^status NFS3_OK' <<<"$out" && grep -q '^rtmax [1-9]' <<<"$out" || h_fail "FSINFO: $out"
+{ grep -q '^status NFS3_OK' <<<"$out" && grep -q '^rtmax [1-9]' <<<"$out"; } || h_fail "FSINFO: $out"
 out=$("$CALL" --port "$P" --export "$P4" --path . fsstat) || h_fail "FSSTAT: $out"
 grep -q '^status NFS3_OK' <<<"$out" || h_fail "FSSTAT: $out"
 out=$("$CALL" --port "$P" --export "$P4" --path small pathconf) || h_fail "PATHCONF: $out"
