@@ -1017,7 +1017,7 @@ static void phase_done(struct n4_client *cl, struct n4_call *c, const COMPOUND4r
 /* The main COMPOUND's answer into c->held (replacing an earlier one). */
 static int hold(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res)
 {
-	if (c->held == NULL && (c->held = malloc(sizeof(*c->held))) == NULL)
+	if (c->held == NULL && (c->held = calloc(1, sizeof(*c->held))) == NULL)
 		return -ENOMEM;
 	n4_out_free(c->held);
 	return n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, c->held);

@@ -50,21 +50,25 @@ check_bytes()
 v3attr() { "${V3[@]}" getattr "$1" | sed -E 's/^attr [^ ]+ //'; }
 
 # (a) UNSTABLE + COMMIT, FILE_SYNC
-out=$("${V4[@]}" write f 0 100000 7 unstable commit f write f 100000 5000 7 file_sync stats) ||
+# (WRITEs over 2 KiB go over the module's second connection, smaller ones
+# through libnfs: both paths)
+out=$("${V4[@]}" write f 0 100000 7 unstable commit f write f 100000 5000 7 file_sync \
+	write f 105000 1000 7 unstable commit f stats) ||
 	h_fail "writes over v4 failed: $out"
 w1=$(grep '^write f .* count 100000 ' <<<"$out") || h_fail "the UNSTABLE WRITE: $out"
 c1=$(grep '^commit f ' <<<"$out")
 [ "$(field "$w1" verf)" = "$(field "$c1" verf)" ] || h_fail "WRITE and COMMIT verifiers differ with no restart: $out"
 [ "$(field "$w1" committed)" = 0 ] || h_fail "ganesha's UNSTABLE write came back committed $(field "$w1" committed)"
 grep -q '^write f nfsstat3 0 count 5000 committed 2 ' <<<"$out" || h_fail "FILE_SYNC: not committed 2: $out"
+grep -q '^write f nfsstat3 0 count 1000 ' <<<"$out" || h_fail "the small WRITE: $out"
 after=$(grep '^wcc f ' <<<"$out" | tail -1 | sed -E 's/^wcc f before [0-9-]+ after //')
 grep -q '^wcc f before 100000 after ' <<<"$out" || h_fail "the FILE_SYNC write's pre-op size is not 100000: $out"
 [ "$after" = "$(v3attr f)" ] || h_fail "WRITE's wcc after ($after) is not v3's GETATTR ($(v3attr f))"
 "${V3[@]}" --out "$H_TMP/f.v3" read f >/dev/null || h_fail "v3 read f"
-[ "$(stat -c %s "$H_TMP/f.v3")" = 105000 ] || h_fail "v3 reads $(stat -c %s "$H_TMP/f.v3") bytes, not 105000"
-bad=$(check_bytes "$H_TMP/f.v3" 0 105000 7)
+[ "$(stat -c %s "$H_TMP/f.v3")" = 106000 ] || h_fail "v3 reads $(stat -c %s "$H_TMP/f.v3") bytes, not 106000"
+bad=$(check_bytes "$H_TMP/f.v3" 0 106000 7)
 [ "$bad" = 0 ] || h_fail "$bad bytes written over v4 read otherwise over v3"
-h_log "ok: WRITE unstable + COMMIT (verifier $(field "$c1" verf)) and FILE_SYNC: 105000 bytes as v3 reads them, wcc = v3 GETATTR"
+h_log "ok: WRITE unstable + COMMIT (verifier $(field "$c1" verf)) and FILE_SYNC, 2 KiB and under and over: 106000 bytes as v3 reads them, wcc = v3 GETATTR"
 
 # (b) SETATTR
 out=$("${V4[@]}" truncate f 50000 getattr f truncate f 200000 chmod f 600 stale getattr f \
