@@ -15,11 +15,17 @@
  *
  * Calls are NFSv3 procedures with libnfs's v3 argument structs and give
  * libnfs's v3 result structs, each with the coherence token of the object
- * (its change attribute and size: struct n4_coh). Built: GETATTR, LOOKUP,
- * ACCESS, READ, READLINK, READDIR, READDIRPLUS. Not built yet (the next
- * step, see docs/design.md "NFSv4.0 upstream (first step)"): WRITE,
- * COMMIT, SETATTR, CREATE/MKDIR/SYMLINK/MKNOD, REMOVE/RMDIR, RENAME, LINK,
- * FSSTAT/FSINFO/PATHCONF: n4_call() answers -EOPNOTSUPP for them. */
+ * (its change attribute and size: struct n4_coh). Built: every NFSv3
+ * procedure but NULL: the reads (GETATTR, LOOKUP, ACCESS, READ, READLINK,
+ * READDIR, READDIRPLUS), and since the second step the writes and
+ * namespace changes (WRITE, COMMIT, SETATTR, CREATE, MKDIR, SYMLINK,
+ * MKNOD, REMOVE, RMDIR, RENAME, LINK) with wcc data, and FSSTAT, FSINFO,
+ * PATHCONF (docs/design.md, "NFSv4.0 upstream" and its "Writes and
+ * namespace changes"). WRITE and SETATTR(size) use the anonymous stateid,
+ * then an OPEN by a name the module remembers (v4.0 has no OPEN by
+ * handle); CREATE is OPEN(CREATE) + OPEN_CONFIRM + CLOSE; no open outlives
+ * its call. WRITEs over 2 KiB go over a second connection (libnfs 4.0
+ * encodes a COMPOUND into 4 KiB). */
 #ifndef CFS_NFS4UP_H
 #define CFS_NFS4UP_H
 
@@ -103,7 +109,9 @@ struct n4_stats {
  * all-ones stateids: the OPEN fallback needs the file's directory and name,
  * since v4.0 has no OPEN by handle, and comes with writes), -ECONNRESET
  * (the connection closed under it UPSTREAM_MAX_LOST times), -EPROTO (a
- * reply that does not decode), -ECANCELED (n4_stop()). */
+ * reply that does not decode), -ECANCELED (n4_stop()). A WRITE or
+ * SETATTR(size) refused with the anonymous stateid and no name to OPEN by
+ * is an answer (NFS3ERR_ACCES), not a status. */
 typedef void (*n4_cb)(int status, void *res3, const struct n4_coh *coh, void *priv);
 
 /* Connects, establishes the client ID and looks the export's root up
@@ -212,21 +220,21 @@ struct n4_req {
 	int bypass;  /* READ: the all-ones stateid instead of the anonymous one */
 	int is_root; /* READDIR(PLUS): the directory is the export's root */
 	/* --- the writes (added with them) --- */
-	struct n4_fh fh2;  /* RENAME: the target directory; LINK: the directory */
-	char name2[256];   /* RENAME: the target name; LINK: the link's name */
-	uint32_t stable;   /* WRITE: stable_how (v3's and v4's values agree) */
-	uint32_t how;      /* CREATE: createmode3; MKNOD: its ftype3 */
+	struct n4_fh fh2;              /* RENAME: the target directory; LINK: the directory */
+	char name2[256];               /* RENAME: the target name; LINK: the link's name */
+	uint32_t stable;               /* WRITE: stable_how (v3's and v4's values agree) */
+	uint32_t how;                  /* CREATE: createmode3; MKNOD: its ftype3 */
 	char verf[NFS4_VERIFIER_SIZE]; /* CREATE EXCLUSIVE: the create verifier */
-	specdata4 spec;    /* MKNOD: a device's major and minor */
-	char *data;        /* WRITE's bytes, SYMLINK's target (copied; n4_req_clear) */
+	specdata4 spec;                /* MKNOD: a device's major and minor */
+	char *data;                    /* WRITE's bytes, SYMLINK's target (copied; n4_req_clear) */
 	uint32_t datalen;
 	/* the settable attributes as fattr4 (SETATTR, CREATE, MKDIR, SYMLINK,
 	 * MKNOD: n4_sattr3_encode()) */
 	uint32_t amask[2];
 	char abuf[320];
 	size_t alen;
-	int has_size;  /* SETATTR changes the size: the stateid matters */
-	int guard;     /* SETATTR: VERIFY(time_metadata = guard ctime) first */
+	int has_size; /* SETATTR changes the size: the stateid matters */
+	int guard;    /* SETATTR: VERIFY(time_metadata = guard ctime) first */
 	uint32_t vmask[2];
 	char vbuf[16];
 	size_t vlen;
@@ -395,7 +403,7 @@ enum n4_action n4_action_of_req(const struct n4_req *rq, int nfsstat4);
 /* What an open-state phase's answer gave: the open's stateid and rflags
  * (N4_PH_OPEN: and the file's handle into fh), or the new stateid
  * (N4_PH_CONFIRM). Returns the phase's nfsstat4, or -EPROTO. */
-int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid,
-                  uint32_t *rflags, struct n4_fh *fh);
+int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid, uint32_t *rflags,
+                  struct n4_fh *fh);
 
 #endif

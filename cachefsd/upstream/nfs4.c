@@ -114,7 +114,7 @@ struct n4_client {
 	struct n4_name {
 		struct n4_fh obj, dir;
 		char name[256];
-	} *names;
+	} * names;
 	uint32_t names_next;
 	uint64_t owner_seq; /* open-owners made */
 	/* the second connection, for COMPOUNDs over libnfs's 4 KiB (WRITEs):
@@ -1043,11 +1043,10 @@ static void big_done(int status, const uint8_t *resb, uint32_t len, void *priv)
 	}
 	if (status != 0) {
 		/* accept_stat > 0 or an auth denial: as upstream.h's codes */
-		c->cb(status == -EACCES ? UPSTREAM_E_DENIED
-		      : status >= PROG_UNAVAIL && status <= SYSTEM_ERR
-		          ? -(UPSTREAM_E_BASE + status)
-		      : status > 0 ? UPSTREAM_E_BADREPLY
-		                   : status,
+		c->cb(status == -EACCES                                ? UPSTREAM_E_DENIED
+		      : status >= PROG_UNAVAIL && status <= SYSTEM_ERR ? -(UPSTREAM_E_BASE + status)
+		      : status > 0                                     ? UPSTREAM_E_BADREPLY
+		                                                       : status,
 		      NULL, NULL, c->priv);
 		call_free(c);
 		return;
@@ -1135,11 +1134,12 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 			if (n == NULL) {
 				static struct log_limit lim;
 				cl->st.write_refused++;
-				log_limited(&lim, CFS_LOG_WARN,
-				            "nfs4 upstream %s: a write refused with the anonymous "
-				            "stateid (%s) for a file whose name the module does not "
-				            "know: no OPEN possible (v4.0 opens by name)",
-				            cl->cfg.host, nfsstat4_to_str(res->status));
+				log_limited(
+				    &lim, CFS_LOG_WARN,
+				    "nfs4 upstream %s: a write refused with the anonymous "
+				    "stateid (%s) for a file whose name the module does not "
+				    "know: no OPEN possible (v4.0 opens by name)",
+				    cl->cfg.host, nfsstat4_to_str(res->status));
 				answer_held(cl, c);
 				return;
 			}

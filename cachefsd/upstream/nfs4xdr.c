@@ -601,10 +601,10 @@ const uint32_t N4_ATTRS_WCC[2] = {W0(FATTR4_CHANGE) | W0(FATTR4_SIZE),
                                   W1(FATTR4_TIME_METADATA) | W1(FATTR4_TIME_MODIFY)};
 const uint32_t N4_ATTRS_FS[2] = {
     V3_W0 | W0(FATTR4_LINK_SUPPORT) | W0(FATTR4_SYMLINK_SUPPORT) | W0(FATTR4_CANSETTIME) |
-        W0(FATTR4_CASE_INSENSITIVE) | W0(FATTR4_CASE_PRESERVING) |
-        W0(FATTR4_CHOWN_RESTRICTED) | W0(FATTR4_FILES_AVAIL) | W0(FATTR4_FILES_FREE) |
-        W0(FATTR4_FILES_TOTAL) | W0(FATTR4_HOMOGENEOUS) | W0(FATTR4_MAXFILESIZE) |
-        W0(FATTR4_MAXLINK) | W0(FATTR4_MAXNAME) | W0(FATTR4_MAXREAD) | W0(FATTR4_MAXWRITE),
+        W0(FATTR4_CASE_INSENSITIVE) | W0(FATTR4_CASE_PRESERVING) | W0(FATTR4_CHOWN_RESTRICTED) |
+        W0(FATTR4_FILES_AVAIL) | W0(FATTR4_FILES_FREE) | W0(FATTR4_FILES_TOTAL) |
+        W0(FATTR4_HOMOGENEOUS) | W0(FATTR4_MAXFILESIZE) | W0(FATTR4_MAXLINK) | W0(FATTR4_MAXNAME) |
+        W0(FATTR4_MAXREAD) | W0(FATTR4_MAXWRITE),
     V3_W1 | W1(FATTR4_NO_TRUNC) | W1(FATTR4_SPACE_AVAIL) | W1(FATTR4_SPACE_FREE) |
         W1(FATTR4_SPACE_TOTAL) | W1(FATTR4_TIME_DELTA)};
 const uint32_t N4_ATTRS_ROOT[2] = {
@@ -1019,8 +1019,7 @@ static int dirop_in(struct n4_fh *fh, char *name, const diropargs3 *d)
 static int sattr_in(struct n4_req *rq, const sattr3 *sa)
 {
 	rq->has_size = sa->size.set_it != 0;
-	return n4_sattr3_encode(sa, rq->amask, rq->abuf, sizeof(rq->abuf), &rq->alen) ? -EINVAL
-	                                                                            : 0;
+	return n4_sattr3_encode(sa, rq->amask, rq->abuf, sizeof(rq->abuf), &rq->alen) ? -EINVAL : 0;
 }
 
 static int data_in(struct n4_req *rq, const char *p, size_t len)
@@ -1115,9 +1114,8 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		rq->stable = (uint32_t)a->stable;
 		rc = fh_in(&rq->fh, &a->file);
 		if (rc == 0)
-			rc = data_in(rq, a->data.data_val, a->data.data_len < a->count
-			                                       ? a->data.data_len
-			                                       : a->count);
+			rc = data_in(rq, a->data.data_val,
+			             a->data.data_len < a->count ? a->data.data_len : a->count);
 		break;
 	}
 	case NFS3_COMMIT:
@@ -1811,7 +1809,8 @@ static int rename_to_v3(const COMPOUND4res *res, const char *domain, struct n4_o
 	int htpost = attrs_at(res, 6, domain, &tpost, out);
 	int hfpost = attrs_at(res, 8, domain, &fpost, out);
 	RENAME3res *v = &out->u.rename;
-	const RENAME4resok *ok = st == NFS4_OK ? &r->nfs_resop4_u.oprename.RENAME4res_u.resok4 : NULL;
+	const RENAME4resok *ok =
+	    st == NFS4_OK ? &r->nfs_resop4_u.oprename.RENAME4res_u.resok4 : NULL;
 
 	if (hfpre < 0 || htpre < 0 || htpost < 0 || hfpost < 0)
 		return -EPROTO;
@@ -1895,10 +1894,9 @@ static int fs_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char
 		v->dtpref = v->rtmax < 65536 ? v->rtmax : 65536;
 		v->maxfilesize = a.maxfilesize ? a.maxfilesize : INT64_MAX;
 		v->time_delta = a.time_delta;
-		v->properties = (a.link_support ? FSF3_LINK : 0) |
-		                (a.symlink_support ? FSF3_SYMLINK : 0) |
-		                (a.homogeneous ? FSF3_HOMOGENEOUS : 0) |
-		                (a.cansettime ? FSF3_CANSETTIME : 0);
+		v->properties =
+		    (a.link_support ? FSF3_LINK : 0) | (a.symlink_support ? FSF3_SYMLINK : 0) |
+		    (a.homogeneous ? FSF3_HOMOGENEOUS : 0) | (a.cansettime ? FSF3_CANSETTIME : 0);
 		break;
 	}
 	default: {
@@ -1919,8 +1917,8 @@ static int fs_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char
 	return 0;
 }
 
-int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid,
-                  uint32_t *rflags, struct n4_fh *fh)
+int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid, uint32_t *rflags,
+                  struct n4_fh *fh)
 {
 	const nfs_resop4 *r;
 
