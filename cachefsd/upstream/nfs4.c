@@ -1175,9 +1175,10 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 		phase_done(cl, c, res);
 		goto next;
 	}
-	if (c->opened || (c->rq.proc == NFS3_CREATE && res->status == NFS4_OK)) {
-		/* an open of ours is held (the fallback's, or OPEN(CREATE)'s):
-		 * the answer waits for OPEN_CONFIRM and CLOSE */
+	if (c->opened || c->rq.proc == NFS3_CREATE) {
+		/* an open of ours is held (the fallback's, or OPEN(CREATE)'s,
+		 * whenever the OPEN succeeded, even if an operation after it
+		 * failed): the answer waits for OPEN_CONFIRM and CLOSE */
 		rc = hold(cl, c, res);
 		if (rc == 0 && c->rq.proc == NFS3_CREATE && c->held->opened && !c->opened) {
 			names_learn(cl, &c->rq, c->held);
