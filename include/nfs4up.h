@@ -15,11 +15,17 @@
  *
  * Calls are NFSv3 procedures with libnfs's v3 argument structs and give
  * libnfs's v3 result structs, each with the coherence token of the object
- * (its change attribute and size: struct n4_coh). Built: GETATTR, LOOKUP,
- * ACCESS, READ, READLINK, READDIR, READDIRPLUS. Not built yet (the next
- * step, see docs/design.md "NFSv4.0 upstream (first step)"): WRITE,
- * COMMIT, SETATTR, CREATE/MKDIR/SYMLINK/MKNOD, REMOVE/RMDIR, RENAME, LINK,
- * FSSTAT/FSINFO/PATHCONF: n4_call() answers -EOPNOTSUPP for them. */
+ * (its change attribute and size: struct n4_coh). Built: every NFSv3
+ * procedure but NULL: the reads (GETATTR, LOOKUP, ACCESS, READ, READLINK,
+ * READDIR, READDIRPLUS), and since the second step the writes and
+ * namespace changes (WRITE, COMMIT, SETATTR, CREATE, MKDIR, SYMLINK,
+ * MKNOD, REMOVE, RMDIR, RENAME, LINK) with wcc data, and FSSTAT, FSINFO,
+ * PATHCONF (docs/design.md, "NFSv4.0 upstream" and its "Writes and
+ * namespace changes"). WRITE and SETATTR(size) use the anonymous stateid,
+ * then an OPEN by a name the module remembers (v4.0 has no OPEN by
+ * handle); CREATE is OPEN(CREATE) + OPEN_CONFIRM + CLOSE; no open outlives
+ * its call. WRITEs over 2 KiB go over a second connection (libnfs 4.0
+ * encodes a COMPOUND into 4 KiB). */
 #ifndef CFS_NFS4UP_H
 #define CFS_NFS4UP_H
 
@@ -86,6 +92,12 @@ struct n4_stats {
 	int up;                /* connected with a confirmed client ID */
 	int waiting;           /* calls waiting for the connection or a retry */
 	int inflight;          /* calls sent, not answered */
+	/* the writes (added with them) */
+	uint64_t opens;          /* OPENs granted (OPEN(CREATE) and the fallback) */
+	uint64_t open_confirms;  /* ... that needed OPEN_CONFIRM */
+	uint64_t open_fallbacks; /* WRITE / SETATTR(size) re-sent with an open's stateid */
+	uint64_t write_refused;  /* ... refused, no name known to OPEN by */
+	uint64_t close_errors;   /* OPEN_CONFIRM / CLOSE that failed (logged) */
 };
 
 /* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,
@@ -97,7 +109,9 @@ struct n4_stats {
  * all-ones stateids: the OPEN fallback needs the file's directory and name,
  * since v4.0 has no OPEN by handle, and comes with writes), -ECONNRESET
  * (the connection closed under it UPSTREAM_MAX_LOST times), -EPROTO (a
- * reply that does not decode), -ECANCELED (n4_stop()). */
+ * reply that does not decode), -ECANCELED (n4_stop()). A WRITE or
+ * SETATTR(size) refused with the anonymous stateid and no name to OPEN by
+ * is an answer (NFS3ERR_ACCES), not a status. */
 typedef void (*n4_cb)(int status, void *res3, const struct n4_coh *coh, void *priv);
 
 /* Connects, establishes the client ID and looks the export's root up
@@ -111,7 +125,9 @@ int n4_start(struct loop *l, const struct n4_config *cfg, struct n4_client **out
 void n4_stop(struct n4_client *c);
 
 /* Sends NFSv3 procedure proc (GETATTR, LOOKUP, ACCESS, READ, READLINK,
- * READDIR, READDIRPLUS) with args3 (the libnfs *3args struct; its handles
+ * READDIR, READDIRPLUS, and since the writes' step WRITE, COMMIT, SETATTR,
+ * CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK, FSSTAT,
+ * FSINFO, PATHCONF) with args3 (the libnfs *3args struct; its handles
  * may be up to N4_FHSIZE bytes) as cred. args3 is copied: it may go away at
  * once. Returns 0 (exactly one callback follows, never from inside this
  * call) or -errno (none): -EOPNOTSUPP (a procedure not built yet),
@@ -128,6 +144,14 @@ uint64_t n4_maxread(const struct n4_client *c);
 const struct n4_stats *n4_stats(const struct n4_client *c);
 /* The client id string sent in SETCLIENTID. */
 const char *n4_client_id(const struct n4_client *c);
+/* Tells the module where a file is (v4.0 OPENs by directory and name
+ * only): obj is name in dir. The module learns the same from its LOOKUP
+ * and CREATE answers; a table of N4_NAMES entries, the oldest replaced.
+ * Used only when a WRITE or a size-changing SETATTR is refused with the
+ * anonymous stateid. */
+#define N4_NAMES 1024
+void n4_remember_name(struct n4_client *c, const struct n4_fh *obj, const struct n4_fh *dir,
+                      const char *name);
 
 /* --- the pure parts, public for the unit tests (tests/unit/test_nfs4.c) --- */
 
@@ -156,6 +180,14 @@ struct n4_attrs {
 	uint32_t fh_len;
 	const char *fh; /* FATTR4_FILEHANDLE: points into the fattr4's bytes */
 	int nobody;     /* owner or group not mappable: nobody */
+	/* file system attributes (FSSTAT, FSINFO, PATHCONF; added with them) */
+	uint64_t space_avail, space_free, space_total;
+	uint64_t files_avail, files_free, files_total;
+	uint64_t maxfilesize;
+	uint32_t maxlink, maxname;
+	nfstime3 time_delta;
+	uint32_t homogeneous, link_support, symlink_support, cansettime;
+	uint32_t no_trunc, chown_restricted, case_insensitive, case_preserving;
 };
 
 static inline int n4_has(const struct n4_attrs *a, int bit)
@@ -187,7 +219,48 @@ struct n4_req {
 	uint32_t access;
 	int bypass;  /* READ: the all-ones stateid instead of the anonymous one */
 	int is_root; /* READDIR(PLUS): the directory is the export's root */
+	/* --- the writes (added with them) --- */
+	struct n4_fh fh2;              /* RENAME: the target directory; LINK: the directory */
+	char name2[256];               /* RENAME: the target name; LINK: the link's name */
+	uint32_t stable;               /* WRITE: stable_how (v3's and v4's values agree) */
+	uint32_t how;                  /* CREATE: createmode3; MKNOD: its ftype3 */
+	char verf[NFS4_VERIFIER_SIZE]; /* CREATE EXCLUSIVE: the create verifier */
+	specdata4 spec;                /* MKNOD: a device's major and minor */
+	char *data;                    /* WRITE's bytes, SYMLINK's target (copied; n4_req_clear) */
+	uint32_t datalen;
+	/* the settable attributes as fattr4 (SETATTR, CREATE, MKDIR, SYMLINK,
+	 * MKNOD: n4_sattr3_encode()) */
+	uint32_t amask[2];
+	char abuf[320];
+	size_t alen;
+	int has_size; /* SETATTR changes the size: the stateid matters */
+	int guard;    /* SETATTR: VERIFY(time_metadata = guard ctime) first */
+	uint32_t vmask[2];
+	char vbuf[16];
+	size_t vlen;
+	/* state for the writes, set by the client before each send */
+	int phase;          /* enum n4_phase */
+	stateid4 sid;       /* WRITE/SETATTR: all zeros (anonymous) or an open's */
+	clientid4 clientid; /* OPEN: the open-owner's client ID */
+	uint32_t seqid;     /* OPEN (0), OPEN_CONFIRM, CLOSE: the open-owner's seqid */
+	char owner[32];     /* OPEN: the open-owner (one per OPEN, see design.md) */
+	struct n4_fh ofh;   /* OPEN_CONFIRM / CLOSE: the opened file */
+	struct n4_fh odir;  /* the fallback OPEN of WRITE/SETATTR: the directory */
+	char oname[256];    /* ... and the file's name in it */
 };
+
+/* The COMPOUNDs of one call: its own (N4_PH_MAIN: what the procedure
+ * becomes), and the open-state ones that OPEN(CREATE) and the stateid
+ * fallback of WRITE / SETATTR(size) add (docs/design.md). */
+enum n4_phase {
+	N4_PH_MAIN,
+	N4_PH_OPEN,    /* PUTFH(odir) OPEN(nocreate, share write, oname) GETFH */
+	N4_PH_CONFIRM, /* PUTFH(ofh) OPEN_CONFIRM(sid, seqid) */
+	N4_PH_CLOSE,   /* PUTFH(ofh) CLOSE(seqid, sid) */
+};
+
+/* Frees what n4_req_from_v3() copied (WRITE's bytes, SYMLINK's target). */
+void n4_req_clear(struct n4_req *rq);
 
 /* Fills rq from v3 args (a handle over N4_FHSIZE: -EINVAL; a name over 255
  * bytes: -ENAMETOOLONG; a procedure not built: -EOPNOTSUPP). */
@@ -219,6 +292,27 @@ int n4_op_renew(struct n4_compound *b, clientid4 id);
 /* id: the client id string (kept by the caller); verifier 8 bytes */
 int n4_op_setclientid(struct n4_compound *b, const char *id, const char *verifier);
 int n4_op_setclientid_confirm(struct n4_compound *b, clientid4 id, const char *confirm);
+/* the writes' operations (added with them) */
+int n4_op_savefh(struct n4_compound *b);
+int n4_op_restorefh(struct n4_compound *b);
+int n4_op_write(struct n4_compound *b, const stateid4 *sid, uint64_t offset, uint32_t stable,
+                const char *data, uint32_t len);
+int n4_op_commit(struct n4_compound *b, uint64_t offset, uint32_t count);
+/* mask/attrs: fattr4 as n4_sattr3_encode() makes it, kept by the caller */
+int n4_op_setattr(struct n4_compound *b, const stateid4 *sid, const uint32_t *mask,
+                  const char *attrs, size_t len);
+int n4_op_verify(struct n4_compound *b, int negate, const uint32_t *mask, const char *attrs,
+                 size_t len);
+int n4_op_remove(struct n4_compound *b, const char *name, uint32_t len);
+int n4_op_rename(struct n4_compound *b, const char *from, uint32_t flen, const char *to,
+                 uint32_t tlen);
+int n4_op_link(struct n4_compound *b, const char *name, uint32_t len);
+int n4_op_open_confirm(struct n4_compound *b, const stateid4 *sid, uint32_t seqid);
+int n4_op_close(struct n4_compound *b, const stateid4 *sid, uint32_t seqid);
+
+/* The attributes of wcc data (size, change, mtime, ctime: N4_ATTRS_WCC) and
+ * of FSSTAT, FSINFO and PATHCONF (v3's plus the file system's: N4_ATTRS_FS). */
+extern const uint32_t N4_ATTRS_WCC[2], N4_ATTRS_FS[2];
 
 /* The attributes asked for (FATTR4 bitmaps of 2 words): v3's plus change
  * (N4_ATTRS), plus filehandle and rdattr_error (N4_ATTRS_DIRENT), fileid
@@ -251,8 +345,29 @@ struct n4_out {
 		READLINK3res readlink;
 		READDIR3res readdir;
 		READDIRPLUS3res readdirplus;
+		WRITE3res write;
+		COMMIT3res commit;
+		SETATTR3res setattr;
+		CREATE3res create;
+		MKDIR3res mkdir;
+		SYMLINK3res symlink;
+		MKNOD3res mknod;
+		REMOVE3res remove;
+		RMDIR3res rmdir;
+		RENAME3res rename;
+		LINK3res link;
+		FSSTAT3res fsstat;
+		FSINFO3res fsinfo;
+		PATHCONF3res pathconf;
 	} u;
 	struct n4_coh coh;
+	/* CREATE (OPEN) answered NFS4_OK: its open to confirm and close, and
+	 * the new file's handle copied (the v3 result points here, so the
+	 * answer outlives the COMPOUND's; out must not move then) */
+	int opened;
+	stateid4 open_sid;
+	uint32_t open_rflags;
+	struct n4_fh objfh;
 	void *ents; /* entry3 / entryplus3 array of READDIR(PLUS) */
 	char *link; /* READLINK's target, NUL-terminated */
 	int nobody; /* some owner fell back to nobody */
@@ -275,8 +390,20 @@ enum n4_action {
 	N4_RECOVER, /* NFS4ERR_STALE_CLIENTID, NFS4ERR_EXPIRED, NFS4ERR_LEASE_MOVED:
 	               re-establish the client ID, then send again */
 	N4_STATEID, /* a READ's special stateid refused (NFS4ERR_BAD_STATEID,
-	               NFS4ERR_OPENMODE, NFS4ERR_STALE_STATEID) */
+	               NFS4ERR_OPENMODE, NFS4ERR_STALE_STATEID); also a WRITE's or a
+	               size-changing SETATTR's (n4_action_of_req) */
 };
 enum n4_action n4_action_of(uint32_t proc, int nfsstat4);
+/* As n4_action_of(), for a request: a WRITE or a SETATTR that changes the
+ * size gets N4_STATEID on a stateid refusal of its main COMPOUND (the
+ * client then OPENs when it knows the file's directory and name); the
+ * open-state phases never do. */
+enum n4_action n4_action_of_req(const struct n4_req *rq, int nfsstat4);
+
+/* What an open-state phase's answer gave: the open's stateid and rflags
+ * (N4_PH_OPEN: and the file's handle into fh), or the new stateid
+ * (N4_PH_CONFIRM). Returns the phase's nfsstat4, or -EPROTO. */
+int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid, uint32_t *rflags,
+                  struct n4_fh *fh);
 
 #endif

@@ -8,6 +8,7 @@
  * rpc_service()), a state machine for the client ID, and the calls. */
 #include "nfs4up.h"
 #include "log.h"
+#include "rpcclient.h"
 #include "upstream.h"
 
 #include <assert.h>
@@ -30,6 +31,10 @@
 #define BACKOFF_MIN_MS 50
 #define DELAY_MIN_MS   100
 #define DELAY_MAX_MS   2000
+/* libnfs 4.0 encodes a COMPOUND into 4 KiB (rpc_nfs4_compound_async has
+ * no size hint): a WRITE with more bytes than this goes over the second
+ * connection (cl->big, proto/rpcclient.c), encoded here */
+#define BIG_WRITE 2048
 
 /* DOWN -> CONNECTING (TCP) -> SETUP (RENEW probe, or SETCLIENTID and its
  * CONFIRM) -> UP; a failed connection -> DOWN and a retry after back-off;
@@ -46,6 +51,12 @@ struct n4_call {
 	void *priv;
 	int lost;   /* times the connection died under it */
 	int delays; /* DELAY/GRACE answers so far */
+	/* the writes' open-state phases (docs/design.md): the answer to give
+	 * once the open is confirmed and closed, and whether the stateid
+	 * fallback was tried */
+	struct n4_out *held;
+	int opened;   /* an open of ours is held: CLOSE before answering */
+	int fallback; /* the OPEN fallback was tried (once per call) */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -97,6 +108,18 @@ struct n4_client {
 	struct n4_call *inflight;
 	struct n4_call *delayed; /* waiting out a DELAY on their own timers */
 	struct n4_stats st;
+	/* where files are (v4.0 OPENs by directory and name): a ring of
+	 * N4_NAMES, filled from LOOKUP and CREATE answers and
+	 * n4_remember_name() */
+	struct n4_name {
+		struct n4_fh obj, dir;
+		char name[256];
+	} * names;
+	uint32_t names_next;
+	uint64_t owner_seq; /* open-owners made */
+	/* the second connection, for COMPOUNDs over libnfs's 4 KiB (WRITEs):
+	 * v4.0 state belongs to the client ID, not to a connection */
+	struct rpcc *big;
 	int stopping;
 	int fatal; /* start-up failed for good (e.g. the path is not there) */
 	char err[256];
@@ -660,11 +683,60 @@ static void call_free(struct n4_call *c)
 {
 	if (c->delay_timer)
 		loop_timer_cancel(c->cl->loop, c->delay_timer);
+	if (c->held) {
+		n4_out_free(c->held);
+		free(c->held);
+	}
+	n4_req_clear(&c->rq);
 	c->magic = 0;
 	free(c);
 }
 
 static void call_done(struct rpc_context *rpc, int status, void *data, void *priv);
+static void big_done(int status, const uint8_t *res, uint32_t len, void *priv);
+
+/* c's COMPOUND over the second connection (opened at the first need): the
+ * arguments encoded here with libnfs's XDR, sent by rpcclient (hard: it
+ * re-sends after a reconnect), the answer decoded in big_done(). */
+static int big_send(struct n4_client *cl, struct n4_call *c)
+{
+	uint32_t cap = c->rq.datalen + 4096, len;
+	char *buf;
+	ZDR z;
+	int rc;
+
+	if (cl->big == NULL) {
+		struct sockaddr_storage ss;
+		struct addrinfo hints, *ai = NULL;
+		char port[16];
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+		snprintf(port, sizeof(port), "%d", cl->port);
+		if (getaddrinfo(cl->addr, port, &hints, &ai) != 0 || ai == NULL)
+			return -EHOSTUNREACH;
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+		freeaddrinfo(ai);
+		cl->big = rpcc_new(cl->loop, &ss, NFS4_PROGRAM, NFS_V4, 60000);
+		if (cl->big == NULL)
+			return -ENOMEM;
+	}
+	buf = malloc(cap);
+	if (buf == NULL)
+		return -ENOMEM;
+	zdrmem_create(&z, buf, cap, ZDR_ENCODE);
+	if (!zdr_COMPOUND4args(&z, &c->b.args)) {
+		zdr_destroy(&z);
+		free(buf);
+		return -E2BIG;
+	}
+	len = zdr_getpos(&z);
+	zdr_destroy(&z);
+	rc = rpcc_call(cl->big, NFSPROC4_COMPOUND, &c->cred, buf, len, 0, big_done, c);
+	free(buf);
+	return rc;
+}
 
 /* Sends c now when the client is up, else it waits. 0, or -errno when it
  * cannot be encoded (the caller completes it). */
@@ -678,15 +750,22 @@ static int call_send(struct n4_client *cl, struct n4_call *c)
 	}
 	c->rq.is_root =
 	    c->rq.fh.len == cl->root.len && memcmp(c->rq.fh.data, cl->root.data, cl->root.len) == 0;
+	c->rq.clientid = cl->clientid; /* open-owners: this client ID's, now */
 	rc = n4_build(&c->b, &c->rq);
 	if (rc)
 		return rc;
-	if (set_cred(cl, &c->cred) != 0)
-		return -ENOMEM;
-	rc = rpc_nfs4_compound_async(cl->rpc, call_done, &c->b.args, c);
-	if (rc != 0) {
-		log_debug("nfs4 upstream: cannot send: %s", rpc_get_error(cl->rpc));
-		return rc == -2 ? -E2BIG : -EINVAL;
+	if (c->rq.phase == N4_PH_MAIN && c->rq.proc == NFS3_WRITE && c->rq.datalen > BIG_WRITE) {
+		rc = big_send(cl, c);
+		if (rc)
+			return rc;
+	} else {
+		if (set_cred(cl, &c->cred) != 0)
+			return -ENOMEM;
+		rc = rpc_nfs4_compound_async(cl->rpc, call_done, &c->b.args, c);
+		if (rc != 0) {
+			log_debug("nfs4 upstream: cannot send: %s", rpc_get_error(cl->rpc));
+			return rc == -2 ? -E2BIG : -EINVAL;
+		}
 	}
 	cl->st.compounds++;
 	c->prev = NULL;
@@ -754,13 +833,244 @@ static void call_delay(struct n4_client *cl, struct n4_call *c)
 	cl->st.waiting++;
 }
 
+/* --- where files are: the names table --------------------------------------- */
+
+static int fh_eq(const struct n4_fh *a, const struct n4_fh *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+void n4_remember_name(struct n4_client *cl, const struct n4_fh *obj, const struct n4_fh *dir,
+                      const char *name)
+{
+	struct n4_name *n = NULL;
+
+	if (obj->len == 0 || obj->len > N4_FHSIZE || dir->len == 0 || dir->len > N4_FHSIZE ||
+	    strlen(name) >= sizeof(n->name) || !strcmp(name, ".") || !strcmp(name, ".."))
+		return;
+	if (cl->names == NULL && (cl->names = calloc(N4_NAMES, sizeof(*cl->names))) == NULL)
+		return; /* only the fallback needs it */
+	for (uint32_t i = 0; i < N4_NAMES && n == NULL; i++)
+		if (fh_eq(&cl->names[i].obj, obj))
+			n = &cl->names[i];
+	if (n == NULL)
+		n = &cl->names[cl->names_next++ % N4_NAMES];
+	n->obj = *obj;
+	n->dir = *dir;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+}
+
+static const struct n4_name *name_of(const struct n4_client *cl, const struct n4_fh *obj)
+{
+	for (uint32_t i = 0; cl->names && i < N4_NAMES; i++)
+		if (fh_eq(&cl->names[i].obj, obj))
+			return &cl->names[i];
+	return NULL;
+}
+
+/* A namespace change the module made: the table follows it. */
+static void names_moved(struct n4_client *cl, const struct n4_fh *dir, const char *name,
+                        const struct n4_fh *to, const char *to_name)
+{
+	for (uint32_t i = 0; cl->names && i < N4_NAMES; i++) {
+		struct n4_name *n = &cl->names[i];
+		if (!fh_eq(&n->dir, dir) || strcmp(n->name, name) != 0)
+			continue;
+		if (to) {
+			n->dir = *to;
+			snprintf(n->name, sizeof(n->name), "%s", to_name);
+		} else {
+			memset(n, 0, sizeof(*n));
+		}
+	}
+}
+
+/* What a successful answer teaches the table. */
+static void names_learn(struct n4_client *cl, const struct n4_req *rq, const struct n4_out *o)
+{
+	switch (rq->proc) {
+	case NFS3_LOOKUP:
+		if (o->u.lookup.status == NFS3_OK) {
+			struct n4_fh fh;
+			const nfs_fh3 *h = &o->u.lookup.LOOKUP3res_u.resok.object;
+			if (h->data.data_len == 0 || h->data.data_len > N4_FHSIZE)
+				return;
+			fh.len = h->data.data_len;
+			memcpy(fh.data, h->data.data_val, fh.len);
+			n4_remember_name(cl, &fh, &rq->fh, rq->name);
+		}
+		break;
+	case NFS3_CREATE:
+		if (o->u.create.status == NFS3_OK && o->objfh.len)
+			n4_remember_name(cl, &o->objfh, &rq->fh, rq->name);
+		break;
+	case NFS3_RENAME:
+		if (o->u.rename.status == NFS3_OK) {
+			names_moved(cl, &rq->fh2, rq->name2, NULL, NULL);
+			names_moved(cl, &rq->fh, rq->name, &rq->fh2, rq->name2);
+		}
+		break;
+	case NFS3_REMOVE:
+		if (o->u.remove.status == NFS3_OK)
+			names_moved(cl, &rq->fh, rq->name, NULL, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- the open-state phases ------------------------------------------------------ */
+
+/* The answer kept in c->held goes to the caller. */
+static void answer_held(struct n4_client *cl, struct n4_call *c)
+{
+	cl->st.replies++;
+	cl->st.owner_nobody += c->held->nobody != 0;
+	c->cb(0, &c->held->u, &c->held->coh, c->priv);
+	call_free(c);
+}
+
+/* Sends c's next phase; a call that cannot be sent is answered with what
+ * it holds (the file was created, or the write's refusal). */
+static void next_phase(struct n4_client *cl, struct n4_call *c, int phase)
+{
+	c->rq.phase = phase;
+	if (call_send(cl, c) != 0)
+		answer_held(cl, c);
+}
+
+static void phase_failed(struct n4_client *cl, const char *what, int st)
+{
+	static struct log_limit lim;
+
+	cl->st.close_errors++;
+	log_limited(&lim, CFS_LOG_WARN, "nfs4 upstream %s: %s: %s", cl->cfg.host, what,
+	            st < 0 ? "an answer that does not decode" : nfsstat4_to_str(st));
+}
+
+/* An answer to one of the open-state COMPOUNDs (OPEN, OPEN_CONFIRM, CLOSE). */
+static void phase_done(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res)
+{
+	stateid4 sid;
+	uint32_t rflags = 0;
+	struct n4_fh fh;
+	int st = n4_open_reply(&c->rq, res, &sid, &rflags, &fh);
+
+	/* every answer to a seqid operation moves the owner's seqid on
+	 * (RFC 7530 section 9.1.7), except these that never reached it */
+	if (st != NFS4ERR_STALE_CLIENTID && st != NFS4ERR_STALE_STATEID &&
+	    st != NFS4ERR_BAD_STATEID && st != NFS4ERR_BAD_SEQID && st != NFS4ERR_BADZDR &&
+	    st != NFS4ERR_RESOURCE && st != NFS4ERR_NOFILEHANDLE && st >= 0)
+		c->rq.seqid++;
+	switch (c->rq.phase) {
+	case N4_PH_OPEN:
+		if (st != NFS4_OK) {
+			/* the name no longer leads to it, or no write access:
+			 * the refusal stands */
+			answer_held(cl, c);
+			return;
+		}
+		cl->st.opens++;
+		c->opened = 1;
+		c->rq.ofh = fh;
+		c->rq.sid = sid;
+		if (!fh_eq(&fh, &c->rq.fh)) {
+			/* the name is another file's now: close it, answer
+			 * the refusal */
+			next_phase(cl, c, N4_PH_CLOSE);
+			return;
+		}
+		if (rflags & OPEN4_RESULT_CONFIRM) {
+			cl->st.open_confirms++;
+			next_phase(cl, c, N4_PH_CONFIRM);
+			return;
+		}
+		cl->st.open_fallbacks++;
+		next_phase(cl, c, N4_PH_MAIN);
+		return;
+	case N4_PH_CONFIRM:
+		if (st != NFS4_OK) {
+			/* an unconfirmed open goes with the lease: nothing to
+			 * close */
+			phase_failed(cl, "OPEN_CONFIRM", st);
+			c->opened = 0;
+			answer_held(cl, c);
+			return;
+		}
+		c->rq.sid = sid;
+		if (c->rq.proc == NFS3_CREATE) {
+			next_phase(cl, c, N4_PH_CLOSE);
+		} else {
+			cl->st.open_fallbacks++;
+			next_phase(cl, c, N4_PH_MAIN);
+		}
+		return;
+	default: /* N4_PH_CLOSE */
+		if (st != NFS4_OK)
+			phase_failed(cl, "CLOSE", st);
+		c->opened = 0;
+		answer_held(cl, c);
+		return;
+	}
+}
+
+/* The main COMPOUND's answer into c->held (replacing an earlier one). */
+static int hold(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res)
+{
+	if (c->held == NULL && (c->held = calloc(1, sizeof(*c->held))) == NULL)
+		return -ENOMEM;
+	n4_out_free(c->held);
+	return n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, c->held);
+}
+
+static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res);
+
+/* An answer from the second connection (big_send()). */
+static void big_done(int status, const uint8_t *resb, uint32_t len, void *priv)
+{
+	struct n4_call *c = priv;
+	struct n4_client *cl = c->cl;
+	COMPOUND4res res;
+	ZDR z;
+
+	assert(c->magic == N4CALL_MAGIC);
+	list_del(&cl->inflight, c);
+	cl->st.inflight--;
+	if (status == -ECANCELED || cl->stopping) {
+		c->cb(-ECANCELED, NULL, NULL, c->priv);
+		call_free(c);
+		return;
+	}
+	if (status != 0) {
+		/* accept_stat > 0 or an auth denial: as upstream.h's codes */
+		c->cb(status == -EACCES                                ? UPSTREAM_E_DENIED
+		      : status >= PROG_UNAVAIL && status <= SYSTEM_ERR ? -(UPSTREAM_E_BASE + status)
+		      : status > 0                                     ? UPSTREAM_E_BADREPLY
+		                                                       : status,
+		      NULL, NULL, c->priv);
+		call_free(c);
+		return;
+	}
+	memset(&res, 0, sizeof(res));
+	zdrmem_create(&z, (const caddr_t)resb, len, ZDR_DECODE);
+	if (!zdr_COMPOUND4res(&z, &res)) {
+		static struct log_limit lim;
+		log_limited(&lim, CFS_LOG_WARN, "nfs4 upstream %s: an answer that does not decode",
+		            cl->cfg.host);
+		zdr_destroy(&z);
+		c->cb(-EPROTO, NULL, NULL, c->priv);
+		call_free(c);
+		return;
+	}
+	call_answer(cl, c, &res);
+	zdr_destroy(&z);
+}
+
 static void call_done(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	struct n4_call *c = priv;
 	struct n4_client *cl = c->cl;
 	const COMPOUND4res *res = data;
-	struct n4_out out;
-	int rc;
 
 	(void)rpc;
 	assert(c->magic == N4CALL_MAGIC);
@@ -790,7 +1100,17 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		call_free(c);
 		return;
 	}
-	switch (n4_action_of(c->rq.proc, (int)res->status)) {
+	call_answer(cl, c, res);
+}
+
+/* A COMPOUND's answer (from either connection): wait, recover, fall back
+ * to an OPEN, go on with the open-state phases, or answer. */
+static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res)
+{
+	struct n4_out out;
+	int rc;
+
+	switch (n4_action_of_req(&c->rq, (int)res->status)) {
 	case N4_DELAY:
 		call_delay(cl, c);
 		return;
@@ -804,6 +1124,33 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 		}
 		return;
 	case N4_STATEID:
+		if (c->rq.proc != NFS3_READ) {
+			/* a WRITE or a size-changing SETATTR refused with the
+			 * anonymous stateid: OPEN the file by its name, once */
+			const struct n4_name *n = name_of(cl, &c->rq.fh);
+			if (c->fallback || hold(cl, c, res) != 0)
+				break;
+			c->fallback = 1;
+			if (n == NULL) {
+				static struct log_limit lim;
+				cl->st.write_refused++;
+				log_limited(
+				    &lim, CFS_LOG_WARN,
+				    "nfs4 upstream %s: a write refused with the anonymous "
+				    "stateid (%s) for a file whose name the module does not "
+				    "know: no OPEN possible (v4.0 opens by name)",
+				    cl->cfg.host, nfsstat4_to_str(res->status));
+				answer_held(cl, c);
+				return;
+			}
+			c->rq.odir = n->dir;
+			snprintf(c->rq.oname, sizeof(c->rq.oname), "%s", n->name);
+			snprintf(c->rq.owner, sizeof(c->rq.owner), "cachefsd-open-%llu",
+			         (unsigned long long)++cl->owner_seq);
+			c->rq.seqid = 0;
+			next_phase(cl, c, N4_PH_OPEN);
+			return;
+		}
 		if (!c->rq.bypass) {
 			c->rq.bypass = 1;
 			cl->st.bypass_reads++;
@@ -824,19 +1171,65 @@ static void call_done(struct rpc_context *rpc, int status, void *data, void *pri
 	case N4_ANSWER:
 		break;
 	}
-	rc = n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, &out);
-	if (rc) {
+	if (c->rq.phase != N4_PH_MAIN) {
+		phase_done(cl, c, res);
+		goto next;
+	}
+	if (c->opened || c->rq.proc == NFS3_CREATE) {
+		/* an open of ours is held (the fallback's, or OPEN(CREATE)'s,
+		 * whenever the OPEN succeeded, even if an operation after it
+		 * failed): the answer waits for OPEN_CONFIRM and CLOSE */
+		rc = hold(cl, c, res);
+		if (rc == 0 && c->rq.proc == NFS3_CREATE && c->held->opened && !c->opened) {
+			names_learn(cl, &c->rq, c->held);
+			c->opened = 1;
+			c->rq.ofh = c->held->objfh;
+			c->rq.sid = c->held->open_sid;
+			c->rq.seqid = 1;
+			cl->st.opens++;
+			if (c->rq.ofh.len == 0) {
+				/* no handle to CLOSE by (GETFH failed): the open
+				 * goes with the lease */
+				phase_failed(cl, "OPEN(CREATE) without GETFH", NFS4ERR_SERVERFAULT);
+				answer_held(cl, c);
+				goto next;
+			}
+			if (c->held->open_rflags & OPEN4_RESULT_CONFIRM) {
+				cl->st.open_confirms++;
+				next_phase(cl, c, N4_PH_CONFIRM);
+			} else {
+				next_phase(cl, c, N4_PH_CLOSE);
+			}
+			goto next;
+		}
+		if (rc == 0 && c->opened) {
+			next_phase(cl, c, N4_PH_CLOSE);
+			goto next;
+		}
+		if (rc == 0) {
+			answer_held(cl, c);
+			goto next;
+		}
+	} else {
+		rc = n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, &out);
+		if (rc == 0) {
+			names_learn(cl, &c->rq, &out);
+			cl->st.replies++;
+			cl->st.owner_nobody += out.nobody != 0;
+			c->cb(0, &out.u, &out.coh, c->priv);
+			n4_out_free(&out);
+			call_free(c);
+			goto next;
+		}
+	}
+	{
 		static struct log_limit lim;
 		log_limited(&lim, CFS_LOG_WARN, "nfs4 upstream %s: an answer that does not decode",
 		            cl->cfg.host);
 		c->cb(-EPROTO, NULL, NULL, c->priv);
-	} else {
-		cl->st.replies++;
-		cl->st.owner_nobody += out.nobody != 0;
-		c->cb(0, &out.u, &out.coh, c->priv);
-		n4_out_free(&out);
+		call_free(c);
 	}
-	call_free(c);
+next:
 	if (cl->wait_head && cl->state == N4S_UP && cl->have_root && !cl->stopping)
 		flush_waiting(cl);
 }
@@ -862,6 +1255,14 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 	c->cred = *cred;
 	c->cb = cb;
 	c->priv = priv;
+	if (proc == NFS3_CREATE) {
+		/* one open-owner per OPEN(CREATE) (docs/design.md): seqid 0,
+		 * then OPEN_CONFIRM and CLOSE; the same owner on a re-send, so
+		 * that the server's replay cache answers a duplicate */
+		snprintf(c->rq.owner, sizeof(c->rq.owner), "cachefsd-open-%llu",
+		         (unsigned long long)++cl->owner_seq);
+		c->rq.seqid = 0;
+	}
 	cl->st.calls++;
 	if (cl->wait_head || cl->state != N4S_UP || !cl->have_root) {
 		wait_push(cl, c, 0); /* no overtaking */
@@ -1008,6 +1409,12 @@ void n4_stop(struct n4_client *cl)
 		c->cb(-ECANCELED, NULL, NULL, c->priv);
 		call_free(c);
 	}
+	if (cl->big) {
+		struct rpcc *big = cl->big;
+		cl->big = NULL;
+		rpcc_free(big); /* its calls: -ECANCELED */
+	}
+	free(cl->names);
 	cl->magic = 0;
 	free(cl);
 }

@@ -122,6 +122,27 @@ enum n4_action n4_action_of(uint32_t proc, int st)
 	}
 }
 
+enum n4_action n4_action_of_req(const struct n4_req *rq, int st)
+{
+	enum n4_action a = n4_action_of(rq->proc, st);
+
+	if (a != N4_ANSWER || rq->phase != N4_PH_MAIN)
+		return a == N4_STATEID && rq->phase != N4_PH_MAIN ? N4_ANSWER : a;
+	switch (st) {
+	case NFS4ERR_BAD_STATEID:
+	case NFS4ERR_OPENMODE:
+	case NFS4ERR_STALE_STATEID:
+	case NFS4ERR_OLD_STATEID:
+		/* a special stateid the server will not take for this
+		 * write, or an open of ours it no longer knows */
+		if (rq->proc == NFS3_WRITE || (rq->proc == NFS3_SETATTR && rq->has_size))
+			return N4_STATEID;
+		return N4_ANSWER;
+	default:
+		return N4_ANSWER;
+	}
+}
+
 /* --- owners ---------------------------------------------------------------- */
 
 static uint32_t nobody_id(int group)
@@ -361,43 +382,79 @@ static int decode_one(struct xr *r, int bit, const char *domain, struct n4_attrs
 	case FATTR4_TIME_MODIFY:
 		xr_time(r, &a->f.mtime);
 		break;
+	case FATTR4_TIME_DELTA:
+		xr_time(r, &a->time_delta);
+		break;
 	case FATTR4_TIME_BACKUP:
 	case FATTR4_TIME_CREATE:
-	case FATTR4_TIME_DELTA:
 		xr64(r);
 		xr32(r);
 		break;
+	case FATTR4_LINK_SUPPORT:
+		a->link_support = xr32(r);
+		break;
+	case FATTR4_SYMLINK_SUPPORT:
+		a->symlink_support = xr32(r);
+		break;
+	case FATTR4_CANSETTIME:
+		a->cansettime = xr32(r);
+		break;
+	case FATTR4_CASE_INSENSITIVE:
+		a->case_insensitive = xr32(r);
+		break;
+	case FATTR4_CASE_PRESERVING:
+		a->case_preserving = xr32(r);
+		break;
+	case FATTR4_CHOWN_RESTRICTED:
+		a->chown_restricted = xr32(r);
+		break;
+	case FATTR4_HOMOGENEOUS:
+		a->homogeneous = xr32(r);
+		break;
+	case FATTR4_MAXLINK:
+		a->maxlink = xr32(r);
+		break;
+	case FATTR4_MAXNAME:
+		a->maxname = xr32(r);
+		break;
+	case FATTR4_NO_TRUNC:
+		a->no_trunc = xr32(r);
+		break;
+	case FATTR4_FILES_AVAIL:
+		a->files_avail = xr64(r);
+		break;
+	case FATTR4_FILES_FREE:
+		a->files_free = xr64(r);
+		break;
+	case FATTR4_FILES_TOTAL:
+		a->files_total = xr64(r);
+		break;
+	case FATTR4_MAXFILESIZE:
+		a->maxfilesize = xr64(r);
+		break;
+	case FATTR4_SPACE_AVAIL:
+		a->space_avail = xr64(r);
+		break;
+	case FATTR4_SPACE_FREE:
+		a->space_free = xr64(r);
+		break;
+	case FATTR4_SPACE_TOTAL:
+		a->space_total = xr64(r);
+		break;
 	/* 4 bytes we do not keep: booleans and small numbers */
 	case FATTR4_FH_EXPIRE_TYPE:
-	case FATTR4_LINK_SUPPORT:
-	case FATTR4_SYMLINK_SUPPORT:
 	case FATTR4_NAMED_ATTR:
 	case FATTR4_UNIQUE_HANDLES:
 	case FATTR4_ACLSUPPORT:
 	case FATTR4_ARCHIVE:
-	case FATTR4_CANSETTIME:
-	case FATTR4_CASE_INSENSITIVE:
-	case FATTR4_CASE_PRESERVING:
-	case FATTR4_CHOWN_RESTRICTED:
 	case FATTR4_HIDDEN:
-	case FATTR4_HOMOGENEOUS:
-	case FATTR4_MAXLINK:
-	case FATTR4_MAXNAME:
-	case FATTR4_NO_TRUNC:
 	case FATTR4_SYSTEM:
 		xr32(r);
 		break;
 	/* 8 bytes */
-	case FATTR4_FILES_AVAIL:
-	case FATTR4_FILES_FREE:
-	case FATTR4_FILES_TOTAL:
-	case FATTR4_MAXFILESIZE:
 	case FATTR4_QUOTA_AVAIL_HARD:
 	case FATTR4_QUOTA_AVAIL_SOFT:
 	case FATTR4_QUOTA_USED:
-	case FATTR4_SPACE_AVAIL:
-	case FATTR4_SPACE_FREE:
-	case FATTR4_SPACE_TOTAL:
 	case FATTR4_MOUNTED_ON_FILEID:
 		xr64(r);
 		break;
@@ -540,6 +597,16 @@ const uint32_t N4_ATTRS[2] = {V3_W0, V3_W1};
 const uint32_t N4_ATTRS_DIRENT[2] = {V3_W0 | W0(FATTR4_RDATTR_ERROR) | W0(FATTR4_FILEHANDLE),
                                      V3_W1};
 const uint32_t N4_ATTRS_FILEID[2] = {W0(FATTR4_FILEID), 0};
+const uint32_t N4_ATTRS_WCC[2] = {W0(FATTR4_CHANGE) | W0(FATTR4_SIZE),
+                                  W1(FATTR4_TIME_METADATA) | W1(FATTR4_TIME_MODIFY)};
+const uint32_t N4_ATTRS_FS[2] = {
+    V3_W0 | W0(FATTR4_LINK_SUPPORT) | W0(FATTR4_SYMLINK_SUPPORT) | W0(FATTR4_CANSETTIME) |
+        W0(FATTR4_CASE_INSENSITIVE) | W0(FATTR4_CASE_PRESERVING) | W0(FATTR4_CHOWN_RESTRICTED) |
+        W0(FATTR4_FILES_AVAIL) | W0(FATTR4_FILES_FREE) | W0(FATTR4_FILES_TOTAL) |
+        W0(FATTR4_HOMOGENEOUS) | W0(FATTR4_MAXFILESIZE) | W0(FATTR4_MAXLINK) | W0(FATTR4_MAXNAME) |
+        W0(FATTR4_MAXREAD) | W0(FATTR4_MAXWRITE),
+    V3_W1 | W1(FATTR4_NO_TRUNC) | W1(FATTR4_SPACE_AVAIL) | W1(FATTR4_SPACE_FREE) |
+        W1(FATTR4_SPACE_TOTAL) | W1(FATTR4_TIME_DELTA)};
 const uint32_t N4_ATTRS_ROOT[2] = {
     V3_W0 | W0(FATTR4_LEASE_TIME) | W0(FATTR4_MAXREAD) | W0(FATTR4_MAXWRITE), V3_W1};
 
@@ -705,6 +772,224 @@ int n4_op_setclientid_confirm(struct n4_compound *b, clientid4 id, const char *c
 	return 0;
 }
 
+/* --- the writes' operations ------------------------------------------------- */
+
+int n4_op_savefh(struct n4_compound *b)
+{
+	return op_add(b, OP_SAVEFH) ? 0 : -ENOSPC;
+}
+
+int n4_op_restorefh(struct n4_compound *b)
+{
+	return op_add(b, OP_RESTOREFH) ? 0 : -ENOSPC;
+}
+
+int n4_op_write(struct n4_compound *b, const stateid4 *sid, uint64_t offset, uint32_t stable,
+                const char *data, uint32_t len)
+{
+	nfs_argop4 *o = op_add(b, OP_WRITE);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opwrite.stateid = *sid;
+	o->nfs_argop4_u.opwrite.offset = offset;
+	/* stable_how4 and v3's stable_how have the same values */
+	o->nfs_argop4_u.opwrite.stable = (stable_how4)stable;
+	o->nfs_argop4_u.opwrite.data.data_len = len;
+	o->nfs_argop4_u.opwrite.data.data_val = (char *)data;
+	return 0;
+}
+
+int n4_op_commit(struct n4_compound *b, uint64_t offset, uint32_t count)
+{
+	nfs_argop4 *o = op_add(b, OP_COMMIT);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opcommit.offset = offset;
+	o->nfs_argop4_u.opcommit.count = count;
+	return 0;
+}
+
+static void fattr_set(fattr4 *f, const uint32_t *mask, const char *attrs, size_t len)
+{
+	f->attrmask.bitmap4_len = 2;
+	f->attrmask.bitmap4_val = (uint32_t *)mask;
+	f->attr_vals.attrlist4_len = (u_int)len;
+	f->attr_vals.attrlist4_val = (char *)attrs;
+}
+
+int n4_op_setattr(struct n4_compound *b, const stateid4 *sid, const uint32_t *mask,
+                  const char *attrs, size_t len)
+{
+	nfs_argop4 *o = op_add(b, OP_SETATTR);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opsetattr.stateid = *sid;
+	fattr_set(&o->nfs_argop4_u.opsetattr.obj_attributes, mask, attrs, len);
+	return 0;
+}
+
+int n4_op_verify(struct n4_compound *b, int negate, const uint32_t *mask, const char *attrs,
+                 size_t len)
+{
+	nfs_argop4 *o = op_add(b, negate ? OP_NVERIFY : OP_VERIFY);
+
+	if (o == NULL)
+		return -ENOSPC;
+	if (negate)
+		fattr_set(&o->nfs_argop4_u.opnverify.obj_attributes, mask, attrs, len);
+	else
+		fattr_set(&o->nfs_argop4_u.opverify.obj_attributes, mask, attrs, len);
+	return 0;
+}
+
+int n4_op_remove(struct n4_compound *b, const char *name, uint32_t len)
+{
+	nfs_argop4 *o = op_add(b, OP_REMOVE);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opremove.target.utf8string_len = len;
+	o->nfs_argop4_u.opremove.target.utf8string_val = (char *)name;
+	return 0;
+}
+
+int n4_op_rename(struct n4_compound *b, const char *from, uint32_t flen, const char *to,
+                 uint32_t tlen)
+{
+	nfs_argop4 *o = op_add(b, OP_RENAME);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.oprename.oldname.utf8string_len = flen;
+	o->nfs_argop4_u.oprename.oldname.utf8string_val = (char *)from;
+	o->nfs_argop4_u.oprename.newname.utf8string_len = tlen;
+	o->nfs_argop4_u.oprename.newname.utf8string_val = (char *)to;
+	return 0;
+}
+
+int n4_op_link(struct n4_compound *b, const char *name, uint32_t len)
+{
+	nfs_argop4 *o = op_add(b, OP_LINK);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.oplink.newname.utf8string_len = len;
+	o->nfs_argop4_u.oplink.newname.utf8string_val = (char *)name;
+	return 0;
+}
+
+int n4_op_open_confirm(struct n4_compound *b, const stateid4 *sid, uint32_t seqid)
+{
+	nfs_argop4 *o = op_add(b, OP_OPEN_CONFIRM);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opopen_confirm.open_stateid = *sid;
+	o->nfs_argop4_u.opopen_confirm.seqid = seqid;
+	return 0;
+}
+
+int n4_op_close(struct n4_compound *b, const stateid4 *sid, uint32_t seqid)
+{
+	nfs_argop4 *o = op_add(b, OP_CLOSE);
+
+	if (o == NULL)
+		return -ENOSPC;
+	o->nfs_argop4_u.opclose.open_stateid = *sid;
+	o->nfs_argop4_u.opclose.seqid = seqid;
+	return 0;
+}
+
+/* OPEN by (current directory, name) for writing, owned by rq's open-owner
+ * with seqid rq->seqid: created as rq->how says (CREATE), or not (the
+ * stateid fallback). Share deny none: v3 has no share reservations. */
+static int op_open(struct n4_compound *b, const struct n4_req *rq, int create, const char *name)
+{
+	nfs_argop4 *o = op_add(b, OP_OPEN);
+	OPEN4args *a;
+
+	if (o == NULL)
+		return -ENOSPC;
+	a = &o->nfs_argop4_u.opopen;
+	a->seqid = rq->seqid;
+	a->share_access = OPEN4_SHARE_ACCESS_WRITE;
+	a->share_deny = OPEN4_SHARE_DENY_NONE;
+	a->owner.clientid = rq->clientid;
+	a->owner.owner.owner_len = (u_int)strlen(rq->owner);
+	a->owner.owner.owner_val = (char *)rq->owner;
+	if (create) {
+		a->openhow.opentype = OPEN4_CREATE;
+		switch (rq->how) {
+		case EXCLUSIVE:
+			a->openhow.openflag4_u.how.mode = EXCLUSIVE4;
+			memcpy(a->openhow.openflag4_u.how.createhow4_u.createverf, rq->verf,
+			       NFS4_VERIFIER_SIZE);
+			break;
+		case GUARDED:
+			a->openhow.openflag4_u.how.mode = GUARDED4;
+			fattr_set(&a->openhow.openflag4_u.how.createhow4_u.createattrs, rq->amask,
+			          rq->abuf, rq->alen);
+			break;
+		default:
+			a->openhow.openflag4_u.how.mode = UNCHECKED4;
+			fattr_set(&a->openhow.openflag4_u.how.createhow4_u.createattrs, rq->amask,
+			          rq->abuf, rq->alen);
+			break;
+		}
+	} else {
+		a->openhow.opentype = OPEN4_NOCREATE;
+	}
+	a->claim.claim = CLAIM_NULL;
+	a->claim.open_claim4_u.file.utf8string_len = (u_int)strlen(name);
+	a->claim.open_claim4_u.file.utf8string_val = (char *)name;
+	return 0;
+}
+
+/* CREATE (the v4 operation) of a directory, symlink or special file */
+static int op_create(struct n4_compound *b, const struct n4_req *rq)
+{
+	nfs_argop4 *o = op_add(b, OP_CREATE);
+	CREATE4args *a;
+
+	if (o == NULL)
+		return -ENOSPC;
+	a = &o->nfs_argop4_u.opcreate;
+	switch (rq->proc) {
+	case NFS3_MKDIR:
+		a->objtype.type = NF4DIR;
+		break;
+	case NFS3_SYMLINK:
+		a->objtype.type = NF4LNK;
+		a->objtype.createtype4_u.linkdata.utf8string_len = rq->datalen;
+		a->objtype.createtype4_u.linkdata.utf8string_val = rq->data;
+		break;
+	default: /* MKNOD */
+		switch (rq->how) {
+		case NF3CHR:
+			a->objtype.type = NF4CHR;
+			a->objtype.createtype4_u.devdata = rq->spec;
+			break;
+		case NF3BLK:
+			a->objtype.type = NF4BLK;
+			a->objtype.createtype4_u.devdata = rq->spec;
+			break;
+		case NF3SOCK:
+			a->objtype.type = NF4SOCK;
+			break;
+		default:
+			a->objtype.type = NF4FIFO;
+			break;
+		}
+	}
+	a->objname.utf8string_len = (u_int)strlen(rq->name);
+	a->objname.utf8string_val = (char *)rq->name;
+	fattr_set(&a->createattrs, rq->amask, rq->abuf, rq->alen);
+	return 0;
+}
+
 static int fh_in(struct n4_fh *dst, const nfs_fh3 *src)
 {
 	if (src->data.data_len == 0 || src->data.data_len > N4_FHSIZE)
@@ -712,6 +997,72 @@ static int fh_in(struct n4_fh *dst, const nfs_fh3 *src)
 	dst->len = src->data.data_len;
 	memcpy(dst->data, src->data.data_val, dst->len);
 	return 0;
+}
+
+static int name_in(char *dst, const char *src)
+{
+	size_t nl = src ? strlen(src) : 0;
+
+	if (nl >= 256)
+		return -ENAMETOOLONG;
+	memcpy(dst, src ? src : "", nl + 1);
+	return 0;
+}
+
+static int dirop_in(struct n4_fh *fh, char *name, const diropargs3 *d)
+{
+	int rc = name_in(name, d->name);
+
+	return rc ? rc : fh_in(fh, &d->dir);
+}
+
+static int sattr_in(struct n4_req *rq, const sattr3 *sa)
+{
+	rq->has_size = sa->size.set_it != 0;
+	return n4_sattr3_encode(sa, rq->amask, rq->abuf, sizeof(rq->abuf), &rq->alen) ? -EINVAL : 0;
+}
+
+static int data_in(struct n4_req *rq, const char *p, size_t len)
+{
+	if (len > UINT32_MAX - 1)
+		return -EINVAL;
+	rq->data = malloc(len + 1);
+	if (rq->data == NULL)
+		return -ENOMEM;
+	memcpy(rq->data, p, len);
+	rq->data[len] = 0;
+	rq->datalen = (uint32_t)len;
+	return 0;
+}
+
+/* The attributes VERIFY / NVERIFY compare with: type = directory
+ * (REMOVE, RMDIR), or time_metadata = v3's guard ctime (SETATTR). */
+static void verify_type_dir(struct n4_req *rq)
+{
+	struct xw w = {rq->vbuf, 0, sizeof(rq->vbuf)};
+
+	rq->vmask[0] = 1u << FATTR4_TYPE;
+	rq->vmask[1] = 0;
+	xw32(&w, NF4DIR);
+	rq->vlen = w.n;
+}
+
+static void verify_ctime(struct n4_req *rq, const nfstime3 *t)
+{
+	struct xw w = {rq->vbuf, 0, sizeof(rq->vbuf)};
+
+	rq->vmask[0] = 0;
+	rq->vmask[1] = 1u << (FATTR4_TIME_METADATA - 32);
+	xw64(&w, t->seconds);
+	xw32(&w, t->nseconds);
+	rq->vlen = w.n;
+}
+
+void n4_req_clear(struct n4_req *rq)
+{
+	free(rq->data);
+	rq->data = NULL;
+	rq->datalen = 0;
 }
 
 int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
@@ -757,9 +1108,102 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		rc = fh_in(&rq->fh, &a->dir);
 		return rc;
 	}
+	case NFS3_WRITE: {
+		const WRITE3args *a = args3;
+		rq->offset = a->offset;
+		rq->stable = (uint32_t)a->stable;
+		rc = fh_in(&rq->fh, &a->file);
+		if (rc == 0)
+			rc = data_in(rq, a->data.data_val,
+			             a->data.data_len < a->count ? a->data.data_len : a->count);
+		break;
+	}
+	case NFS3_COMMIT:
+		rq->offset = ((const COMMIT3args *)args3)->offset;
+		rq->count = ((const COMMIT3args *)args3)->count;
+		return fh_in(&rq->fh, &((const COMMIT3args *)args3)->file);
+	case NFS3_SETATTR: {
+		const SETATTR3args *a = args3;
+		rc = sattr_in(rq, &a->new_attributes);
+		if (rc == 0 && a->guard.check) {
+			rq->guard = 1;
+			verify_ctime(rq, &a->guard.sattrguard3_u.obj_ctime);
+		}
+		return rc ? rc : fh_in(&rq->fh, &a->object);
+	}
+	case NFS3_CREATE: {
+		const CREATE3args *a = args3;
+		rq->how = (uint32_t)a->how.mode;
+		if (a->how.mode == EXCLUSIVE)
+			memcpy(rq->verf, a->how.createhow3_u.verf, NFS4_VERIFIER_SIZE);
+		else if ((rc = sattr_in(rq, &a->how.createhow3_u.obj_attributes)) != 0)
+			return rc;
+		return dirop_in(&rq->fh, rq->name, &a->where);
+	}
+	case NFS3_MKDIR: {
+		const MKDIR3args *a = args3;
+		rc = sattr_in(rq, &a->attributes);
+		return rc ? rc : dirop_in(&rq->fh, rq->name, &a->where);
+	}
+	case NFS3_SYMLINK: {
+		const SYMLINK3args *a = args3;
+		const char *t = a->symlink.symlink_data ? a->symlink.symlink_data : "";
+		rc = sattr_in(rq, &a->symlink.symlink_attributes);
+		if (rc == 0)
+			rc = dirop_in(&rq->fh, rq->name, &a->where);
+		if (rc == 0)
+			rc = data_in(rq, t, strlen(t));
+		break;
+	}
+	case NFS3_MKNOD: {
+		const MKNOD3args *a = args3;
+		const sattr3 *sa;
+		rq->how = (uint32_t)a->what.type;
+		switch (a->what.type) {
+		case NF3CHR:
+		case NF3BLK:
+			sa = &a->what.mknoddata3_u.chr_device.dev_attributes;
+			rq->spec.specdata1 = a->what.mknoddata3_u.chr_device.spec.specdata1;
+			rq->spec.specdata2 = a->what.mknoddata3_u.chr_device.spec.specdata2;
+			break;
+		case NF3SOCK:
+		case NF3FIFO:
+			sa = &a->what.mknoddata3_u.pipe_attributes;
+			break;
+		default:
+			return -EINVAL; /* v3 says BADTYPE: the caller's to answer */
+		}
+		rc = sattr_in(rq, sa);
+		return rc ? rc : dirop_in(&rq->fh, rq->name, &a->where);
+	}
+	case NFS3_REMOVE:
+		verify_type_dir(rq);
+		return dirop_in(&rq->fh, rq->name, &((const REMOVE3args *)args3)->object);
+	case NFS3_RMDIR:
+		verify_type_dir(rq);
+		return dirop_in(&rq->fh, rq->name, &((const RMDIR3args *)args3)->object);
+	case NFS3_RENAME: {
+		const RENAME3args *a = args3;
+		rc = dirop_in(&rq->fh, rq->name, &a->from);
+		return rc ? rc : dirop_in(&rq->fh2, rq->name2, &a->to);
+	}
+	case NFS3_LINK: {
+		const LINK3args *a = args3;
+		rc = fh_in(&rq->fh, &a->file);
+		return rc ? rc : dirop_in(&rq->fh2, rq->name2, &a->link);
+	}
+	case NFS3_FSSTAT:
+		return fh_in(&rq->fh, &((const FSSTAT3args *)args3)->fsroot);
+	case NFS3_FSINFO:
+		return fh_in(&rq->fh, &((const FSINFO3args *)args3)->fsroot);
+	case NFS3_PATHCONF:
+		return fh_in(&rq->fh, &((const PATHCONF3args *)args3)->object);
 	default:
 		return -EOPNOTSUPP;
 	}
+	if (rc)
+		n4_req_clear(rq);
+	return rc;
 }
 
 /* v3 READDIR cookies 1 and 2 are ours: "." and "..", which v4 does not
@@ -774,6 +1218,23 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 	int rc = 0;
 
 	n4_compound_init(b, "cachefsd");
+	switch (rq->phase) {
+	case N4_PH_OPEN:
+		rc |= n4_op_putfh(b, &rq->odir);
+		rc |= op_open(b, rq, 0, rq->oname);
+		rc |= n4_op_getfh(b);
+		return rc ? -ENOSPC : 0;
+	case N4_PH_CONFIRM:
+		rc |= n4_op_putfh(b, &rq->ofh);
+		rc |= n4_op_open_confirm(b, &rq->sid, rq->seqid);
+		return rc ? -ENOSPC : 0;
+	case N4_PH_CLOSE:
+		rc |= n4_op_putfh(b, &rq->ofh);
+		rc |= n4_op_close(b, &rq->sid, rq->seqid);
+		return rc ? -ENOSPC : 0;
+	default:
+		break;
+	}
 	rc |= n4_op_putfh(b, &rq->fh);
 	switch (rq->proc) {
 	case NFS3_GETATTR:
@@ -815,6 +1276,76 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 		}
 		break;
 	}
+	/* the writes: the attributes v3's wcc data needs before (N4_ATTRS_WCC)
+	 * and after (N4_ATTRS) the change, in the same COMPOUND */
+	case NFS3_WRITE:
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_write(b, &rq->sid, rq->offset, rq->stable, rq->data, rq->datalen);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_COMMIT:
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_commit(b, rq->offset, rq->count);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_SETATTR:
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		/* v3's guard: the ctime must still be the caller's */
+		if (rq->guard)
+			rc |= n4_op_verify(b, 0, rq->vmask, rq->vbuf, rq->vlen);
+		rc |= n4_op_setattr(b, &rq->sid, rq->amask, rq->abuf, rq->alen);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_CREATE:
+	case NFS3_MKDIR:
+	case NFS3_SYMLINK:
+	case NFS3_MKNOD:
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		if (rq->proc == NFS3_CREATE)
+			rc |= op_open(b, rq, 1, rq->name);
+		else
+			rc |= op_create(b, rq);
+		rc |= n4_op_getfh(b);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		rc |= n4_op_putfh(b, &rq->fh);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_REMOVE:
+	case NFS3_RMDIR:
+		/* v4 REMOVE takes files and directories alike: v3's REMOVE
+		 * must not remove a directory, RMDIR nothing else */
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_lookup(b, rq->name, (uint32_t)strlen(rq->name));
+		rc |= n4_op_verify(b, rq->proc == NFS3_REMOVE, rq->vmask, rq->vbuf, rq->vlen);
+		rc |= n4_op_putfh(b, &rq->fh);
+		rc |= n4_op_remove(b, rq->name, (uint32_t)strlen(rq->name));
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_RENAME:
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_savefh(b);
+		rc |= n4_op_putfh(b, &rq->fh2);
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_rename(b, rq->name, (uint32_t)strlen(rq->name), rq->name2,
+		                   (uint32_t)strlen(rq->name2));
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		rc |= n4_op_restorefh(b);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_LINK:
+		rc |= n4_op_savefh(b);
+		rc |= n4_op_putfh(b, &rq->fh2);
+		rc |= n4_op_getattr(b, N4_ATTRS_WCC, 2);
+		rc |= n4_op_link(b, rq->name2, (uint32_t)strlen(rq->name2));
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		rc |= n4_op_restorefh(b);
+		rc |= n4_op_getattr(b, N4_ATTRS, 2);
+		break;
+	case NFS3_FSSTAT:
+	case NFS3_FSINFO:
+	case NFS3_PATHCONF:
+		rc |= n4_op_getattr(b, N4_ATTRS_FS, 2);
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -1053,6 +1584,375 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 	return 0;
 }
 
+/* --- the writes' answers ----------------------------------------------------- */
+
+/* wcc data from the GETATTRs around the change. The attributes before are
+ * given when the GETATTR had size and both times and, for a namespace
+ * change (cinfo: the server's change_info4), when the directory's change
+ * it saw is the one the operation started from: else something else
+ * changed the directory in between, and v3 says "no pre-op attributes"
+ * rather than wrong ones (the client then drops what it cached). */
+static void wcc_of(wcc_data *w, const struct n4_attrs *pre, int hpre, const struct n4_attrs *post,
+                   int hpost, const change_info4 *cinfo)
+{
+	int before = hpre > 0 && n4_has(pre, FATTR4_SIZE) && n4_has(pre, FATTR4_TIME_MODIFY) &&
+	             n4_has(pre, FATTR4_TIME_METADATA);
+
+	if (before && cinfo && (!n4_has(pre, FATTR4_CHANGE) || cinfo->before != pre->change))
+		before = 0;
+	w->before.attributes_follow = before;
+	if (before) {
+		w->before.pre_op_attr_u.attributes.size = pre->f.size;
+		w->before.pre_op_attr_u.attributes.mtime = pre->f.mtime;
+		w->before.pre_op_attr_u.attributes.ctime = pre->f.ctime;
+	}
+	post_op(&w->after, post, hpost);
+}
+
+/* The status of the procedure: the main operation's when it succeeded
+ * (a GETATTR failing after it does not undo it), else the COMPOUND's. */
+static int main_status(const COMPOUND4res *res, u_int i, nfs_opnum4 op, const nfs_resop4 **r)
+{
+	*r = n4_resop(res, i, op);
+	if (*r && rop_status(*r) == NFS4_OK)
+		return NFS4_OK;
+	return (int)res->status;
+}
+
+static void fh_out(struct n4_out *out, post_op_fh3 *pfh, const nfs_resop4 *gfh)
+{
+	const nfs_fh4 *h;
+
+	if (rop_status(gfh) != NFS4_OK)
+		return;
+	h = &gfh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+	if (h->nfs_fh4_len == 0 || h->nfs_fh4_len > N4_FHSIZE)
+		return;
+	out->objfh.len = h->nfs_fh4_len;
+	memcpy(out->objfh.data, h->nfs_fh4_val, h->nfs_fh4_len);
+	pfh->handle_follows = 1;
+	pfh->post_op_fh3_u.handle.data.data_len = out->objfh.len;
+	pfh->post_op_fh3_u.handle.data.data_val = (char *)out->objfh.data;
+}
+
+/* WRITE, COMMIT, SETATTR: PUTFH GETATTR(wcc) [VERIFY] OP GETATTR */
+static int file_change_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
+                             struct n4_out *out)
+{
+	struct n4_attrs pre, post;
+	u_int iop = rq->proc == NFS3_SETATTR && rq->guard ? 3 : 2;
+	nfs_opnum4 op = rq->proc == NFS3_WRITE    ? OP_WRITE
+	                : rq->proc == NFS3_COMMIT ? OP_COMMIT
+	                                          : OP_SETATTR;
+	const nfs_resop4 *r;
+	int hpre = attrs_at(res, 1, domain, &pre, out);
+	int hpost = attrs_at(res, iop + 1, domain, &post, out);
+	int st = main_status(res, iop, op, &r), st3;
+	wcc_data *w;
+
+	if (hpre < 0 || hpost < 0)
+		return -EPROTO;
+	st3 = n4_stat3(st);
+	/* the guard's VERIFY said the ctime is not the caller's */
+	if (rq->proc == NFS3_SETATTR && rq->guard && st == NFS4ERR_NOT_SAME &&
+	    n4_resop(res, 2, OP_VERIFY))
+		st3 = NFS3ERR_NOT_SYNC;
+	coh_obj(&out->coh, &post, hpost);
+	switch (rq->proc) {
+	case NFS3_WRITE:
+		out->u.write.status = (nfsstat3)st3;
+		w = st == NFS4_OK ? &out->u.write.WRITE3res_u.resok.file_wcc
+		                  : &out->u.write.WRITE3res_u.resfail.file_wcc;
+		if (st == NFS4_OK) {
+			const WRITE4resok *ok = &r->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
+			out->u.write.WRITE3res_u.resok.count = ok->count;
+			out->u.write.WRITE3res_u.resok.committed = (stable_how)ok->committed;
+			memcpy(out->u.write.WRITE3res_u.resok.verf, ok->writeverf,
+			       NFS3_WRITEVERFSIZE);
+		}
+		break;
+	case NFS3_COMMIT:
+		out->u.commit.status = (nfsstat3)st3;
+		w = st == NFS4_OK ? &out->u.commit.COMMIT3res_u.resok.file_wcc
+		                  : &out->u.commit.COMMIT3res_u.resfail.file_wcc;
+		if (st == NFS4_OK)
+			memcpy(out->u.commit.COMMIT3res_u.resok.verf,
+			       r->nfs_resop4_u.opcommit.COMMIT4res_u.resok4.writeverf,
+			       NFS3_WRITEVERFSIZE);
+		break;
+	default:
+		out->u.setattr.status = (nfsstat3)st3;
+		w = st == NFS4_OK ? &out->u.setattr.SETATTR3res_u.resok.obj_wcc
+		                  : &out->u.setattr.SETATTR3res_u.resfail.obj_wcc;
+		break;
+	}
+	wcc_of(w, &pre, hpre, &post, hpost, NULL);
+	return 0;
+}
+
+/* CREATE, MKDIR, SYMLINK, MKNOD: PUTFH(dir) GETATTR(wcc) OPEN|CREATE GETFH
+ * GETATTR PUTFH(dir) GETATTR */
+static int create_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
+                        struct n4_out *out)
+{
+	struct n4_attrs pre, obj, post;
+	int open = rq->proc == NFS3_CREATE;
+	const nfs_resop4 *r;
+	int st = main_status(res, 2, open ? OP_OPEN : OP_CREATE, &r);
+	int hpre = attrs_at(res, 1, domain, &pre, out);
+	int hobj = attrs_at(res, 4, domain, &obj, out);
+	int hpost = attrs_at(res, 6, domain, &post, out);
+	const change_info4 *ci = NULL;
+	post_op_fh3 *pfh;
+	post_op_attr *pa;
+	wcc_data *w;
+	int st3 = n4_stat3(st);
+
+	if (hpre < 0 || hobj < 0 || hpost < 0)
+		return -EPROTO;
+	if (st == NFS4_OK) {
+		if (open) {
+			const OPEN4resok *ok = &r->nfs_resop4_u.opopen.OPEN4res_u.resok4;
+			ci = &ok->cinfo;
+			out->opened = 1;
+			out->open_sid = ok->stateid;
+			out->open_rflags = ok->rflags;
+		} else {
+			ci = &r->nfs_resop4_u.opcreate.CREATE4res_u.resok4.cinfo;
+		}
+	}
+	coh_dir(&out->coh, &post, hpost);
+	coh_obj(&out->coh, &obj, hobj);
+	/* the v3 results of the four have the same shape */
+	switch (rq->proc) {
+	case NFS3_CREATE:
+		out->u.create.status = (nfsstat3)st3;
+		pfh = &out->u.create.CREATE3res_u.resok.obj;
+		pa = &out->u.create.CREATE3res_u.resok.obj_attributes;
+		w = st == NFS4_OK ? &out->u.create.CREATE3res_u.resok.dir_wcc
+		                  : &out->u.create.CREATE3res_u.resfail.dir_wcc;
+		break;
+	case NFS3_MKDIR:
+		out->u.mkdir.status = (nfsstat3)st3;
+		pfh = &out->u.mkdir.MKDIR3res_u.resok.obj;
+		pa = &out->u.mkdir.MKDIR3res_u.resok.obj_attributes;
+		w = st == NFS4_OK ? &out->u.mkdir.MKDIR3res_u.resok.dir_wcc
+		                  : &out->u.mkdir.MKDIR3res_u.resfail.dir_wcc;
+		break;
+	case NFS3_SYMLINK:
+		out->u.symlink.status = (nfsstat3)st3;
+		pfh = &out->u.symlink.SYMLINK3res_u.resok.obj;
+		pa = &out->u.symlink.SYMLINK3res_u.resok.obj_attributes;
+		w = st == NFS4_OK ? &out->u.symlink.SYMLINK3res_u.resok.dir_wcc
+		                  : &out->u.symlink.SYMLINK3res_u.resfail.dir_wcc;
+		break;
+	default:
+		out->u.mknod.status = (nfsstat3)st3;
+		pfh = &out->u.mknod.MKNOD3res_u.resok.obj;
+		pa = &out->u.mknod.MKNOD3res_u.resok.obj_attributes;
+		w = st == NFS4_OK ? &out->u.mknod.MKNOD3res_u.resok.dir_wcc
+		                  : &out->u.mknod.MKNOD3res_u.resfail.dir_wcc;
+		break;
+	}
+	if (st == NFS4_OK) {
+		fh_out(out, pfh, n4_resop(res, 3, OP_GETFH));
+		post_op(pa, &obj, hobj);
+	}
+	wcc_of(w, &pre, hpre, &post, hpost, ci);
+	return 0;
+}
+
+/* REMOVE, RMDIR: PUTFH(dir) GETATTR(wcc) LOOKUP VERIFY|NVERIFY(type dir)
+ * PUTFH(dir) REMOVE GETATTR */
+static int remove_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
+                        struct n4_out *out)
+{
+	struct n4_attrs pre, post;
+	const nfs_resop4 *r;
+	int st = main_status(res, 5, OP_REMOVE, &r), st3;
+	int hpre = attrs_at(res, 1, domain, &pre, out);
+	int hpost = attrs_at(res, 6, domain, &post, out);
+	wcc_data *w;
+
+	if (hpre < 0 || hpost < 0)
+		return -EPROTO;
+	st3 = n4_stat3(st);
+	/* the type check: a directory for REMOVE, anything else for RMDIR */
+	if (rq->proc == NFS3_REMOVE && st == NFS4ERR_SAME && n4_resop(res, 3, OP_NVERIFY))
+		st3 = NFS3ERR_ISDIR;
+	if (rq->proc == NFS3_RMDIR && st == NFS4ERR_NOT_SAME && n4_resop(res, 3, OP_VERIFY))
+		st3 = NFS3ERR_NOTDIR;
+	coh_dir(&out->coh, &post, hpost);
+	if (rq->proc == NFS3_REMOVE) {
+		out->u.remove.status = (nfsstat3)st3;
+		w = st3 == NFS3_OK ? &out->u.remove.REMOVE3res_u.resok.dir_wcc
+		                   : &out->u.remove.REMOVE3res_u.resfail.dir_wcc;
+	} else {
+		out->u.rmdir.status = (nfsstat3)st3;
+		w = st3 == NFS3_OK ? &out->u.rmdir.RMDIR3res_u.resok.dir_wcc
+		                   : &out->u.rmdir.RMDIR3res_u.resfail.dir_wcc;
+	}
+	wcc_of(w, &pre, hpre, &post, hpost,
+	       st == NFS4_OK ? &r->nfs_resop4_u.opremove.REMOVE4res_u.resok4.cinfo : NULL);
+	return 0;
+}
+
+/* RENAME: PUTFH(from) GETATTR(wcc) SAVEFH PUTFH(to) GETATTR(wcc) RENAME
+ * GETATTR(to) RESTOREFH GETATTR(from) */
+static int rename_to_v3(const COMPOUND4res *res, const char *domain, struct n4_out *out)
+{
+	struct n4_attrs fpre, tpre, tpost, fpost;
+	const nfs_resop4 *r;
+	int st = main_status(res, 5, OP_RENAME, &r);
+	int hfpre = attrs_at(res, 1, domain, &fpre, out);
+	int htpre = attrs_at(res, 4, domain, &tpre, out);
+	int htpost = attrs_at(res, 6, domain, &tpost, out);
+	int hfpost = attrs_at(res, 8, domain, &fpost, out);
+	RENAME3res *v = &out->u.rename;
+	const RENAME4resok *ok =
+	    st == NFS4_OK ? &r->nfs_resop4_u.oprename.RENAME4res_u.resok4 : NULL;
+
+	if (hfpre < 0 || htpre < 0 || htpost < 0 || hfpost < 0)
+		return -EPROTO;
+	v->status = (nfsstat3)n4_stat3(st);
+	coh_dir(&out->coh, &tpost, htpost);
+	/* resok and resfail have the same two wcc_data */
+	wcc_of(&v->RENAME3res_u.resok.fromdir_wcc, &fpre, hfpre, &fpost, hfpost,
+	       ok ? &ok->source_cinfo : NULL);
+	wcc_of(&v->RENAME3res_u.resok.todir_wcc, &tpre, htpre, &tpost, htpost,
+	       ok ? &ok->target_cinfo : NULL);
+	return 0;
+}
+
+/* LINK: PUTFH(file) SAVEFH PUTFH(dir) GETATTR(wcc) LINK GETATTR(dir)
+ * RESTOREFH GETATTR(file) */
+static int link_to_v3(const COMPOUND4res *res, const char *domain, struct n4_out *out)
+{
+	struct n4_attrs pre, post, file;
+	const nfs_resop4 *r;
+	int st = main_status(res, 4, OP_LINK, &r);
+	int hpre = attrs_at(res, 3, domain, &pre, out);
+	int hpost = attrs_at(res, 5, domain, &post, out);
+	int hfile = attrs_at(res, 7, domain, &file, out);
+	LINK3res *v = &out->u.link;
+
+	if (hpre < 0 || hpost < 0 || hfile < 0)
+		return -EPROTO;
+	v->status = (nfsstat3)n4_stat3(st);
+	coh_dir(&out->coh, &post, hpost);
+	coh_obj(&out->coh, &file, hfile);
+	/* resok and resfail have the same shape */
+	post_op(&v->LINK3res_u.resok.file_attributes, &file, hfile);
+	wcc_of(&v->LINK3res_u.resok.linkdir_wcc, &pre, hpre, &post, hpost,
+	       st == NFS4_OK ? &r->nfs_resop4_u.oplink.LINK4res_u.resok4.cinfo : NULL);
+	return 0;
+}
+
+static uint32_t u32_of(uint64_t v, uint32_t dflt)
+{
+	return v == 0 ? dflt : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* FSSTAT, FSINFO, PATHCONF: PUTFH GETATTR(N4_ATTRS_FS) */
+static int fs_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
+                    struct n4_out *out)
+{
+	struct n4_attrs a;
+	int h = attrs_at(res, 1, domain, &a, out);
+	int st = (int)res->status, st3 = n4_stat3(st);
+
+	if (h < 0 || (st == NFS4_OK && h == 0))
+		return -EPROTO;
+	coh_obj(&out->coh, &a, h);
+	switch (rq->proc) {
+	case NFS3_FSSTAT: {
+		FSSTAT3resok *v = &out->u.fsstat.FSSTAT3res_u.resok;
+		out->u.fsstat.status = (nfsstat3)st3;
+		/* resfail's post_op_attr sits where resok's does */
+		post_op(&v->obj_attributes, &a, h);
+		if (st != NFS4_OK)
+			break;
+		v->tbytes = a.space_total;
+		v->fbytes = a.space_free;
+		v->abytes = a.space_avail;
+		v->tfiles = a.files_total;
+		v->ffiles = a.files_free;
+		v->afiles = a.files_avail;
+		v->invarsec = 0; /* v4 has no such promise: ask again */
+		break;
+	}
+	case NFS3_FSINFO: {
+		FSINFO3resok *v = &out->u.fsinfo.FSINFO3res_u.resok;
+		out->u.fsinfo.status = (nfsstat3)st3;
+		post_op(&v->obj_attributes, &a, h);
+		if (st != NFS4_OK)
+			break;
+		/* v4 has maxima only: the preferred sizes are the maxima */
+		v->rtmax = v->rtpref = u32_of(a.maxread, 65536);
+		v->wtmax = v->wtpref = u32_of(a.maxwrite, 65536);
+		v->rtmult = v->wtmult = 4096;
+		v->dtpref = v->rtmax < 65536 ? v->rtmax : 65536;
+		v->maxfilesize = a.maxfilesize ? a.maxfilesize : INT64_MAX;
+		v->time_delta = a.time_delta;
+		v->properties =
+		    (a.link_support ? FSF3_LINK : 0) | (a.symlink_support ? FSF3_SYMLINK : 0) |
+		    (a.homogeneous ? FSF3_HOMOGENEOUS : 0) | (a.cansettime ? FSF3_CANSETTIME : 0);
+		break;
+	}
+	default: {
+		PATHCONF3resok *v = &out->u.pathconf.PATHCONF3res_u.resok;
+		out->u.pathconf.status = (nfsstat3)st3;
+		post_op(&v->obj_attributes, &a, h);
+		if (st != NFS4_OK)
+			break;
+		v->linkmax = a.maxlink;
+		v->name_max = a.maxname ? a.maxname : 255;
+		v->no_trunc = a.no_trunc;
+		v->chown_restricted = a.chown_restricted;
+		v->case_insensitive = a.case_insensitive;
+		v->case_preserving = a.case_preserving;
+		break;
+	}
+	}
+	return 0;
+}
+
+int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid, uint32_t *rflags,
+                  struct n4_fh *fh)
+{
+	const nfs_resop4 *r;
+
+	if (res->status != NFS4_OK)
+		return (int)res->status;
+	switch (rq->phase) {
+	case N4_PH_OPEN: {
+		const nfs_resop4 *g = n4_resop(res, 2, OP_GETFH);
+		const nfs_fh4 *h;
+		r = n4_resop(res, 1, OP_OPEN);
+		if (r == NULL || g == NULL)
+			return -EPROTO;
+		*sid = r->nfs_resop4_u.opopen.OPEN4res_u.resok4.stateid;
+		*rflags = r->nfs_resop4_u.opopen.OPEN4res_u.resok4.rflags;
+		h = &g->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+		if (h->nfs_fh4_len == 0 || h->nfs_fh4_len > N4_FHSIZE)
+			return -EPROTO;
+		fh->len = h->nfs_fh4_len;
+		memcpy(fh->data, h->nfs_fh4_val, fh->len);
+		return NFS4_OK;
+	}
+	case N4_PH_CONFIRM:
+		r = n4_resop(res, 1, OP_OPEN_CONFIRM);
+		if (r == NULL)
+			return -EPROTO;
+		*sid = r->nfs_resop4_u.opopen_confirm.OPEN_CONFIRM4res_u.resok4.open_stateid;
+		return NFS4_OK;
+	case N4_PH_CLOSE:
+		return n4_resop(res, 1, OP_CLOSE) ? NFS4_OK : -EPROTO;
+	default:
+		return -EPROTO;
+	}
+}
+
 int n4_reply_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char *domain,
                    struct n4_out *out)
 {
@@ -1168,6 +2068,32 @@ int n4_reply_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char 
 	case NFS3_READDIR:
 	case NFS3_READDIRPLUS:
 		rc = readdir_to_v3(rq, res, domain, out);
+		break;
+	case NFS3_WRITE:
+	case NFS3_COMMIT:
+	case NFS3_SETATTR:
+		rc = file_change_to_v3(rq, res, domain, out);
+		break;
+	case NFS3_CREATE:
+	case NFS3_MKDIR:
+	case NFS3_SYMLINK:
+	case NFS3_MKNOD:
+		rc = create_to_v3(rq, res, domain, out);
+		break;
+	case NFS3_REMOVE:
+	case NFS3_RMDIR:
+		rc = remove_to_v3(rq, res, domain, out);
+		break;
+	case NFS3_RENAME:
+		rc = rename_to_v3(res, domain, out);
+		break;
+	case NFS3_LINK:
+		rc = link_to_v3(res, domain, out);
+		break;
+	case NFS3_FSSTAT:
+	case NFS3_FSINFO:
+	case NFS3_PATHCONF:
+		rc = fs_to_v3(rq, res, domain, out);
 		break;
 	default:
 		return -EOPNOTSUPP;

@@ -9,8 +9,8 @@
  *     from the root's maxread; FSSTAT's space and file counts 0, unknown;
  *     PATHCONF RFC 7530's usual answers) — used while n4_call() answers
  *     -EOPNOTSUPP for them;
- *   - procedures the client does not build yet (n4_call() -EOPNOTSUPP)
- *     answered at once: NFS3ERR_ROFS for the writes and namespace changes
+ *   - procedures the client does not build (n4_call() -EOPNOTSUPP; since its
+ *     second step it builds all fourteen, so this is a guard) answered at once: NFS3ERR_ROFS for the writes and namespace changes
  *     (SETATTR, WRITE, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME,
  *     LINK, COMMIT), counted (upstream_unsupported);
  *   - handles longer than 64 bytes in answers: a LOOKUP answers
@@ -477,7 +477,7 @@ int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origi
 	                                     : (uint32_t)maxread;
 	fi->rtpref = fi->rtmax;
 	fi->rtmult = 4096;
-	fi->wtmax = fi->rtmax; /* maxwrite is not kept by the client yet; writes answer ROFS */
+	fi->wtmax = fi->rtmax; /* the start's; FSINFO calls get the filer's maxwrite from nfs4.c */
 	fi->wtpref = fi->wtmax;
 	fi->wtmult = 4096;
 	fi->dtpref = 65536;

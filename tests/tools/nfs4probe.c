@@ -25,6 +25,21 @@
  *                   "watch started" at once, then "watch calls N failed F
  *                   longest_ms L"
  *     stats         v4: the module's counters, "stats renews R ..."
+ *   the writes (v4 only but fsstat/fsinfo/pathconf; REL's parent must
+ *   exist; "wcc" lines: "wcc WHAT before SIZE|- after <attributes>|-"):
+ *     write REL OFF LEN SEED unstable|file_sync   bytes (OFF+i)*31+SEED:
+ *                   "write REL count N committed C verf HEX" + wcc
+ *     commit REL    "commit REL verf HEX" + wcc
+ *     truncate REL SIZE           SETATTR size: "setattr REL nfsstat3 N" + wcc
+ *     chmod REL MODE fresh|stale  SETATTR mode guarded by the ctime a
+ *                   GETATTR just gave (stale: one second off)
+ *     create REL unchecked|guarded|exclusive [VERF]   "create REL nfsstat3
+ *                   N fh L" + attributes line "attr REL ..." + wcc
+ *     mkdir REL, mkfifo REL, symlink REL TARGET: as create
+ *     remove REL, rmdir REL, rename REL REL2, link REL REL2: "OP REL
+ *                   nfsstat3 N" + wcc (rename: of both directories)
+ *     fsstat, fsinfo, pathconf: of the root, v3 and v4 alike
+ *     waitfile PATH  runs the loop (RENEWs, reconnects) until PATH exists
  *   <attributes>: "type T mode OCTAL nlink N uid U gid G size S used U
  *   fileid F mtime S.NS ctime S.NS" (no atime: reading changes it).
  * Exit: 0 every command answered NFS3_OK, 1 otherwise (the line says
@@ -126,6 +141,15 @@ static int do_call(struct side *s, uint32_t proc, void *args, take_fn take, void
 			break;
 		case NFS3_READLINK:
 			rc = rpc_nfs3_readlink_async(s->rpc, v3_cb, args, &p);
+			break;
+		case NFS3_FSSTAT:
+			rc = rpc_nfs3_fsstat_async(s->rpc, v3_cb, args, &p);
+			break;
+		case NFS3_FSINFO:
+			rc = rpc_nfs3_fsinfo_async(s->rpc, v3_cb, args, &p);
+			break;
+		case NFS3_PATHCONF:
+			rc = rpc_nfs3_pathconf_async(s->rpc, v3_cb, args, &p);
 			break;
 		default:
 			rc = -1;
@@ -571,10 +595,493 @@ static void cmd_stats(struct side *s)
 	st = n4_stats(s->n4);
 	printf("stats renews %" PRIu64 " setclientids %" PRIu64 " recoveries %" PRIu64
 	       " reconnects %" PRIu64 " connects %" PRIu64 " resends %" PRIu64 " delays %" PRIu64
-	       " bypass %" PRIu64 " refused %" PRIu64 " nobody %" PRIu64 " lease %u\n",
+	       " bypass %" PRIu64 " refused %" PRIu64 " nobody %" PRIu64 " opens %" PRIu64
+	       " confirms %" PRIu64 " fallbacks %" PRIu64 " wrefused %" PRIu64
+	       " closeerr %" PRIu64 " lease %u\n",
 	       st->renews, st->setclientids, st->recoveries, st->reconnects, st->connects,
 	       st->resends, st->delays, st->bypass_reads, st->anon_refused, st->owner_nobody,
-	       st->lease_s);
+	       st->opens, st->open_confirms, st->open_fallbacks, st->write_refused,
+	       st->close_errors, st->lease_s);
+}
+
+/* --- the writes ------------------------------------------------------------- */
+
+struct wres {
+	int stat;
+	uint32_t count, committed;
+	char verf[8];
+	int has_fh;
+	struct n4_fh fh;
+	int has_attr;
+	fattr3 attr;
+	int nwcc;
+	wcc_data wcc[2];
+	union {
+		FSSTAT3resok fsstat;
+		FSINFO3resok fsinfo;
+		PATHCONF3resok pathconf;
+	} fs;
+};
+
+static void take_post_fh(struct wres *w, const post_op_fh3 *pfh, const post_op_attr *pa)
+{
+	if (pfh->handle_follows && pfh->post_op_fh3_u.handle.data.data_len <= N4_FHSIZE) {
+		w->has_fh = 1;
+		w->fh.len = pfh->post_op_fh3_u.handle.data.data_len;
+		memcpy(w->fh.data, pfh->post_op_fh3_u.handle.data.data_val, w->fh.len);
+	}
+	w->has_attr = pa->attributes_follow;
+	w->attr = pa->post_op_attr_u.attributes;
+}
+
+/* resok and resfail of these results begin alike where it matters: each
+ * taker reads the status, then the union by it */
+static uint32_t cur_proc;
+
+static void take_write(void *res3, const struct n4_coh *coh, void *ctx)
+{
+	struct wres *w = ctx;
+
+	(void)coh;
+	w->nwcc = 1;
+	switch (cur_proc) {
+	case NFS3_WRITE: {
+		WRITE3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			w->count = r->WRITE3res_u.resok.count;
+			w->committed = r->WRITE3res_u.resok.committed;
+			memcpy(w->verf, r->WRITE3res_u.resok.verf, 8);
+			w->wcc[0] = r->WRITE3res_u.resok.file_wcc;
+		} else {
+			w->wcc[0] = r->WRITE3res_u.resfail.file_wcc;
+		}
+		break;
+	}
+	case NFS3_COMMIT: {
+		COMMIT3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			memcpy(w->verf, r->COMMIT3res_u.resok.verf, 8);
+			w->wcc[0] = r->COMMIT3res_u.resok.file_wcc;
+		} else {
+			w->wcc[0] = r->COMMIT3res_u.resfail.file_wcc;
+		}
+		break;
+	}
+	case NFS3_SETATTR: {
+		SETATTR3res *r = res3;
+		w->stat = r->status;
+		w->wcc[0] = r->status == NFS3_OK ? r->SETATTR3res_u.resok.obj_wcc
+		                                 : r->SETATTR3res_u.resfail.obj_wcc;
+		break;
+	}
+	case NFS3_CREATE: {
+		CREATE3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			take_post_fh(w, &r->CREATE3res_u.resok.obj,
+			             &r->CREATE3res_u.resok.obj_attributes);
+			w->wcc[0] = r->CREATE3res_u.resok.dir_wcc;
+		} else {
+			w->wcc[0] = r->CREATE3res_u.resfail.dir_wcc;
+		}
+		break;
+	}
+	case NFS3_MKDIR: {
+		MKDIR3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			take_post_fh(w, &r->MKDIR3res_u.resok.obj,
+			             &r->MKDIR3res_u.resok.obj_attributes);
+			w->wcc[0] = r->MKDIR3res_u.resok.dir_wcc;
+		} else {
+			w->wcc[0] = r->MKDIR3res_u.resfail.dir_wcc;
+		}
+		break;
+	}
+	case NFS3_SYMLINK: {
+		SYMLINK3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			take_post_fh(w, &r->SYMLINK3res_u.resok.obj,
+			             &r->SYMLINK3res_u.resok.obj_attributes);
+			w->wcc[0] = r->SYMLINK3res_u.resok.dir_wcc;
+		} else {
+			w->wcc[0] = r->SYMLINK3res_u.resfail.dir_wcc;
+		}
+		break;
+	}
+	case NFS3_MKNOD: {
+		MKNOD3res *r = res3;
+		w->stat = r->status;
+		if (r->status == NFS3_OK) {
+			take_post_fh(w, &r->MKNOD3res_u.resok.obj,
+			             &r->MKNOD3res_u.resok.obj_attributes);
+			w->wcc[0] = r->MKNOD3res_u.resok.dir_wcc;
+		} else {
+			w->wcc[0] = r->MKNOD3res_u.resfail.dir_wcc;
+		}
+		break;
+	}
+	case NFS3_REMOVE: {
+		REMOVE3res *r = res3;
+		w->stat = r->status;
+		w->wcc[0] = r->status == NFS3_OK ? r->REMOVE3res_u.resok.dir_wcc
+		                                 : r->REMOVE3res_u.resfail.dir_wcc;
+		break;
+	}
+	case NFS3_RMDIR: {
+		RMDIR3res *r = res3;
+		w->stat = r->status;
+		w->wcc[0] = r->status == NFS3_OK ? r->RMDIR3res_u.resok.dir_wcc
+		                                 : r->RMDIR3res_u.resfail.dir_wcc;
+		break;
+	}
+	case NFS3_RENAME: {
+		RENAME3res *r = res3;
+		w->stat = r->status;
+		w->nwcc = 2;
+		w->wcc[0] = r->status == NFS3_OK ? r->RENAME3res_u.resok.fromdir_wcc
+		                                 : r->RENAME3res_u.resfail.fromdir_wcc;
+		w->wcc[1] = r->status == NFS3_OK ? r->RENAME3res_u.resok.todir_wcc
+		                                 : r->RENAME3res_u.resfail.todir_wcc;
+		break;
+	}
+	case NFS3_LINK: {
+		LINK3res *r = res3;
+		w->stat = r->status;
+		w->wcc[0] = r->status == NFS3_OK ? r->LINK3res_u.resok.linkdir_wcc
+		                                 : r->LINK3res_u.resfail.linkdir_wcc;
+		w->has_attr = r->status == NFS3_OK
+		                  ? r->LINK3res_u.resok.file_attributes.attributes_follow
+		                  : 0;
+		w->attr = r->LINK3res_u.resok.file_attributes.post_op_attr_u.attributes;
+		break;
+	}
+	case NFS3_FSSTAT: {
+		FSSTAT3res *r = res3;
+		w->nwcc = 0;
+		w->stat = r->status;
+		if (r->status == NFS3_OK)
+			w->fs.fsstat = r->FSSTAT3res_u.resok;
+		break;
+	}
+	case NFS3_FSINFO: {
+		FSINFO3res *r = res3;
+		w->nwcc = 0;
+		w->stat = r->status;
+		if (r->status == NFS3_OK)
+			w->fs.fsinfo = r->FSINFO3res_u.resok;
+		break;
+	}
+	case NFS3_PATHCONF: {
+		PATHCONF3res *r = res3;
+		w->nwcc = 0;
+		w->stat = r->status;
+		if (r->status == NFS3_OK)
+			w->fs.pathconf = r->PATHCONF3res_u.resok;
+		break;
+	}
+	default:
+		w->stat = -1;
+	}
+}
+
+static int wcall(struct side *s, uint32_t proc, void *args, struct wres *w, const char *what)
+{
+	char err[300];
+
+	memset(w, 0, sizeof(*w));
+	cur_proc = proc;
+	if (do_call(s, proc, args, take_write, w, err, sizeof(err))) {
+		printf("error %s: %s\n", what, err);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_wcc(const char *what, const wcc_data *w)
+{
+	char a[512] = "-", b[64] = "-";
+
+	if (w->before.attributes_follow)
+		snprintf(b, sizeof(b), "%" PRIu64, w->before.pre_op_attr_u.attributes.size);
+	if (w->after.attributes_follow)
+		fmt_attr(a, sizeof(a), &w->after.post_op_attr_u.attributes);
+	printf("wcc %s before %s after %s\n", what, b, a);
+}
+
+/* REL split into its directory (looked up) and last name */
+static int parent(struct side *s, const char *rel, struct obj *dir, char *name, char *dirrel)
+{
+	char err[300];
+	const char *sl = strrchr(rel, '/');
+
+	snprintf(name, 256, "%s", sl ? sl + 1 : rel);
+	snprintf(dirrel, 1024, "%.*s", sl ? (int)(sl - rel) : 1, sl ? rel : ".");
+	if (walk(s, dirrel, dir, err, sizeof(err))) {
+		printf("error %s: the directory: %s\n", rel, err);
+		return -1;
+	}
+	return 0;
+}
+
+static void hex8(char *out, const char *v)
+{
+	for (int i = 0; i < 8; i++)
+		sprintf(out + 2 * i, "%02x", (unsigned char)v[i]);
+}
+
+static int cmd_write(struct side *s, const char *rel, uint64_t off, uint32_t len, uint32_t seed,
+                     int stable)
+{
+	struct obj o;
+	struct wres w;
+	WRITE3args a;
+	char err[300], hex[17];
+	char *buf = malloc(len ? len : 1);
+
+	if (buf == NULL || walk(s, rel, &o, err, sizeof(err))) {
+		printf("error write %s: %s\n", rel, buf ? err : "no memory");
+		free(buf);
+		return 1;
+	}
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (char)(((off + i) * 31 + seed) & 0xff);
+	memset(&a, 0, sizeof(a));
+	fh3(&a.file, &o.fh);
+	a.offset = off;
+	a.count = len;
+	a.stable = stable ? FILE_SYNC : UNSTABLE;
+	a.data.data_len = len;
+	a.data.data_val = buf;
+	if (wcall(s, NFS3_WRITE, &a, &w, "write")) {
+		free(buf);
+		return 1;
+	}
+	free(buf);
+	hex8(hex, w.verf);
+	printf("write %s nfsstat3 %d count %u committed %u verf %s\n", rel, w.stat, w.count,
+	       w.committed, hex);
+	print_wcc(rel, &w.wcc[0]);
+	return w.stat != NFS3_OK;
+}
+
+static int cmd_commit(struct side *s, const char *rel)
+{
+	struct obj o;
+	struct wres w;
+	COMMIT3args a;
+	char err[300], hex[17];
+
+	if (walk(s, rel, &o, err, sizeof(err))) {
+		printf("error commit %s: %s\n", rel, err);
+		return 1;
+	}
+	memset(&a, 0, sizeof(a));
+	fh3(&a.file, &o.fh);
+	if (wcall(s, NFS3_COMMIT, &a, &w, "commit"))
+		return 1;
+	hex8(hex, w.verf);
+	printf("commit %s nfsstat3 %d verf %s\n", rel, w.stat, hex);
+	print_wcc(rel, &w.wcc[0]);
+	return w.stat != NFS3_OK;
+}
+
+/* truncate (size) or chmod (mode, guarded: fresh or stale ctime) */
+static int cmd_setattr(struct side *s, const char *rel, int chmod, uint64_t v, int stale)
+{
+	struct obj o;
+	struct wres w;
+	SETATTR3args a;
+	char err[300];
+
+	if (walk(s, rel, &o, err, sizeof(err))) {
+		printf("error setattr %s: %s\n", rel, err);
+		return 1;
+	}
+	memset(&a, 0, sizeof(a));
+	fh3(&a.object, &o.fh);
+	if (chmod) {
+		a.new_attributes.mode.set_it = 1;
+		a.new_attributes.mode.set_mode3_u.mode = (uint32_t)v;
+		a.guard.check = 1;
+		a.guard.sattrguard3_u.obj_ctime = o.attr.ctime;
+		if (stale)
+			a.guard.sattrguard3_u.obj_ctime.seconds -= 1;
+	} else {
+		a.new_attributes.size.set_it = 1;
+		a.new_attributes.size.set_size3_u.size = v;
+	}
+	if (wcall(s, NFS3_SETATTR, &a, &w, "setattr"))
+		return 1;
+	printf("setattr %s nfsstat3 %d\n", rel, w.stat);
+	print_wcc(rel, &w.wcc[0]);
+	return 0; /* the status is the test's to judge */
+}
+
+/* create / mkdir / mkfifo / symlink */
+static int cmd_create(struct side *s, const char *op, const char *rel, const char *arg,
+                      const char *verf)
+{
+	struct obj d;
+	struct wres w;
+	char name[256], dirrel[1024], a[512];
+	uint32_t proc;
+	union {
+		CREATE3args c;
+		MKDIR3args m;
+		MKNOD3args n;
+		SYMLINK3args l;
+	} u;
+	diropargs3 *where;
+
+	if (parent(s, rel, &d, name, dirrel))
+		return 1;
+	memset(&u, 0, sizeof(u));
+	if (strcmp(op, "create") == 0) {
+		proc = NFS3_CREATE;
+		where = &u.c.where;
+		u.c.how.mode = strcmp(arg, "exclusive") == 0 ? EXCLUSIVE
+		               : strcmp(arg, "guarded") == 0 ? GUARDED
+		                                             : UNCHECKED;
+		if (u.c.how.mode == EXCLUSIVE) {
+			const char *v = verf ? verf : "verifier";
+			size_t vl = strlen(v);
+			memcpy(u.c.how.createhow3_u.verf, v, vl < 8 ? vl : 8);
+		} else {
+			u.c.how.createhow3_u.obj_attributes.mode.set_it = 1;
+			u.c.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0640;
+		}
+	} else if (strcmp(op, "mkdir") == 0) {
+		proc = NFS3_MKDIR;
+		where = &u.m.where;
+		u.m.attributes.mode.set_it = 1;
+		u.m.attributes.mode.set_mode3_u.mode = 0750;
+	} else if (strcmp(op, "mkfifo") == 0) {
+		proc = NFS3_MKNOD;
+		where = &u.n.where;
+		u.n.what.type = NF3FIFO;
+		u.n.what.mknoddata3_u.pipe_attributes.mode.set_it = 1;
+		u.n.what.mknoddata3_u.pipe_attributes.mode.set_mode3_u.mode = 0600;
+	} else {
+		proc = NFS3_SYMLINK;
+		where = &u.l.where;
+		u.l.symlink.symlink_data = (char *)arg;
+	}
+	fh3(&where->dir, &d.fh);
+	where->name = name;
+	if (wcall(s, proc, &u, &w, op))
+		return 1;
+	printf("%s %s nfsstat3 %d fh %u\n", op, rel, w.stat, w.has_fh ? w.fh.len : 0);
+	if (w.stat == NFS3_OK && w.has_attr) {
+		fmt_attr(a, sizeof(a), &w.attr);
+		printf("attr %s %s\n", rel, a);
+	}
+	print_wcc(dirrel, &w.wcc[0]);
+	return 0;
+}
+
+/* remove / rmdir / rename / link */
+static int cmd_ns(struct side *s, const char *op, const char *rel, const char *rel2)
+{
+	struct obj d, d2, f;
+	struct wres w;
+	char name[256], dirrel[1024], name2[256], dirrel2[1024], err[300];
+	uint32_t proc;
+	union {
+		REMOVE3args r;
+		RMDIR3args d;
+		RENAME3args n;
+		LINK3args l;
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	if (strcmp(op, "link") == 0) {
+		if (walk(s, rel, &f, err, sizeof(err))) {
+			printf("error link %s: %s\n", rel, err);
+			return 1;
+		}
+		if (parent(s, rel2, &d2, name2, dirrel2))
+			return 1;
+		proc = NFS3_LINK;
+		fh3(&u.l.file, &f.fh);
+		fh3(&u.l.link.dir, &d2.fh);
+		u.l.link.name = name2;
+		snprintf(dirrel, sizeof(dirrel), "%s", dirrel2);
+	} else {
+		if (parent(s, rel, &d, name, dirrel))
+			return 1;
+		if (strcmp(op, "rename") == 0) {
+			if (parent(s, rel2, &d2, name2, dirrel2))
+				return 1;
+			proc = NFS3_RENAME;
+			fh3(&u.n.from.dir, &d.fh);
+			u.n.from.name = name;
+			fh3(&u.n.to.dir, &d2.fh);
+			u.n.to.name = name2;
+		} else {
+			proc = strcmp(op, "rmdir") == 0 ? NFS3_RMDIR : NFS3_REMOVE;
+			fh3(&u.r.object.dir, &d.fh);
+			u.r.object.name = name;
+		}
+	}
+	if (wcall(s, proc, &u, &w, op))
+		return 1;
+	printf("%s %s nfsstat3 %d\n", op, rel, w.stat);
+	print_wcc(dirrel, &w.wcc[0]);
+	if (w.nwcc == 2)
+		print_wcc(dirrel2, &w.wcc[1]);
+	return 0;
+}
+
+static int cmd_fs(struct side *s, const char *op)
+{
+	struct wres w;
+	nfs_fh3 fh;
+	uint32_t proc = strcmp(op, "fsstat") == 0   ? NFS3_FSSTAT
+	                : strcmp(op, "fsinfo") == 0 ? NFS3_FSINFO
+	                                            : NFS3_PATHCONF;
+
+	fh3(&fh, &s->root);
+	/* the three args structs are one nfs_fh3 */
+	if (wcall(s, proc, &fh, &w, op))
+		return 1;
+	if (w.stat != NFS3_OK) {
+		printf("%s nfsstat3 %d\n", op, w.stat);
+		return 1;
+	}
+	if (proc == NFS3_FSSTAT)
+		printf("fsstat tbytes %" PRIu64 " fbytes %" PRIu64 " abytes %" PRIu64
+		       " tfiles %" PRIu64 " ffiles %" PRIu64 " afiles %" PRIu64 "\n",
+		       w.fs.fsstat.tbytes, w.fs.fsstat.fbytes, w.fs.fsstat.abytes,
+		       w.fs.fsstat.tfiles, w.fs.fsstat.ffiles, w.fs.fsstat.afiles);
+	else if (proc == NFS3_FSINFO)
+		printf("fsinfo rtmax %u wtmax %u maxfilesize %" PRIu64 " time_delta %u.%09u "
+		       "properties 0x%x\n",
+		       w.fs.fsinfo.rtmax, w.fs.fsinfo.wtmax, w.fs.fsinfo.maxfilesize,
+		       w.fs.fsinfo.time_delta.seconds, w.fs.fsinfo.time_delta.nseconds,
+		       w.fs.fsinfo.properties);
+	else
+		printf("pathconf linkmax %u name_max %u no_trunc %u chown_restricted %u "
+		       "case_insensitive %u case_preserving %u\n",
+		       w.fs.pathconf.linkmax, w.fs.pathconf.name_max, w.fs.pathconf.no_trunc,
+		       w.fs.pathconf.chown_restricted, w.fs.pathconf.case_insensitive,
+		       w.fs.pathconf.case_preserving);
+	return 0;
+}
+
+static void cmd_waitfile(struct side *s, const char *path)
+{
+	long long end = mono_ms() + s->timeout_ms;
+
+	while (access(path, F_OK) != 0 && mono_ms() < end) {
+		if (s->v4)
+			loop_once(s->loop, 50);
+		else
+			usleep(50000);
+	}
 }
 
 /* --- set-up ----------------------------------------------------------------- */
@@ -712,6 +1219,42 @@ int main(int argc, char **argv)
 			rc |= cmd_ls(&s, argv[++i]);
 		} else if (i + 1 < argc && strcmp(cmd, "watch") == 0) {
 			rc |= cmd_watch(&s, atoi(argv[++i]));
+		} else if (i + 5 < argc && strcmp(cmd, "write") == 0) {
+			rc |= cmd_write(&s, argv[i + 1], strtoull(argv[i + 2], NULL, 10),
+			                (uint32_t)strtoul(argv[i + 3], NULL, 10),
+			                (uint32_t)strtoul(argv[i + 4], NULL, 10),
+			                strcmp(argv[i + 5], "file_sync") == 0);
+			i += 5;
+		} else if (i + 1 < argc && strcmp(cmd, "commit") == 0) {
+			rc |= cmd_commit(&s, argv[++i]);
+		} else if (i + 2 < argc && strcmp(cmd, "truncate") == 0) {
+			rc |= cmd_setattr(&s, argv[i + 1], 0, strtoull(argv[i + 2], NULL, 10), 0);
+			i += 2;
+		} else if (i + 3 < argc && strcmp(cmd, "chmod") == 0) {
+			rc |= cmd_setattr(&s, argv[i + 1], 1, strtoull(argv[i + 2], NULL, 8),
+			                  strcmp(argv[i + 3], "stale") == 0);
+			i += 3;
+		} else if (i + 2 < argc && strcmp(cmd, "create") == 0) {
+			int ex = strcmp(argv[i + 2], "exclusive") == 0 && i + 3 < argc;
+			rc |= cmd_create(&s, cmd, argv[i + 1], argv[i + 2], ex ? argv[i + 3] : NULL);
+			i += 2 + ex;
+		} else if (i + 1 < argc && (strcmp(cmd, "mkdir") == 0 || strcmp(cmd, "mkfifo") == 0)) {
+			rc |= cmd_create(&s, cmd, argv[i + 1], "", NULL);
+			i += 1;
+		} else if (i + 2 < argc && strcmp(cmd, "symlink") == 0) {
+			rc |= cmd_create(&s, cmd, argv[i + 1], argv[i + 2], NULL);
+			i += 2;
+		} else if (i + 1 < argc && (strcmp(cmd, "remove") == 0 || strcmp(cmd, "rmdir") == 0)) {
+			rc |= cmd_ns(&s, cmd, argv[i + 1], NULL);
+			i += 1;
+		} else if (i + 2 < argc && (strcmp(cmd, "rename") == 0 || strcmp(cmd, "link") == 0)) {
+			rc |= cmd_ns(&s, cmd, argv[i + 1], argv[i + 2]);
+			i += 2;
+		} else if (strcmp(cmd, "fsstat") == 0 || strcmp(cmd, "fsinfo") == 0 ||
+		           strcmp(cmd, "pathconf") == 0) {
+			rc |= cmd_fs(&s, cmd);
+		} else if (i + 1 < argc && strcmp(cmd, "waitfile") == 0) {
+			cmd_waitfile(&s, argv[++i]);
 		} else {
 			usage();
 		}

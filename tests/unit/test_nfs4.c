@@ -480,13 +480,11 @@ static void test_build(void **state)
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
 		                 N4_ATTRS_FILEID);
 	}
-	/* not built yet, and handles v4 does not take */
+	/* not a procedure of the module (NULL is the caller's), and handles
+	 * v4 does not take */
 	{
-		WRITE3args w;
 		GETATTR3args g;
-		memset(&w, 0, sizeof(w));
-		w.file = fh;
-		assert_int_equal(n4_req_from_v3(&rq, NFS3_WRITE, &w), -EOPNOTSUPP);
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_NULL, &g), -EOPNOTSUPP);
 		memset(longfh, 1, sizeof(longfh));
 		g.object.data.data_len = 129;
 		g.object.data.data_val = longfh;
@@ -511,9 +509,9 @@ static void test_build(void **state)
 /* --- answers ----------------------------------------------------------------- */
 
 struct fake {
-	nfs_resop4 r[8];
+	nfs_resop4 r[12];
 	COMPOUND4res res;
-	struct ab attrs[8];
+	struct ab attrs[12];
 	entry4 e[8];
 };
 
@@ -781,13 +779,637 @@ static void test_reply_calls(void **state)
 	n4_out_free(&out);
 }
 
+/* --- the writes ---------------------------------------------------------------- */
+
+static void test_build_writes(void **state)
+{
+	struct n4_req rq;
+	struct n4_compound b;
+	nfs_fh3 fh = {{(u_int)strlen(FH_A), (char *)FH_A}};
+	nfs_fh3 fh2 = {{4, (char *)"dir2"}};
+	static const char zero[12];
+
+	(void)state;
+	{
+		char data[100];
+		WRITE3args a;
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_WRITE, OP_GETATTR};
+		memset(data, 'd', sizeof(data));
+		memset(&a, 0, sizeof(a));
+		a.file = fh;
+		a.offset = 4096;
+		a.count = 100;
+		a.stable = FILE_SYNC;
+		a.data.data_len = 100;
+		a.data.data_val = data;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_WRITE, &a), 0);
+		data[0] = 'x'; /* copied: the caller's buffer may go */
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, w, 4);
+		/* wcc: the small attribute set before, v3's whole after */
+		assert_ptr_equal(b.ops[1].nfs_argop4_u.opgetattr.attr_request.bitmap4_val,
+		                 N4_ATTRS_WCC);
+		assert_ptr_equal(b.ops[3].nfs_argop4_u.opgetattr.attr_request.bitmap4_val, N4_ATTRS);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.offset, 4096);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.stable, FILE_SYNC4);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.data.data_len, 100);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.data.data_val[0], 'd');
+		/* the anonymous stateid first */
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.stateid.seqid, 0);
+		assert_memory_equal(b.ops[2].nfs_argop4_u.opwrite.stateid.other, zero, 12);
+		encodes(&b);
+		/* an open's stateid once the client has one */
+		rq.sid.seqid = 2;
+		memcpy(rq.sid.other, "open-stateid", 12);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opwrite.stateid.seqid, 2);
+		assert_memory_equal(b.ops[2].nfs_argop4_u.opwrite.stateid.other, "open-stateid", 12);
+		/* the fallback's phases */
+		rq.phase = N4_PH_OPEN;
+		rq.odir.len = 4;
+		memcpy(rq.odir.data, "dir1", 4);
+		strcpy(rq.oname, "file");
+		strcpy(rq.owner, "cachefsd-open-7");
+		rq.clientid = 0x1234;
+		static const nfs_opnum4 wo[] = {OP_PUTFH, OP_OPEN, OP_GETFH};
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wo, 3);
+		assert_memory_equal(b.ops[0].nfs_argop4_u.opputfh.object.nfs_fh4_val, "dir1", 4);
+		const OPEN4args *o = &b.ops[1].nfs_argop4_u.opopen;
+		assert_int_equal(o->seqid, 0);
+		assert_int_equal(o->share_access, OPEN4_SHARE_ACCESS_WRITE);
+		assert_int_equal(o->share_deny, OPEN4_SHARE_DENY_NONE);
+		assert_int_equal(o->owner.clientid, 0x1234);
+		assert_int_equal(o->owner.owner.owner_len, strlen("cachefsd-open-7"));
+		assert_int_equal(o->openhow.opentype, OPEN4_NOCREATE);
+		assert_int_equal(o->claim.claim, CLAIM_NULL);
+		assert_memory_equal(o->claim.open_claim4_u.file.utf8string_val, "file", 4);
+		encodes(&b);
+		rq.phase = N4_PH_CONFIRM;
+		rq.seqid = 1;
+		rq.ofh.len = 4;
+		memcpy(rq.ofh.data, "file", 4);
+		static const nfs_opnum4 wc[] = {OP_PUTFH, OP_OPEN_CONFIRM};
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wc, 2);
+		assert_int_equal(b.ops[1].nfs_argop4_u.opopen_confirm.seqid, 1);
+		assert_memory_equal(b.ops[1].nfs_argop4_u.opopen_confirm.open_stateid.other,
+		                    "open-stateid", 12);
+		rq.phase = N4_PH_CLOSE;
+		rq.seqid = 2;
+		static const nfs_opnum4 wx[] = {OP_PUTFH, OP_CLOSE};
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wx, 2);
+		assert_int_equal(b.ops[1].nfs_argop4_u.opclose.seqid, 2);
+		encodes(&b);
+		n4_req_clear(&rq);
+		assert_null(rq.data);
+	}
+	{
+		COMMIT3args a = {fh, 10, 20};
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_COMMIT, OP_GETATTR};
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_COMMIT, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, w, 4);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opcommit.offset, 10);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opcommit.count, 20);
+	}
+	{
+		SETATTR3args a;
+		static const nfs_opnum4 wg[] = {OP_PUTFH, OP_GETATTR, OP_VERIFY, OP_SETATTR,
+		                                OP_GETATTR};
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_SETATTR, OP_GETATTR};
+		static const unsigned char t[12] = {0, 0, 0, 0, 0, 0, 0x0b, 0xb8, 0, 0, 0, 3};
+		memset(&a, 0, sizeof(a));
+		a.object = fh;
+		a.new_attributes.mode.set_it = 1;
+		a.new_attributes.mode.set_mode3_u.mode = 0600;
+		a.guard.check = 1;
+		a.guard.sattrguard3_u.obj_ctime.seconds = 3000;
+		a.guard.sattrguard3_u.obj_ctime.nseconds = 3;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_SETATTR, &a), 0);
+		assert_false(rq.has_size);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wg, 5);
+		/* the guard: VERIFY time_metadata = the caller's ctime */
+		const fattr4 *v = &b.ops[2].nfs_argop4_u.opverify.obj_attributes;
+		assert_int_equal(v->attrmask.bitmap4_val[0], 0);
+		assert_int_equal(v->attrmask.bitmap4_val[1], 1u << (FATTR4_TIME_METADATA - 32));
+		assert_int_equal(v->attr_vals.attrlist4_len, 12);
+		assert_memory_equal(v->attr_vals.attrlist4_val, t, 12);
+		const fattr4 *sa = &b.ops[3].nfs_argop4_u.opsetattr.obj_attributes;
+		assert_int_equal(sa->attrmask.bitmap4_val[1], 1u << (FATTR4_MODE - 32));
+		assert_int_equal(sa->attr_vals.attrlist4_len, 4);
+		assert_memory_equal(b.ops[3].nfs_argop4_u.opsetattr.stateid.other, zero, 12);
+		encodes(&b);
+		a.guard.check = 0;
+		a.new_attributes.size.set_it = 1;
+		a.new_attributes.size.set_size3_u.size = 5;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_SETATTR, &a), 0);
+		assert_true(rq.has_size);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, w, 4);
+	}
+	{
+		CREATE3args a;
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_OPEN,   OP_GETFH,
+		                               OP_GETATTR, OP_PUTFH, OP_GETATTR};
+		memset(&a, 0, sizeof(a));
+		a.where.dir = fh;
+		a.where.name = (char *)"new";
+		a.how.mode = EXCLUSIVE;
+		memcpy(a.how.createhow3_u.verf, "VERIFIER", 8);
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_CREATE, &a), 0);
+		strcpy(rq.owner, "o");
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, w, 7);
+		const OPEN4args *o = &b.ops[2].nfs_argop4_u.opopen;
+		assert_int_equal(o->openhow.opentype, OPEN4_CREATE);
+		assert_int_equal(o->openhow.openflag4_u.how.mode, EXCLUSIVE4);
+		assert_memory_equal(o->openhow.openflag4_u.how.createhow4_u.createverf, "VERIFIER",
+		                    8);
+		assert_memory_equal(o->claim.open_claim4_u.file.utf8string_val, "new", 3);
+		encodes(&b);
+		a.how.mode = GUARDED;
+		a.how.createhow3_u.obj_attributes.mode.set_it = 1;
+		a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0640;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_CREATE, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		o = &b.ops[2].nfs_argop4_u.opopen;
+		assert_int_equal(o->openhow.openflag4_u.how.mode, GUARDED4);
+		assert_int_equal(
+		    o->openhow.openflag4_u.how.createhow4_u.createattrs.attrmask.bitmap4_val[1],
+		    1u << (FATTR4_MODE - 32));
+		a.how.mode = UNCHECKED;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_CREATE, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opopen.openhow.openflag4_u.how.mode,
+		                 UNCHECKED4);
+		encodes(&b);
+	}
+	{
+		MKNOD3args a;
+		SYMLINK3args l;
+		MKDIR3args m;
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR, OP_CREATE,  OP_GETFH,
+		                               OP_GETATTR, OP_PUTFH, OP_GETATTR};
+		memset(&a, 0, sizeof(a));
+		a.where.dir = fh;
+		a.where.name = (char *)"dev";
+		a.what.type = NF3CHR;
+		a.what.mknoddata3_u.chr_device.spec.specdata1 = 1;
+		a.what.mknoddata3_u.chr_device.spec.specdata2 = 3;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_MKNOD, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, w, 7);
+		const CREATE4args *c = &b.ops[2].nfs_argop4_u.opcreate;
+		assert_int_equal(c->objtype.type, NF4CHR);
+		assert_int_equal(c->objtype.createtype4_u.devdata.specdata1, 1);
+		assert_int_equal(c->objtype.createtype4_u.devdata.specdata2, 3);
+		encodes(&b);
+		a.what.type = NF3FIFO;
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_MKNOD, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opcreate.objtype.type, NF4FIFO);
+		a.what.type = NF3REG; /* not MKNOD's: v3's BADTYPE is the caller's */
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_MKNOD, &a), -EINVAL);
+		memset(&l, 0, sizeof(l));
+		l.where.dir = fh;
+		l.where.name = (char *)"sl";
+		l.symlink.symlink_data = (char *)"../target";
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_SYMLINK, &l), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		c = &b.ops[2].nfs_argop4_u.opcreate;
+		assert_int_equal(c->objtype.type, NF4LNK);
+		assert_int_equal(c->objtype.createtype4_u.linkdata.utf8string_len, 9);
+		assert_memory_equal(c->objtype.createtype4_u.linkdata.utf8string_val, "../target",
+		                    9);
+		encodes(&b);
+		n4_req_clear(&rq);
+		memset(&m, 0, sizeof(m));
+		m.where.dir = fh;
+		m.where.name = (char *)"d";
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_MKDIR, &m), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opcreate.objtype.type, NF4DIR);
+	}
+	{
+		REMOVE3args a = {{fh, (char *)"victim"}};
+		static const nfs_opnum4 wr[] = {OP_PUTFH, OP_GETATTR, OP_LOOKUP, OP_NVERIFY,
+		                                OP_PUTFH, OP_REMOVE,  OP_GETATTR};
+		static const nfs_opnum4 wd[] = {OP_PUTFH, OP_GETATTR, OP_LOOKUP, OP_VERIFY,
+		                                OP_PUTFH, OP_REMOVE,  OP_GETATTR};
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_REMOVE, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wr, 7);
+		/* type = NF4DIR must not hold for REMOVE */
+		const fattr4 *v = &b.ops[3].nfs_argop4_u.opnverify.obj_attributes;
+		assert_int_equal(v->attrmask.bitmap4_val[0], 1u << FATTR4_TYPE);
+		assert_int_equal(v->attr_vals.attrlist4_len, 4);
+		assert_int_equal((unsigned char)v->attr_vals.attrlist4_val[3], NF4DIR);
+		assert_memory_equal(b.ops[5].nfs_argop4_u.opremove.target.utf8string_val, "victim",
+		                    6);
+		encodes(&b);
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_RMDIR, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wd, 7);
+	}
+	{
+		RENAME3args a = {{fh, (char *)"from"}, {fh2, (char *)"to"}};
+		LINK3args l = {fh, {fh2, (char *)"ln"}};
+		static const nfs_opnum4 wr[] = {OP_PUTFH,   OP_GETATTR, OP_SAVEFH,
+		                                OP_PUTFH,   OP_GETATTR, OP_RENAME,
+		                                OP_GETATTR, OP_RESTOREFH, OP_GETATTR};
+		static const nfs_opnum4 wl[] = {OP_PUTFH, OP_SAVEFH,  OP_PUTFH,     OP_GETATTR,
+		                                OP_LINK,  OP_GETATTR, OP_RESTOREFH, OP_GETATTR};
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_RENAME, &a), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wr, 9);
+		/* saved: the source directory; current: the target's */
+		assert_memory_equal(b.ops[0].nfs_argop4_u.opputfh.object.nfs_fh4_val, FH_A, 4);
+		assert_memory_equal(b.ops[3].nfs_argop4_u.opputfh.object.nfs_fh4_val, "dir2", 4);
+		assert_memory_equal(b.ops[5].nfs_argop4_u.oprename.oldname.utf8string_val, "from",
+		                    4);
+		assert_memory_equal(b.ops[5].nfs_argop4_u.oprename.newname.utf8string_val, "to", 2);
+		encodes(&b);
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_LINK, &l), 0);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wl, 8);
+		assert_memory_equal(b.ops[2].nfs_argop4_u.opputfh.object.nfs_fh4_val, "dir2", 4);
+		assert_memory_equal(b.ops[4].nfs_argop4_u.oplink.newname.utf8string_val, "ln", 2);
+		encodes(&b);
+	}
+	{
+		FSINFO3args a = {fh};
+		static const nfs_opnum4 w[] = {OP_PUTFH, OP_GETATTR};
+		for (uint32_t p = NFS3_FSSTAT; p <= NFS3_PATHCONF; p++) {
+			assert_int_equal(n4_req_from_v3(&rq, p, &a), 0);
+			assert_int_equal(n4_build(&b, &rq), 0);
+			ops_are(&b, w, 2);
+			assert_ptr_equal(b.ops[1].nfs_argop4_u.opgetattr.attr_request.bitmap4_val,
+			                 N4_ATTRS_FS);
+		}
+	}
+}
+
+/* the stateid decision: which refusals send a write through an OPEN */
+static void test_stateid_decision(void **state)
+{
+	struct n4_req rq;
+
+	(void)state;
+	memset(&rq, 0, sizeof(rq));
+	rq.proc = NFS3_WRITE;
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_BAD_STATEID), N4_STATEID);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_OPENMODE), N4_STATEID);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_STALE_STATEID), N4_STATEID);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_ACCESS), N4_ANSWER);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_DELAY), N4_DELAY);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_STALE_CLIENTID), N4_RECOVER);
+	rq.proc = NFS3_SETATTR; /* the stateid matters for the size only */
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_BAD_STATEID), N4_ANSWER);
+	rq.has_size = 1;
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_OPENMODE), N4_STATEID);
+	/* never from the open-state phases themselves */
+	rq.phase = N4_PH_CLOSE;
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_BAD_STATEID), N4_ANSWER);
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_GRACE), N4_DELAY);
+	rq.proc = NFS3_COMMIT;
+	rq.phase = N4_PH_MAIN;
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_BAD_STATEID), N4_ANSWER);
+	rq.proc = NFS3_READ; /* READ keeps its all-ones retry */
+	assert_int_equal(n4_action_of_req(&rq, NFS4ERR_BAD_STATEID), N4_STATEID);
+}
+
+/* a GETATTR answer with the file system attributes of N4_ATTRS_FS */
+static void fake_fsattrs(struct fake *f, int slot)
+{
+	nfs_resop4 *r = fake_op(f, OP_GETATTR, NFS4_OK);
+	struct ab *b = &f->attrs[slot];
+
+	memset(b, 0, sizeof(*b));
+	bit(b, FATTR4_TYPE);
+	p32(b, NF4DIR);
+	bit(b, FATTR4_CHANGE);
+	p64(b, 42);
+	bit(b, FATTR4_SIZE);
+	p64(b, 4096);
+	bit(b, FATTR4_LINK_SUPPORT);
+	p32(b, 1);
+	bit(b, FATTR4_SYMLINK_SUPPORT);
+	p32(b, 1);
+	bit(b, FATTR4_CANSETTIME);
+	p32(b, 1);
+	bit(b, FATTR4_CASE_INSENSITIVE);
+	p32(b, 0);
+	bit(b, FATTR4_CASE_PRESERVING);
+	p32(b, 1);
+	bit(b, FATTR4_CHOWN_RESTRICTED);
+	p32(b, 1);
+	bit(b, FATTR4_FILES_AVAIL);
+	p64(b, 100);
+	bit(b, FATTR4_FILES_FREE);
+	p64(b, 200);
+	bit(b, FATTR4_FILES_TOTAL);
+	p64(b, 300);
+	bit(b, FATTR4_HOMOGENEOUS);
+	p32(b, 1);
+	bit(b, FATTR4_MAXFILESIZE);
+	p64(b, 1ull << 40);
+	bit(b, FATTR4_MAXLINK);
+	p32(b, 32000);
+	bit(b, FATTR4_MAXNAME);
+	p32(b, 255);
+	bit(b, FATTR4_MAXREAD);
+	p64(b, 1 << 20);
+	bit(b, FATTR4_MAXWRITE);
+	p64(b, 1ull << 33); /* over 32 bits: clamped */
+	bit(b, FATTR4_NO_TRUNC);
+	p32(b, 1);
+	bit(b, FATTR4_SPACE_AVAIL);
+	p64(b, 1000);
+	bit(b, FATTR4_SPACE_FREE);
+	p64(b, 2000);
+	bit(b, FATTR4_SPACE_TOTAL);
+	p64(b, 3000);
+	bit(b, FATTR4_TIME_DELTA);
+	p64(b, 0);
+	p32(b, 1000);
+	fattr_of(b, &r->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes);
+}
+
+static void test_reply_writes(void **state)
+{
+	struct fake f;
+	struct n4_req rq;
+	struct n4_out out;
+	nfs_resop4 *r;
+	stateid4 sid;
+	uint32_t rflags;
+	struct n4_fh fh;
+
+	(void)state;
+	memset(&rq, 0, sizeof(rq));
+	rq.fh.len = 4;
+
+	/* WRITE: count, committed and verifier passed through; wcc from the
+	 * GETATTRs around it; the token from the one after */
+	fake_init(&f);
+	rq.proc = NFS3_WRITE;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 9, 100, 10);
+	r = fake_op(&f, OP_WRITE, NFS4_OK);
+	r->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count = 5;
+	r->nfs_resop4_u.opwrite.WRITE4res_u.resok4.committed = UNSTABLE4;
+	memcpy(r->nfs_resop4_u.opwrite.WRITE4res_u.resok4.writeverf, "WVERF123", 8);
+	fake_getattr(&f, 1, 9, 101, 15);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.write.status, NFS3_OK);
+	assert_int_equal(out.u.write.WRITE3res_u.resok.count, 5);
+	assert_int_equal(out.u.write.WRITE3res_u.resok.committed, UNSTABLE);
+	assert_memory_equal(out.u.write.WRITE3res_u.resok.verf, "WVERF123", 8);
+	const wcc_data *w = &out.u.write.WRITE3res_u.resok.file_wcc;
+	assert_true(w->before.attributes_follow);
+	assert_int_equal(w->before.pre_op_attr_u.attributes.size, 10);
+	assert_int_equal(w->before.pre_op_attr_u.attributes.mtime.seconds, 2000);
+	assert_int_equal(w->before.pre_op_attr_u.attributes.ctime.seconds, 3000);
+	assert_true(w->after.attributes_follow);
+	assert_int_equal(w->after.post_op_attr_u.attributes.size, 15);
+	assert_int_equal(out.coh.change, 101);
+	assert_int_equal(out.coh.size, 15);
+	/* the WRITE stands when the GETATTR after it failed */
+	f.res.resarray.resarray_len = 3;
+	fake_op(&f, OP_GETATTR, NFS4ERR_DELAY);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.write.status, NFS3_OK);
+	assert_false(out.u.write.WRITE3res_u.resok.file_wcc.after.attributes_follow);
+	/* refused: the status mapped, the attributes before kept */
+	f.res.resarray.resarray_len = 2;
+	fake_op(&f, OP_WRITE, NFS4ERR_BAD_STATEID);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.write.status, NFS3ERR_ACCES);
+	assert_true(out.u.write.WRITE3res_u.resfail.file_wcc.before.attributes_follow);
+
+	/* COMMIT: the verifier */
+	fake_init(&f);
+	rq.proc = NFS3_COMMIT;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 9, 100, 10);
+	r = fake_op(&f, OP_COMMIT, NFS4_OK);
+	memcpy(r->nfs_resop4_u.opcommit.COMMIT4res_u.resok4.writeverf, "CVERF456", 8);
+	fake_getattr(&f, 1, 9, 100, 10);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.commit.status, NFS3_OK);
+	assert_memory_equal(out.u.commit.COMMIT3res_u.resok.verf, "CVERF456", 8);
+
+	/* SETATTR whose guard's VERIFY failed: NOT_SYNC, not SERVERFAULT */
+	fake_init(&f);
+	rq.proc = NFS3_SETATTR;
+	rq.guard = 1;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 9, 100, 10);
+	fake_op(&f, OP_VERIFY, NFS4ERR_NOT_SAME);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.setattr.status, NFS3ERR_NOT_SYNC);
+	assert_true(out.u.setattr.SETATTR3res_u.resfail.obj_wcc.before.attributes_follow);
+	/* passed */
+	f.r[2].nfs_resop4_u.opverify.status = NFS4_OK;
+	fake_op(&f, OP_SETATTR, NFS4_OK);
+	fake_getattr(&f, 1, 9, 102, 10);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.setattr.status, NFS3_OK);
+	assert_int_equal(out.coh.change, 102);
+	rq.guard = 0;
+
+	/* CREATE through OPEN: the open to confirm and close, the handle
+	 * copied (the answer outlives the COMPOUND's), wcc before only when
+	 * change_info's "before" is the change the GETATTR saw */
+	fake_init(&f);
+	rq.proc = NFS3_CREATE;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 5, 77, 4096);
+	r = fake_op(&f, OP_OPEN, NFS4_OK);
+	r->nfs_resop4_u.opopen.OPEN4res_u.resok4.stateid.seqid = 1;
+	memcpy(r->nfs_resop4_u.opopen.OPEN4res_u.resok4.stateid.other, "the-stateid!", 12);
+	r->nfs_resop4_u.opopen.OPEN4res_u.resok4.rflags = OPEN4_RESULT_CONFIRM;
+	r->nfs_resop4_u.opopen.OPEN4res_u.resok4.cinfo.before = 77;
+	r->nfs_resop4_u.opopen.OPEN4res_u.resok4.cinfo.after = 78;
+	r = fake_op(&f, OP_GETFH, NFS4_OK);
+	r->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object.nfs_fh4_len = (u_int)strlen(FH_A);
+	r->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object.nfs_fh4_val = (char *)FH_A;
+	fake_getattr(&f, 1, 6, 1, 0);
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 2, 5, 78, 4096);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.create.status, NFS3_OK);
+	assert_true(out.opened);
+	assert_int_equal(out.open_rflags, OPEN4_RESULT_CONFIRM);
+	assert_memory_equal(out.open_sid.other, "the-stateid!", 12);
+	const CREATE3resok *cr = &out.u.create.CREATE3res_u.resok;
+	assert_true(cr->obj.handle_follows);
+	assert_ptr_equal(cr->obj.post_op_fh3_u.handle.data.data_val, (char *)out.objfh.data);
+	assert_memory_equal(out.objfh.data, FH_A, strlen(FH_A));
+	assert_int_equal(cr->obj_attributes.post_op_attr_u.attributes.fileid, 6);
+	assert_true(cr->dir_wcc.before.attributes_follow);
+	assert_int_equal(cr->dir_wcc.before.pre_op_attr_u.attributes.size, 4096);
+	assert_true(cr->dir_wcc.after.attributes_follow);
+	assert_int_equal(out.coh.dir_change, 78);
+	/* the directory changed between the GETATTR and the OPEN: no pre-op
+	 * attributes rather than wrong ones */
+	f.r[2].nfs_resop4_u.opopen.OPEN4res_u.resok4.cinfo.before = 76;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_false(out.u.create.CREATE3res_u.resok.dir_wcc.before.attributes_follow);
+	assert_true(out.u.create.CREATE3res_u.resok.dir_wcc.after.attributes_follow);
+	/* GUARDED on a name that is there */
+	f.res.resarray.resarray_len = 2;
+	fake_op(&f, OP_OPEN, NFS4ERR_EXIST);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.create.status, NFS3ERR_EXIST);
+	assert_false(out.opened);
+	assert_true(out.u.create.CREATE3res_u.resfail.dir_wcc.before.attributes_follow);
+
+	/* REMOVE of a directory: NVERIFY(type = dir) failed with SAME */
+	fake_init(&f);
+	rq.proc = NFS3_REMOVE;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 5, 77, 4096);
+	fake_op(&f, OP_LOOKUP, NFS4_OK);
+	fake_op(&f, OP_NVERIFY, NFS4ERR_SAME);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.remove.status, NFS3ERR_ISDIR);
+	/* RMDIR of a file: VERIFY failed with NOT_SAME */
+	rq.proc = NFS3_RMDIR;
+	f.r[3].resop = OP_VERIFY;
+	f.r[3].nfs_resop4_u.opverify.status = NFS4ERR_NOT_SAME;
+	f.res.status = NFS4ERR_NOT_SAME;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.rmdir.status, NFS3ERR_NOTDIR);
+	/* done: wcc from change_info and the GETATTRs */
+	f.r[3].nfs_resop4_u.opverify.status = NFS4_OK;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	r = fake_op(&f, OP_REMOVE, NFS4_OK);
+	r->nfs_resop4_u.opremove.REMOVE4res_u.resok4.cinfo.before = 77;
+	r->nfs_resop4_u.opremove.REMOVE4res_u.resok4.cinfo.after = 79;
+	fake_getattr(&f, 1, 5, 79, 4096);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.rmdir.status, NFS3_OK);
+	assert_true(out.u.rmdir.RMDIR3res_u.resok.dir_wcc.before.attributes_follow);
+	assert_true(out.u.rmdir.RMDIR3res_u.resok.dir_wcc.after.attributes_follow);
+	assert_int_equal(out.coh.dir_change, 79);
+
+	/* RENAME: both directories' wcc */
+	fake_init(&f);
+	rq.proc = NFS3_RENAME;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 5, 10, 100);
+	fake_op(&f, OP_SAVEFH, NFS4_OK);
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 1, 6, 20, 200);
+	r = fake_op(&f, OP_RENAME, NFS4_OK);
+	r->nfs_resop4_u.oprename.RENAME4res_u.resok4.source_cinfo.before = 10;
+	r->nfs_resop4_u.oprename.RENAME4res_u.resok4.target_cinfo.before = 19; /* raced */
+	fake_getattr(&f, 2, 6, 21, 300);
+	fake_op(&f, OP_RESTOREFH, NFS4_OK);
+	fake_getattr(&f, 3, 5, 11, 50);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	const RENAME3resok *rn = &out.u.rename.RENAME3res_u.resok;
+	assert_int_equal(out.u.rename.status, NFS3_OK);
+	assert_true(rn->fromdir_wcc.before.attributes_follow);
+	assert_int_equal(rn->fromdir_wcc.before.pre_op_attr_u.attributes.size, 100);
+	assert_int_equal(rn->fromdir_wcc.after.post_op_attr_u.attributes.size, 50);
+	assert_false(rn->todir_wcc.before.attributes_follow);
+	assert_int_equal(rn->todir_wcc.after.post_op_attr_u.attributes.size, 300);
+
+	/* LINK: the file's attributes after, the directory's wcc */
+	fake_init(&f);
+	rq.proc = NFS3_LINK;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_op(&f, OP_SAVEFH, NFS4_OK);
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_getattr(&f, 0, 5, 10, 100);
+	r = fake_op(&f, OP_LINK, NFS4_OK);
+	r->nfs_resop4_u.oplink.LINK4res_u.resok4.cinfo.before = 10;
+	fake_getattr(&f, 1, 5, 11, 120);
+	fake_op(&f, OP_RESTOREFH, NFS4_OK);
+	fake_getattr(&f, 2, 8, 3, 7);
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_int_equal(out.u.link.status, NFS3_OK);
+	assert_int_equal(out.u.link.LINK3res_u.resok.file_attributes.post_op_attr_u.attributes.fileid, 8);
+	assert_true(out.u.link.LINK3res_u.resok.linkdir_wcc.before.attributes_follow);
+	assert_int_equal(out.coh.change, 3);
+	assert_int_equal(out.coh.dir_change, 11);
+
+	/* FSSTAT, FSINFO, PATHCONF from the file system attributes */
+	fake_init(&f);
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_fsattrs(&f, 0);
+	rq.proc = NFS3_FSSTAT;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	const FSSTAT3resok *fs = &out.u.fsstat.FSSTAT3res_u.resok;
+	assert_int_equal(fs->tbytes, 3000);
+	assert_int_equal(fs->fbytes, 2000);
+	assert_int_equal(fs->abytes, 1000);
+	assert_int_equal(fs->tfiles, 300);
+	assert_int_equal(fs->ffiles, 200);
+	assert_int_equal(fs->afiles, 100);
+	assert_true(fs->obj_attributes.attributes_follow);
+	rq.proc = NFS3_FSINFO;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	const FSINFO3resok *fi = &out.u.fsinfo.FSINFO3res_u.resok;
+	assert_int_equal(fi->rtmax, 1 << 20);
+	assert_int_equal(fi->wtmax, UINT32_MAX);
+	assert_int_equal(fi->maxfilesize, 1ull << 40);
+	assert_int_equal(fi->time_delta.nseconds, 1000);
+	assert_int_equal(fi->properties,
+	                 FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME);
+	rq.proc = NFS3_PATHCONF;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	const PATHCONF3resok *pc = &out.u.pathconf.PATHCONF3res_u.resok;
+	assert_int_equal(pc->linkmax, 32000);
+	assert_int_equal(pc->name_max, 255);
+	assert_true(pc->no_trunc);
+	assert_true(pc->chown_restricted);
+	assert_false(pc->case_insensitive);
+	assert_true(pc->case_preserving);
+
+	/* the open-state phases' answers */
+	fake_init(&f);
+	rq.phase = N4_PH_OPEN;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	r = fake_op(&f, OP_OPEN, NFS4_OK);
+	memcpy(r->nfs_resop4_u.opopen.OPEN4res_u.resok4.stateid.other, "open-stateid", 12);
+	r->nfs_resop4_u.opopen.OPEN4res_u.resok4.rflags = OPEN4_RESULT_CONFIRM;
+	r = fake_op(&f, OP_GETFH, NFS4_OK);
+	r->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object.nfs_fh4_len = 3;
+	r->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object.nfs_fh4_val = (char *)"abc";
+	assert_int_equal(n4_open_reply(&rq, &f.res, &sid, &rflags, &fh), NFS4_OK);
+	assert_memory_equal(sid.other, "open-stateid", 12);
+	assert_int_equal(rflags, OPEN4_RESULT_CONFIRM);
+	assert_int_equal(fh.len, 3);
+	f.res.resarray.resarray_len = 2; /* GETFH missing */
+	assert_int_equal(n4_open_reply(&rq, &f.res, &sid, &rflags, &fh), -EPROTO);
+	fake_init(&f);
+	rq.phase = N4_PH_CONFIRM;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	r = fake_op(&f, OP_OPEN_CONFIRM, NFS4_OK);
+	r->nfs_resop4_u.opopen_confirm.OPEN_CONFIRM4res_u.resok4.open_stateid.seqid = 2;
+	assert_int_equal(n4_open_reply(&rq, &f.res, &sid, &rflags, &fh), NFS4_OK);
+	assert_int_equal(sid.seqid, 2);
+	fake_init(&f);
+	rq.phase = N4_PH_CLOSE;
+	fake_op(&f, OP_PUTFH, NFS4_OK);
+	fake_op(&f, OP_CLOSE, NFS4ERR_BAD_SEQID);
+	assert_int_equal(n4_open_reply(&rq, &f.res, &sid, &rflags, &fh), NFS4ERR_BAD_SEQID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stat_map),     cmocka_unit_test(test_owner),
 	    cmocka_unit_test(test_fattr_decode), cmocka_unit_test(test_sattr_roundtrip),
 	    cmocka_unit_test(test_build),        cmocka_unit_test(test_reply_readdirplus),
-	    cmocka_unit_test(test_reply_calls),
+	    cmocka_unit_test(test_reply_calls),  cmocka_unit_test(test_build_writes),
+	    cmocka_unit_test(test_stateid_decision), cmocka_unit_test(test_reply_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
