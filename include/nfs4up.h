@@ -38,6 +38,7 @@
 #include <nfsc/libnfs-raw-nfs4.h>
 
 #include "loop.h"
+#include "nfs3res.h"
 #include "req.h"
 
 #define N4_FHSIZE  NFS4_FHSIZE /* 128: v4 handles may exceed NFSv3's 64 */
@@ -337,29 +338,7 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq);
  * result's pointers go into res (valid while res is) and into out's own
  * allocations, freed by n4_out_free(). */
 struct n4_out {
-	union {
-		GETATTR3res getattr;
-		LOOKUP3res lookup;
-		ACCESS3res access;
-		READ3res read;
-		READLINK3res readlink;
-		READDIR3res readdir;
-		READDIRPLUS3res readdirplus;
-		WRITE3res write;
-		COMMIT3res commit;
-		SETATTR3res setattr;
-		CREATE3res create;
-		MKDIR3res mkdir;
-		SYMLINK3res symlink;
-		MKNOD3res mknod;
-		REMOVE3res remove;
-		RMDIR3res rmdir;
-		RENAME3res rename;
-		LINK3res link;
-		FSSTAT3res fsstat;
-		FSINFO3res fsinfo;
-		PATHCONF3res pathconf;
-	} u;
+	union nfs3_res u;
 	struct n4_coh coh;
 	/* CREATE (OPEN) answered NFS4_OK: its open to confirm and close, and
 	 * the new file's handle copied (the v3 result points here, so the

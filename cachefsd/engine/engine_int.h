@@ -9,6 +9,7 @@
 #include "cobj.h"
 #include "engine.h"
 #include "fclock.h"
+#include "nfs3res.h"
 #include "store.h"
 #include "workers.h"
 
@@ -127,33 +128,6 @@ struct engine {
 	 * (read.c; inline_max bytes, allocated at first use, owned here): one
 	 * buffer, as a READ is answered before the next is read */
 	uint8_t *inline_buf;
-};
-
-/* Every NFSv3 result starts with its nfsstat3; the failure arms are all
- * post_op_attr / wcc_data, which encode as "no attributes" when zeroed. */
-union nfs3_res {
-	nfsstat3 status;
-	GETATTR3res getattr;
-	SETATTR3res setattr;
-	LOOKUP3res lookup;
-	ACCESS3res access;
-	READLINK3res readlink;
-	READ3res read;
-	WRITE3res write;
-	CREATE3res create;
-	MKDIR3res mkdir;
-	SYMLINK3res symlink;
-	MKNOD3res mknod;
-	REMOVE3res remove;
-	RMDIR3res rmdir;
-	RENAME3res rename;
-	LINK3res link;
-	READDIR3res readdir;
-	READDIRPLUS3res readdirplus;
-	FSSTAT3res fsstat;
-	FSINFO3res fsinfo;
-	PATHCONF3res pathconf;
-	COMMIT3res commit;
 };
 
 /* The upstream and the reply writer, through e->io (see struct engine_io). */

@@ -21,6 +21,7 @@
  *   - counters in struct upstream_counters, as the v3 pool's. */
 #include "origin.h"
 #include "log.h"
+#include "nfs3res.h"
 #include "nfs4up.h"
 
 #include <errno.h>
@@ -31,31 +32,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* v3 result structs answered without the filer: the largest of them */
-union o4_res {
-	GETATTR3res getattr;
-	SETATTR3res setattr;
-	LOOKUP3res lookup;
-	ACCESS3res access;
-	READLINK3res readlink;
-	READ3res read;
-	WRITE3res write;
-	CREATE3res create;
-	MKDIR3res mkdir;
-	SYMLINK3res symlink;
-	MKNOD3res mknod;
-	REMOVE3res remove;
-	RMDIR3res rmdir;
-	RENAME3res rename;
-	LINK3res link;
-	READDIR3res readdir;
-	READDIRPLUS3res readdirplus;
-	FSSTAT3res fsstat;
-	FSINFO3res fsinfo;
-	PATHCONF3res pathconf;
-	COMMIT3res commit;
-};
-
 struct o4;
 
 struct o4_call {
@@ -65,7 +41,7 @@ struct o4_call {
 	void *priv;
 	uint64_t t_us;
 	int status;       /* a deferred answer: its status (< 0) or 0 with res */
-	union o4_res res; /* a deferred or synthesized answer */
+	union nfs3_res res; /* a deferred or synthesized answer */
 	struct o4_call *next;
 };
 

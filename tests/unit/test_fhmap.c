@@ -24,6 +24,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_fx.h"
 #include "../../cachefsd/store/store_int.h"
 
 /* The export's root handle: the handle key (store_fh_set_key). */
@@ -36,14 +37,6 @@ struct ctx {
 	struct store *s, *s2;
 };
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
@@ -52,17 +45,7 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(c->root));
 	snprintf(c->dir, sizeof(c->dir), "%s/cache", c->root);
 	snprintf(c->dir2, sizeof(c->dir2), "%s/cache2", c->root);
-	c->p.dir = c->dir;
-	c->p.identity = "nfs://filer/export";
-	c->p.chunk_size = 64 << 10;
-	c->p.inline_max = 64 << 10;
-	c->p.brun = 10;
-	c->p.bcull = 7;
-	c->p.bstop = 3;
-	c->p.frun = 10;
-	c->p.fcull = 7;
-	c->p.fstop = 3;
-	c->p.map_size = 256 << 20;
+	store_fx_params(&c->p, c->dir, "nfs://filer/export");
 	*state = c;
 	return 0;
 }
@@ -73,7 +56,7 @@ static int teardown(void **state)
 
 	store_close(c->s);
 	store_close(c->s2);
-	nftw(c->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	store_fx_rm(c->root);
 	free(c);
 	return 0;
 }
@@ -291,7 +274,7 @@ static void test_persist_and_agree(void **state)
 	/* another export's root handle: another handle for the same bytes */
 	store_close(c->s2);
 	c->s2 = NULL;
-	nftw(c->dir2, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	store_fx_rm(c->dir2);
 	open_dir(c, c->dir2, &c->s2);
 	assert_int_equal(store_fh_set_key(c->s2, "another-root", 12), 0);
 	assert_int_equal(roundtrip(c->s2, up, sizeof(up), fh2), 1);

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_fx.h"
 #include "../../cachefsd/store/store_int.h"
 
 struct ctx {
@@ -37,14 +38,6 @@ struct ctx {
 	struct store *s;
 };
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
@@ -52,17 +45,7 @@ static int setup(void **state)
 	strcpy(c->root, "/tmp/cfs-store.XXXXXX");
 	assert_non_null(mkdtemp(c->root));
 	snprintf(c->dir, sizeof(c->dir), "%s/cache", c->root);
-	c->p.dir = c->dir;
-	c->p.identity = "nfs://a/b";
-	c->p.chunk_size = 64 << 10;
-	c->p.inline_max = 64 << 10;
-	c->p.brun = 10;
-	c->p.bcull = 7;
-	c->p.bstop = 3;
-	c->p.frun = 10;
-	c->p.fcull = 7;
-	c->p.fstop = 3;
-	c->p.map_size = 256 << 20;
+	store_fx_params(&c->p, c->dir, "nfs://a/b");
 	*state = c;
 	return 0;
 }
@@ -73,7 +56,7 @@ static int teardown(void **state)
 
 	store_close(c->s);
 	store_test_set_check(STORE_CHECK_SYNC_MAX, 0);
-	nftw(c->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	store_fx_rm(c->root);
 	free(c);
 	return 0;
 }
