@@ -114,6 +114,26 @@ MDB_txn *store_txn_read(struct store *s, int *rc)
 	return s->rtxn;
 }
 
+uint64_t store_db_entries(struct store *s, MDB_dbi db, const char *what)
+{
+	MDB_stat st;
+	MDB_txn *txn;
+	int rc;
+
+	txn = store_txn_read(s, &rc);
+	if (txn == NULL)
+		return 0;
+	rc = mdb_stat(txn, db, &st);
+	if (rc) {
+		/* mdb_stat can hide MDB_CORRUPTED behind MDB_BAD_TXN: both are
+		 * damage (store_mdb_fatal) */
+		if (store_mdb_fatal(rc))
+			store_set_broken(s, rc, what);
+		return 0;
+	}
+	return st.ms_entries;
+}
+
 MDB_txn *store_txn_write(struct store *s, int *rc)
 {
 	int r;

@@ -297,20 +297,7 @@ int store_fh_decode(struct store *s, const void *fh, uint32_t fhlen, uint8_t *ou
 
 uint64_t store_fh_count(struct store *s)
 {
-	MDB_stat st;
-	MDB_txn *txn;
-	int rc;
-
-	txn = store_txn_read(s, &rc);
-	if (txn == NULL)
-		return 0;
-	rc = mdb_stat(txn, s->db_fhmap, &st);
-	if (rc) {
-		if (store_mdb_fatal(rc)) /* as store_meta_count */
-			store_set_broken(s, rc, "handle map count");
-		return 0;
-	}
-	return st.ms_entries;
+	return store_db_entries(s, s->db_fhmap, "handle map count");
 }
 
 void store_test_fh_collide(struct store *s, int on)

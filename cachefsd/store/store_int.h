@@ -343,6 +343,9 @@ struct store {
 uint64_t store_now(const struct store *s);
 uint64_t store_now_ms(const struct store *s);
 MDB_txn *store_txn_read(struct store *s, int *rc);
+/* The entries of db (0 when the index cannot say; LMDB's damage marks the
+ * index broken, named by what). */
+uint64_t store_db_entries(struct store *s, MDB_dbi db, const char *what);
 MDB_txn *store_txn_write(struct store *s, int *rc);
 /* LMDB codes (MDB_* or, as LMDB returns them, a positive system errno)
  * stay inside the store: a function that calls LMDB converts what it gets

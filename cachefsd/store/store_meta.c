@@ -358,18 +358,5 @@ int store_meta_sweep(struct store *s, int max,
 
 uint64_t store_meta_count(struct store *s)
 {
-	MDB_stat st;
-	MDB_txn *txn;
-	int rc;
-
-	txn = store_txn_read(s, &rc);
-	if (txn == NULL)
-		return 0;
-	rc = mdb_stat(txn, s->db_mcache, &st);
-	if (rc) {
-		if (store_mdb_fatal(rc)) /* as store_lru_oldest */
-			store_set_broken(s, rc, "metadata count");
-		return 0;
-	}
-	return st.ms_entries;
+	return store_db_entries(s, s->db_mcache, "metadata count");
 }
