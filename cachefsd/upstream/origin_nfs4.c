@@ -4,15 +4,9 @@
  *   - the start: the URL's path is the export's pseudo-filesystem path, the
  *     port the URL's (2049 by default, no portmapper); the root handle must
  *     fit NFSv3's 64 bytes (longer ones are refused at this step);
- *   - FSINFO, FSSTAT and PATHCONF, which the client does not carry: a v4
- *     GETATTR of the object for obj_attributes, the rest synthesized (FSINFO
- *     from the root's maxread; FSSTAT's space and file counts 0, unknown;
- *     PATHCONF RFC 7530's usual answers) — used while n4_call() answers
- *     -EOPNOTSUPP for them;
- *   - procedures the client does not build (n4_call() -EOPNOTSUPP; since its
- *     second step it builds all fourteen, so this is a guard) answered at once: NFS3ERR_ROFS for the writes and namespace changes
- *     (SETATTR, WRITE, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME,
- *     LINK, COMMIT), counted (upstream_unsupported);
+ *   - NULL answered at once; every other procedure goes to n4_call(), which
+ *     builds all of them; one it refused (-EOPNOTSUPP) would be answered
+ *     NFS3ERR_NOTSUPP and counted (upstream_unsupported);
  *   - handles longer than 64 bytes in answers: a LOOKUP answers
  *     NFS3ERR_NOTSUPP, a READDIRPLUS entry comes without its handle (the
  *     client's LOOKUP then gets NOTSUPP), counted (upstream_long_handles):
@@ -62,26 +56,6 @@ struct o4 {
 #define O4_MAX_INFLIGHT 32
 /* libnfs 4.0 takes reply records of at most 1 MiB + 4 KiB (as upstream.c) */
 #define O4_RTMAX_CAP (1u << 20)
-
-static int is_write(uint32_t proc)
-{
-	switch (proc) {
-	case NFS3_SETATTR:
-	case NFS3_WRITE:
-	case NFS3_CREATE:
-	case NFS3_MKDIR:
-	case NFS3_SYMLINK:
-	case NFS3_MKNOD:
-	case NFS3_REMOVE:
-	case NFS3_RMDIR:
-	case NFS3_RENAME:
-	case NFS3_LINK:
-	case NFS3_COMMIT:
-		return 1;
-	default:
-		return 0;
-	}
-}
 
 static void count_answer(struct o4 *o, const struct o4_call *k, int status)
 {
@@ -202,67 +176,6 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 	free(k);
 }
 
-/* FSINFO, FSSTAT, PATHCONF from a GETATTR of their object */
-static void synth_done(int status, void *res3, const struct n4_coh *coh, void *priv)
-{
-	struct o4_call *k = priv;
-	struct o4 *o = k->o;
-	const GETATTR3res *g = res3;
-	post_op_attr pa;
-
-	(void)coh;
-	if (status < 0) {
-		count_answer(o, k, status);
-		k->cb(status, NULL, k->priv);
-		free(k);
-		return;
-	}
-	memset(&pa, 0, sizeof(pa));
-	if (g->status == NFS3_OK) {
-		pa.attributes_follow = 1;
-		pa.post_op_attr_u.attributes = g->GETATTR3res_u.resok.obj_attributes;
-	}
-	memset(&k->res, 0, sizeof(k->res));
-	k->res.getattr.status = g->status; /* the first member of every result */
-	if (g->status == NFS3_OK) {
-		switch (k->proc) {
-		case NFS3_FSINFO: {
-			FSINFO3resok *ok = &k->res.fsinfo.FSINFO3res_u.resok;
-
-			*ok = o->info.fsinfo;
-			ok->obj_attributes = pa;
-			break;
-		}
-		case NFS3_FSSTAT: {
-			FSSTAT3resok *ok = &k->res.fsstat.FSSTAT3res_u.resok;
-
-			/* space_* and files_* are not asked by the v4 client yet:
-			 * unknown, 0 */
-			ok->obj_attributes = pa;
-			break;
-		}
-		default: {
-			PATHCONF3resok *ok = &k->res.pathconf.PATHCONF3res_u.resok;
-
-			ok->obj_attributes = pa;
-			ok->linkmax = 0xffffffffu;
-			ok->name_max = 255;
-			ok->no_trunc = 1;
-			ok->chown_restricted = 1;
-			ok->case_insensitive = 0;
-			ok->case_preserving = 1;
-			break;
-		}
-		}
-	} else {
-		/* every resfail of the three is post_op_attr obj_attributes */
-		k->res.fsinfo.FSINFO3res_u.resfail.obj_attributes = pa;
-	}
-	count_answer(o, k, 0);
-	k->cb(0, &k->res, k->priv);
-	free(k);
-}
-
 /* --- the ops ------------------------------------------------------------ */
 
 static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,
@@ -288,22 +201,13 @@ static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cre
 	if (proc == NFS3_NULL)
 		return answer_later(o, k, 0) == 0 ? 0 : (free(k), -ENOMEM);
 	rc = n4_call(o->c, proc, args, cred, n4_done, k);
-	if (rc == -EOPNOTSUPP &&
-	    (proc == NFS3_FSINFO || proc == NFS3_FSSTAT || proc == NFS3_PATHCONF)) {
-		/* the three take one handle first, as GETATTR3args does */
-		GETATTR3args ga;
-
-		memset(&ga, 0, sizeof(ga));
-		ga.object = ((const GETATTR3args *)args)->object;
-		rc = n4_call(o->c, NFS3_GETATTR, &ga, cred, synth_done, k);
-	} else if (rc == -EOPNOTSUPP) {
+	if (rc == -EOPNOTSUPP) {
 		static struct log_limit lim;
 
 		o->ctr.unsupported++;
 		log_limited(&lim, CFS_LOG_INFO,
-		            "NFSv4 upstream: procedure %u is not built yet: answered %s", proc,
-		            is_write(proc) ? "NFS3ERR_ROFS" : "NFS3ERR_NOTSUPP");
-		k->res.getattr.status = is_write(proc) ? NFS3ERR_ROFS : NFS3ERR_NOTSUPP;
+		            "NFSv4 upstream: procedure %u is not built: answered NFS3ERR_NOTSUPP", proc);
+		k->res.getattr.status = NFS3ERR_NOTSUPP; /* the first member of every result */
 		rc = answer_later(o, k, 0);
 	}
 	if (rc == -ENAMETOOLONG)

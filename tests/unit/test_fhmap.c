@@ -88,41 +88,6 @@ static void reopen(struct ctx *c)
 	open_keyed(c);
 }
 
-/* The log (stderr) between cap_begin() and cap_end() goes to buf. */
-struct cap {
-	int saved, fd;
-	char *buf;
-	size_t len;
-};
-
-static void cap_begin(struct cap *k, struct ctx *c, char *buf, size_t len)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/stderr", c->root);
-	fflush(stderr);
-	k->saved = dup(2);
-	k->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(k->fd >= 0);
-	unlink(path);
-	dup2(k->fd, 2);
-	k->buf = buf;
-	k->len = len;
-}
-
-static void cap_end(struct cap *k)
-{
-	ssize_t n;
-
-	fflush(stderr);
-	dup2(k->saved, 2);
-	close(k->saved);
-	n = pread(k->fd, k->buf, k->len - 1, 0);
-	k->buf[n > 0 ? n : 0] = '\0';
-	close(k->fd);
-	fputs(k->buf, stderr);
-}
-
 /* An upstream handle of len bytes, different for each seed. */
 static void up_fh(uint8_t *b, uint32_t len, unsigned seed)
 {
@@ -242,9 +207,9 @@ static void test_persist_and_agree(void **state)
 	assert_int_equal(decode(c->s, fh, back, &backlen), 0); /* no key needed */
 	assert_int_equal(backlen, sizeof(up));
 	assert_memory_equal(back, up, sizeof(up));
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	assert_int_equal(store_fh_set_key(c->s, root_key, sizeof(root_key)), 0);
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	assert_null(strstr(log, "is not the one")); /* the same root handle */
 	assert_int_equal(store_fh_encode(c->s, up, sizeof(up), fh2, &fhlen), 0); /* known */
 	assert_memory_equal(fh2, fh, STORE_FH_MAPPED_LEN);
@@ -262,9 +227,9 @@ static void test_persist_and_agree(void **state)
 	store_close(c->s);
 	c->s = NULL;
 	open_dir(c, c->dir, &c->s);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	assert_int_equal(store_fh_set_key(c->s, "recreated", 9), 0);
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	assert_non_null(strstr(log, "is not the one handles were mapped with"));
 	assert_int_equal(decode(c->s, fh, back, &backlen), 0);
 	assert_memory_equal(back, up, sizeof(up));
@@ -294,13 +259,13 @@ static void test_collision(void **state)
 
 	open_keyed(c);
 	store_test_fh_collide(c->s, 1);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	for (int i = 0; i < 3; i++) {
 		up_fh(up[i], sizeof(up[i]), 10 + (unsigned)i);
 		assert_int_equal(roundtrip(c->s, up[i], sizeof(up[i]), fh[i]), 1);
 		assert_int_equal(fh[i][7], i); /* the salt */
 	}
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	assert_non_null(strstr(log, "holds another upstream handle"));
 	assert_memory_not_equal(fh[0], fh[1], STORE_FH_MAPPED_LEN);
 	assert_memory_not_equal(fh[1], fh[2], STORE_FH_MAPPED_LEN);
@@ -460,9 +425,9 @@ static void test_bad_record(void **state)
 	mdb_env_close(env);
 
 	open_keyed(c);
-	cap_begin(&cp, c, log, sizeof(log));
+	cap_begin(&cp, c->root, log, sizeof(log));
 	assert_int_equal(decode(c->s, fh, back, &backlen), -ESTALE);
-	cap_end(&cp);
+	fputs(cap_end(&cp), stderr);
 	assert_non_null(strstr(log, "fails its checksum"));
 	assert_int_equal(roundtrip(c->s, up, sizeof(up), fh2), 1);
 	assert_int_equal(fh2[7], 1);
@@ -489,17 +454,17 @@ static void test_index_damage(void **state)
 	up_fh(small, sizeof(small), 31);
 	assert_int_equal(roundtrip(c->s, up, sizeof(up), fh), 1);
 	assert_int_equal(store_commit(c->s), 0);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	store_set_broken(c->s, MDB_CORRUPTED, "object lookup");
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	assert_int_equal(decode(c->s, fh, back, &backlen), -EIO);
 	assert_int_equal(store_fh_encode(c->s, up, sizeof(up), fh2, &fhlen), -EIO);
 	assert_int_equal(store_fh_encode(c->s, small, sizeof(small), fh2, &fhlen), 0);
 	assert_int_equal(store_fh_decode(c->s, small, sizeof(small), back, &backlen), 0);
 
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	reopen(c);
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	assert_non_null(strstr(log, "LMDB reported damage while it was in use"));
 	store_get_stats(c->s, &st);
 	assert_int_equal(st.index_recoveries[STORE_DMG_LMDB], 1);
@@ -531,7 +496,7 @@ static void test_index_full(void **state)
 	/* as in test_store's test_index_full: the orphan scan's read
 	 * transaction would keep freed pages from reuse */
 	assert_int_equal(store_test_wait_idle(c->s, 10000), 0);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	/* cached data fills most of the index, mappings the rest */
 	for (i = 0; rc == 0 && i < 12; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
@@ -547,7 +512,7 @@ static void test_index_full(void **state)
 		if (rc >= 0)
 			rc = store_commit(c->s);
 	}
-	cap_end(&k);
+	fputs(cap_end(&k), stderr);
 	n--; /* the one that failed */
 	assert_int_equal(rc, -ENOSPC);
 	assert_true(n > 100);

@@ -117,41 +117,6 @@ static void data_file(struct ctx *c, uint64_t id, char *out, size_t len)
 	snprintf(out, len, "%s/%s", c->dir, rel);
 }
 
-/* The log (stderr) between cap_begin() and cap_end() goes to buf. */
-struct cap {
-	int saved, fd;
-	char *buf;
-	size_t len;
-};
-
-static void cap_begin(struct cap *k, struct ctx *c, char *buf, size_t len)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/stderr", c->root);
-	fflush(stderr);
-	k->saved = dup(2);
-	k->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(k->fd >= 0);
-	unlink(path);
-	dup2(k->fd, 2);
-	k->buf = buf;
-	k->len = len;
-}
-
-static const char *cap_end(struct cap *k)
-{
-	ssize_t n;
-
-	fflush(stderr);
-	dup2(k->saved, 2);
-	close(k->saved);
-	n = pread(k->fd, k->buf, k->len - 1, 0);
-	k->buf[n > 0 ? n : 0] = '\0';
-	close(k->fd);
-	return k->buf;
-}
-
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -283,7 +248,7 @@ static void test_missing_identity(void **state)
 	snprintf(path, sizeof(path), "%s/CACHE", c->dir);
 	assert_int_equal(unlink(path), 0);
 
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	s = open_ok(c);
 	cap_end(&k);
 	assert_non_null(strstr(log, "has no CACHE file: discarding its index and data"));
@@ -460,7 +425,7 @@ static void test_inline_checksum(void **state)
 
 	s = open_ok(c);
 	assert_int_equal(store_checksum_failures(s), 0);
-	cap_begin(&cp, c, log, sizeof(log));
+	cap_begin(&cp, c->root, log, sizeof(log));
 	rc = store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len);
 	cap_end(&cp);
 	assert_int_equal(rc, -EBADMSG);
@@ -508,7 +473,7 @@ static void test_meta_checksum(void **state)
 	free(copy);
 
 	s = open_ok(c);
-	cap_begin(&cp, c, log, sizeof(log));
+	cap_begin(&cp, c->root, log, sizeof(log));
 	rc = store_meta_get(s, "akey", 4, &val, &vlen);
 	cap_end(&cp);
 	assert_int_equal(rc, -EBADMSG);
@@ -968,7 +933,7 @@ static void test_fill_stopped(void **state)
 	struct cap k;
 
 	store_test_set_statvfs(s, fake_statvfs, &fs);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	assert_int_equal(store_cull_step(s, 10), 0);
 	assert_int_equal(store_fill_allowed(s), 1);
 	store_get_stats(s, &st);
@@ -1052,7 +1017,7 @@ static void test_small_fs(void **state)
 	c->p.chunk_size = MiB;
 	s = open_ok(c);
 	store_test_set_statvfs(s, fake_statvfs, &fs);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	log_set_level(CFS_LOG_INFO);
 	assert_int_equal(store_cull_step(s, 10), 0);
 	store_get_stats(s, &st);
@@ -1104,7 +1069,7 @@ static void test_commit_backoff(void **state)
 
 	store_test_set_statvfs(s, fake_statvfs, &fs);
 	store_test_set_now(s, t);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	log_set_level(CFS_LOG_INFO);
 	assert_int_equal(store_cull_step(s, 10), 0);
 	store_commit_failed(s, EIO);
@@ -1170,7 +1135,7 @@ static void test_read_only(void **state)
 	uint64_t t = 2000000;
 
 	store_test_set_now(s, t);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	log_set_level(CFS_LOG_INFO);
 	store_test_set_statvfs(s, ro_statvfs, &fs);
 	store_cull_step(s, 10);
@@ -1299,7 +1264,7 @@ static void test_corrupt_index(void **state)
 	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
 	fclose(f);
 
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	s = open_ok(c);
 	cap_end(&k);
 	assert_non_null(strstr(log, "is damaged"));
@@ -1357,7 +1322,7 @@ static void test_bad_records(void **state)
 	raw_close(&r);
 
 	/* Totals recounted from the records that unpack. */
-	cap_begin(&cp, c, log, sizeof(log));
+	cap_begin(&cp, c->root, log, sizeof(log));
 	s = open_ok(c);
 	store_get_stats(s, &st);
 	assert_int_equal(st.objects, 2);
@@ -1397,7 +1362,7 @@ static void test_index_full(void **state)
 	 * and the last put finds the map still full (failed once under load) */
 	assert_int_equal(store_test_wait_idle(s, 10000), 0);
 	memset(data, 3, sizeof(data));
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	for (i = 0; i < 100; i++) {
 		snprintf(fh, sizeof(fh), "f%d", i);
 		store_test_set_now(s, 1000 + (uint64_t)i);
@@ -1963,7 +1928,7 @@ static void test_index_damage(void **state)
 		         c->dir, c->dir, copy, path);
 		assert_int_equal(system(cmd), 0);
 		d->apply(path, sb.st_size, arg);
-		cap_begin(&k, c, log, sizeof(log));
+		cap_begin(&k, c->root, log, sizeof(log));
 		open_ok(c);
 		cap_end(&k);
 		if (d->reason == -2) {
@@ -2005,7 +1970,7 @@ static void test_index_damage(void **state)
 		assert_int_equal(store_inline_put(c->s, "X", 1, &a, "xyz", 3), 0);
 		assert_int_equal(store_commit(c->s), 0);
 		assert_int_equal(store_test_wait_idle(c->s, 5000), 0);
-		cap_begin(&k, c, log, sizeof(log));
+		cap_begin(&k, c->root, log, sizeof(log));
 		reopen(c);
 		cap_end(&k);
 		assert_null(strstr(log, "is damaged"));
@@ -2063,7 +2028,7 @@ static void test_index_check_deferred(void **state)
 	snprintf(path, sizeof(path), "%s/index/data.mdb", c->dir);
 	snprintf(mark, sizeof(mark), "%s/index/checking", c->dir);
 	store_test_set_check(0, 1);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	open_ok(c);
 	cap_end(&k);
 	store_get_stats(c->s, &st);
@@ -2093,7 +2058,7 @@ static void test_index_check_deferred(void **state)
 	store_get_stats(c->s, &st);
 	assert_int_equal(st.index_checking, 1);
 	store_test_set_check(0, 0);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	wait_checked(c->s);
 	cap_end(&k);
 	store_get_stats(c->s, &st);
@@ -2102,7 +2067,7 @@ static void test_index_check_deferred(void **state)
 	assert_non_null(strstr(log, "the background check found damage"));
 	store_close(c->s);
 	c->s = NULL;
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	open_ok(c);
 	cap_end(&k);
 	assert_non_null(strstr(log, "is damaged"));
@@ -2123,7 +2088,7 @@ static void test_index_check_deferred(void **state)
 	fd = open(mark, O_WRONLY | O_CREAT, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	open_ok(c);
 	cap_end(&k);
 	assert_non_null(strstr(log, "did not finish checking"));
@@ -2147,14 +2112,14 @@ static void test_runtime_damage(void **state)
 	open_ok(c);
 	assert_int_equal(store_inline_put(c->s, "X", 1, &a, "abc", 3), 0);
 	assert_int_equal(store_commit(c->s), 0);
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	store_set_broken(c->s, MDB_CORRUPTED, "object lookup");
 	cap_end(&k);
 	assert_non_null(strstr(log, "caching disabled"));
 	store_get_stats(c->s, &st);
 	assert_int_equal(st.index_broken, 1);
 	assert_true(exists(c->dir, "index/damaged"));
-	cap_begin(&k, c, log, sizeof(log));
+	cap_begin(&k, c->root, log, sizeof(log));
 	reopen(c);
 	cap_end(&k);
 	assert_non_null(strstr(log, "LMDB reported damage while it was in use"));
@@ -2422,7 +2387,7 @@ static void test_data_file_safety(void **state)
 		assert_int_equal(fread(buf, 1, sizeof(buf), f), 7);
 		fclose(f);
 		assert_memory_equal(buf, "PLANTED", 7);
-		cap_begin(&k, c, log, sizeof(log));
+		cap_begin(&k, c->root, log, sizeof(log));
 		assert_int_equal(store_data_lost(s, "P", 1, o.data_id, -EEXIST), 1);
 		cap_end(&k);
 		assert_non_null(strstr(log, "already existed when a new object needed it"));
@@ -2444,7 +2409,7 @@ static void test_data_file_safety(void **state)
 		assert_int_equal(fread(buf, 1, sizeof(buf), f), 6);
 		fclose(f);
 		assert_memory_equal(buf, "VICTIM", 6);
-		cap_begin(&k, c, log, sizeof(log));
+		cap_begin(&k, c->root, log, sizeof(log));
 		assert_int_equal(store_data_lost(s, "L", 1, o.data_id, -ELOOP), 1);
 		cap_end(&k);
 		assert_non_null(strstr(log, "is not a file of ours (a symbolic link"));
