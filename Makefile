@@ -363,7 +363,7 @@ clean:
 #   make bench QUICK=1    a few minutes: quick data set, n=3
 PKGS_BENCH  := nfs-ganesha-proxy-v4 gnuplot-nox
 BENCH_ARGS  ?= --budget 600
-BENCH_TOOLS := nfsbench nfsput benchgen benchstat relay relayprobe costcurve
+BENCH_TOOLS := nfsbench nfs4bench nfsput benchgen benchstat relay relayprobe costcurve
 BENCH_BINS  := $(BENCH_TOOLS:%=$(BUILD)/bench/%)
 BENCH_OBJS  := $(BUILD)/obj/bench/dataset.o $(BUILD)/obj/bench/stats.o
 BENCH_ALLOBJS := $(BENCH_TOOLS:%=$(BUILD)/obj/bench/%.o) $(BENCH_OBJS)
@@ -374,6 +374,9 @@ deps-bench: deps-run
 bench-tools: $(BENCH_BINS)
 tools: bench-tools
 $(BUILD)/bench/nfsbench: $(BUILD)/obj/bench/nfsbench.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LINK) -o $@ $^ -lnfs
+$(BUILD)/bench/nfs4bench: $(BUILD)/obj/bench/nfs4bench.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LINK) -o $@ $^ -lnfs
 $(BUILD)/bench/nfsput: $(BUILD)/obj/bench/nfsput.o

@@ -32,6 +32,15 @@
 #                         ONTAP); the bench client then reads what each
 #                         server's FSINFO offers, as a kernel client would:
 #                         N direct, a chunk through cachefsd
+#   --upstream-version 3|4|3,4   how cachefsd talks to the filer (default 3).
+#                         4 adds a direct-v4 row (bench/nfs4bench: libnfs's
+#                         own NFSv4.0 client reading the filer's pseudo path)
+#                         and, per mode, v4-MODE-cold / -warm-disk /
+#                         -warm-page rows: cachefsd with --upstream-version 4
+#                         in front of the same export over the same link, its
+#                         clients still on NFSv3; 3,4 runs both side by side
+#                         in every round (docs/bench.md, "NFSv4 upstream").
+#                         ganesha only
 #   --upstream ganesha|knfsd   the filer (default ganesha: nfs-ganesha FSAL
 #                         VFS exporting the data set directory). knfsd: the
 #                         Linux kernel nfsd in a qemu TCG guest
@@ -92,7 +101,7 @@ scenarios=direct,peer,disk,cold,warm-disk,warm-page
 modes=strict,ttl
 tree_src='' wan_full_tree=0
 lan_rate=1gbit wan_rate=100mbit wan_delay=5
-window=4 guest=0 guest_n=3 up_rtmax='' upstream=ganesha scenarios_set=0
+window=4 guest=0 guest_n=3 up_rtmax='' upstream=ganesha scenarios_set=0 up_versions=3
 out='' build=$root/build build_b='' label_a=A label_b=B
 mount_args=()
 while [ $# -gt 0 ]; do
@@ -115,6 +124,7 @@ while [ $# -gt 0 ]; do
 	--window) window=${2:?}; shift 2 ;;
 	--upstream-rtmax) up_rtmax=${2:?}; shift 2 ;;
 	--upstream) upstream=${2:?}; shift 2 ;;
+	--upstream-version) up_versions=${2:?}; shift 2 ;;
 	--cachefsd-args) B_CFS_ARGS=$2; shift 2 ;;
 	--guest) guest=1; shift ;;
 	--guest-only) guest=1; profiles=''; shift ;;
@@ -130,9 +140,17 @@ while [ $# -gt 0 ]; do
 	*) echo "bench: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 done
+case $up_versions in
+3 | 4 | 3,4 | 4,3) ;;
+*) echo "bench: --upstream-version 3, 4 or 3,4" >&2; exit 2 ;;
+esac
+# has_v N: cachefsd rows over upstream version N are asked for
+has_v() { [[ ,$up_versions, == *,$1,* ]]; }
 case $upstream in
 ganesha) ;;
 knfsd)
+	has_v 3 && ! has_v 4 ||
+		{ echo "bench: --upstream knfsd runs --upstream-version 3 only (the guest's nfsd serves NFSv3 here)" >&2; exit 2; }
 	# the guest moves ~15-20 MB/s (TCG): the quick data set (70 MB) keeps a
 	# round of every scenario near a minute; see docs/bench.md
 	scale=${scale:-quick}
@@ -189,7 +207,7 @@ fi
 
 B_BIN=$build/bench
 B_CACHEFSD=$build/cachefsd
-for t in nfsbench nfsput benchgen benchstat relay relayprobe; do
+for t in nfsbench nfs4bench nfsput benchgen benchstat relay relayprobe; do
 	[ -x "$B_BIN/$t" ] || { echo "bench: $B_BIN/$t missing (make bench-tools)" >&2; exit 2; }
 done
 [ -x "$B_CACHEFSD" ] || { echo "bench: $B_CACHEFSD missing (make)" >&2; exit 2; }
@@ -324,6 +342,7 @@ fi
 	echo "cpus=$(nproc)"
 	echo "mem=$(awk '/MemTotal/{print int($2/1024)" MiB"}' /proc/meminfo)"
 	echo "upstream=$upstream"
+	echo "upstream_versions=$up_versions"
 	echo "ganesha=$(dpkg-query -W -f='${Version}' nfs-ganesha 2>/dev/null)"
 	echo "scale=$scale"
 	echo "seed=$seed"
@@ -409,13 +428,17 @@ esac
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-# rows: label scenario mode [build: a|b, with --build-b]
+# rows: label scenario mode version [build: a|b, with --build-b];
+# version: the upstream NFS version of the row's cachefsd (or of its
+# direct client: direct-v4)
 rows=()
 for s in ${scenarios//,/ }; do
 	case $s in
-	direct) rows+=("direct direct -") ;;
-	peer) rows+=("ganesha-proxy peer -") ;;
-	disk) rows+=("local-disk disk -") ;;
+	direct)
+		rows+=("direct direct - 3")
+		has_v 4 && rows+=("direct-v4 direct4 - 4") ;;
+	peer) rows+=("ganesha-proxy peer - 4") ;;
+	disk) rows+=("local-disk disk - 3") ;;
 	esac
 done
 # two builds: each mode's block (cold, warm-disk, warm-page: one daemon and
@@ -423,11 +446,15 @@ done
 # the round with B's blocks first, so that neither build always runs
 # second (odd rounds rows, even rounds rows_ba)
 rows_ba=("${rows[@]}")
+for blkv in 3 4; do
 for m in ${modes//,/ }; do
+	has_v "$blkv" || continue
+	vp=''
+	[ "$blkv" = 4 ] && vp=v4-
 	blk=()
 	for s in ${scenarios//,/ }; do
 		case $s in
-		cold | warm-disk | warm-page) blk+=("$m-$s $s $m") ;;
+		cold | warm-disk | warm-page) blk+=("$vp$m-$s $s $m $blkv") ;;
 		esac
 	done
 	[ ${#blk[@]} -gt 0 ] || continue
@@ -437,6 +464,7 @@ for m in ${modes//,/ }; do
 		rows+=("${blk[@]/%/ a}" "${blk[@]/%/ b}")
 		rows_ba+=("${blk[@]/%/ b}" "${blk[@]/%/ a}")
 	fi
+done
 done
 
 # --- the local disk, side by side with warm-disk ------------------------------------------
@@ -465,13 +493,15 @@ disk_run()
 }
 
 # --- one measured (or warm-up) run -----------------------------------------------------
-# run_one PROFILE WORKLOAD ROWLABEL SCENARIO MODE RUN(0 = warm-up) VERIFY [BUILD]
-# BUILD (--build-b only): a or b, whose cachefsd serves a cachefsd row;
-# B's daemon is named <mode>_b (its own port, cache, stats and log)
+# run_one PROFILE WORKLOAD ROWLABEL SCENARIO MODE RUN(0 = warm-up) VERIFY VERSION [BUILD]
+# VERSION: 3, or 4 for a direct-v4 row and a cachefsd over NFSv4 (daemon
+# <mode>4). BUILD (--build-b only): a or b, whose cachefsd serves a cachefsd
+# row; B's daemon is named <mode>_b (its own port, cache, stats and log)
 run_one()
 {
-	local profile=$1 wl=$2 label=$3 scen=$4 mode=$5 run=$6 verify=$7 bld=${8:-}
-	local path host port mport xport proxy_pid='' cfs='' extra=()
+	local profile=$1 wl=$2 label=$3 scen=$4 mode=$5 run=$6 verify=$7 ver=${8:-3} bld=${9:-}
+	local path host port mport xport proxy_pid='' cfs='' extra=() tool=nfsbench
+	local upx=$UP_EXPORT
 	# shown: the row in log lines; bcol: raw.csv's build column
 	local shown=$label bcol='' bs='' bin=$cfs_bin_a
 	if [ $ab = 1 ] && [ -n "$bld" ]; then
@@ -489,16 +519,24 @@ run_one()
 		return 0 ;;
 	direct)
 		host=$T_HOST port=$T_NFSPORT mport=$T_MNTPORT xport=$UP_EXPORT ;;
+	direct4)
+		# libnfs's NFSv4.0 client, the pseudo path, no MOUNT
+		host=$T_HOST port=$T_NFSPORT mport=$T_NFSPORT xport=$UP_PSEUDO tool=nfs4bench ;;
 	peer)
 		[ -n "${PEER_PID:-}" ] || return 0
 		host=127.0.0.1 port=$PEER_NFSPORT mport=$PEER_MNTPORT xport=$UP_PSEUDO
 		proxy_pid=$PEER_PID ;;
 	*)
 		cfs=$mode$bs
+		if [ "$ver" = 4 ]; then
+			# over NFSv4: the pseudo path, clients mount that path
+			cfs=$mode${bs}4 upx=$UP_PSEUDO
+			extra=(--upstream-version 4)
+		fi
 		local tv=ttl_ok$bs
 		if [ "$mode" = ttl ]; then
 			[ "${!tv}" = 1 ] || return 0
-			extra=("${ttl_flag[@]}")
+			extra+=("${ttl_flag[@]}")
 		fi
 		# one cache per profile: a warm-disk row without a cold one before
 		# it must not meet the cache another profile's upstream made (the
@@ -518,7 +556,7 @@ run_one()
 		esac
 		if [ -z "${!pv:-}" ]; then
 			# (B_CACHEFSD for this call only: the daemon of this row's build)
-			if ! B_CACHEFSD=$bin b_start_cachefsd "$cfs" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$UP_EXPORT" \
+			if ! B_CACHEFSD=$bin b_start_cachefsd "$cfs" "$cache" "$T_HOST" "$T_NFSPORT" "$T_MNTPORT" "$upx" \
 				"${extra[@]}"; then
 				[ "$mode" = ttl ] && { printf -v "$tv" 0; b_log "ttl mode not available (cachefsd${bcol:+ $bcol} did not start with ${ttl_flag[*]})"; return 0; }
 				b_die "cachefsd ($mode${bcol:+, $bcol}) did not start"
@@ -526,7 +564,7 @@ run_one()
 		fi
 		pv="CFS_PID_$cfs"
 		proxy_pid=${!pv}
-		host=127.0.0.1 pv="CFS_PORT_$cfs" port=${!pv} mport=${!pv} xport=$UP_EXPORT ;;
+		host=127.0.0.1 pv="CFS_PORT_$cfs" port=${!pv} mport=${!pv} xport=$upx ;;
 	esac
 
 	local cpu0='' cpu1='' rss='' l0 l1 st0='' st1='' res vfile=''
@@ -543,7 +581,7 @@ run_one()
 		vfile=$B_TMP/verify.txt
 		vargs=(--verify "$vfile")
 	fi
-	res=$("$B_BIN/nfsbench" "${wl%%-*}" --host "$host" --port "$port" --mountport "$mport" \
+	res=$("$B_BIN/$tool" "${wl%%-*}" --host "$host" --port "$port" --mountport "$mport" \
 		--export "$xport" --path "$path" --window "$window" --timeout 600 "${rsize_args[@]}" \
 		"${vargs[@]}") ||
 		b_die "nfsbench $wl via $shown ($profile) failed"
@@ -715,11 +753,11 @@ for profile in ${profiles//,/ }; do
 			round_rows=("${rows[@]}")
 			[ $ab = 1 ] && [ $((round % 2)) = 0 ] && round_rows=("${rows_ba[@]}")
 			for row in "${round_rows[@]}"; do
-				read -r label scen mode bld <<<"$row"
+				read -r label scen mode ver bld <<<"$row"
 				v=0
 				# the first round checks every byte once (not timed when there are warm-ups)
 				[ "$round" = 1 ] && { [ "$wu" -gt 0 ] || [ "${BENCH_VERIFY:-0}" = 1 ]; } && v=1
-				run_one "$profile" "$wl" "$label" "$scen" "$mode" "$r" "$v" "$bld"
+				run_one "$profile" "$wl" "$label" "$scen" "$mode" "$r" "$v" "$ver" "$bld"
 			done
 			[ "$r" -gt 0 ] && measured=$r
 		done
@@ -727,7 +765,8 @@ for profile in ${profiles//,/ }; do
 	ping_floor "$profile"
 	for m in ${modes//,/ }; do
 		b_stop_cachefsd "$m"
-		[ $ab = 1 ] && b_stop_cachefsd "${m}_b"
+		b_stop_cachefsd "${m}4"
+		[ $ab = 1 ] && b_stop_cachefsd "${m}_b" && b_stop_cachefsd "${m}_b4"
 	done
 	[ -n "${PEER_PID:-}" ] && b_stop_peer
 	[ "$profile" = wan ] && b_stop_relay

@@ -308,6 +308,56 @@ END {
 		}
 	}
 	print ""
+	# the NFSv4 upstream (--upstream-version 4 or 3,4): cachefsd over v4
+	# against direct NFSv4 access (direct-v4: the libnfs NFSv4 client) and,
+	# where the run has them, the same mode over v3 and the Ganesha peer
+	# (itself an NFSv4 client of the filer)
+	v4 = 0
+	for (x = 1; x <= nr; x++) if (R[x] ~ /^v4-/) v4 = 1
+	if (v4) {
+		print "## NFSv4 upstream"
+		print ""
+		print "cachefsd with `--upstream-version 4` (its clients on NFSv3), same export, link and data set as the other rows, same rounds. Speeds are direct-v4 time / this time (direct-v4: the libnfs NFSv4.0 client reading the filer directly); cold overhead is cold time / direct-v4 time − 1."
+		print ""
+		print "| profile | workload | mode | direct-v4 vs direct (v3) | v4 cold overhead | v4 warm-disk | v4 warm-page | v3 warm-disk (vs direct v3) | Ganesha proxy (vs direct-v4) |"
+		print "|---|---|---|---:|---:|---:|---:|---:|---:|"
+		for (i = 1; i <= np; i++) {
+			p = P[i]
+			for (j = 1; j <= nw[p]; j++) {
+				w = W[p, j]
+				if (!has(p, w, "direct-v4")) continue
+				for (x = 1; x <= 2; x++) {
+					md = (x == 1 ? "strict" : "ttl")
+					if (!has(p, w, "v4-" md "-cold") && !has(p, w, "v4-" md "-warm-disk")) continue
+					printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p, w, md,
+						(has(p, w, "direct") ? sprintf("%.2f×", ratio(p, w, "direct-v4", "direct")) : "n/a"),
+						(has(p, w, "v4-" md "-cold") ? pct(M[key(p, w, "v4-" md "-cold")] / M[key(p, w, "direct-v4")] - 1) : "n/a"),
+						(has(p, w, "v4-" md "-warm-disk") ? sprintf("%.2f×", ratio(p, w, "v4-" md "-warm-disk", "direct-v4")) : "n/a"),
+						(has(p, w, "v4-" md "-warm-page") ? sprintf("%.2f×", ratio(p, w, "v4-" md "-warm-page", "direct-v4")) : "n/a"),
+						(has(p, w, md "-warm-disk") && has(p, w, "direct") ? sprintf("%.2f×", ratio(p, w, md "-warm-disk", "direct")) : "n/a"),
+						(has(p, w, "ganesha-proxy") ? sprintf("%.2f×", ratio(p, w, "ganesha-proxy", "direct-v4")) : "n/a")
+				}
+			}
+		}
+		print ""
+		print "| criterion (issue 19) | measured | holds |"
+		print "|---|---|---|"
+		for (i = 1; i <= np; i++) {
+			p = P[i]
+			if (p == "loopback") continue
+			for (j = 1; j <= nw[p]; j++) {
+				w = W[p, j]
+				if (!has(p, w, "direct-v4")) continue
+				for (x = 1; x <= 2; x++) {
+					md = (x == 1 ? "strict" : "ttl")
+					if (!has(p, w, "v4-" md "-cold")) continue
+					cc = M[key(p, w, "v4-" md "-cold")] / M[key(p, w, "direct-v4")] - 1
+					printf "| I19: v4 cold overhead ≤ 10 %% against direct NFSv4 (%s, %s, %s) | %s | %s |\n", w, p, md, pct(cc), (cc <= 0.10 ? "yes" : "**no**")
+				}
+			}
+		}
+		print ""
+	}
 	if (upstream == "knfsd") {
 		# the guest sets the absolute speed (TCG): the ratios are the result
 		print "## Ratios (kernel nfsd guest)"

@@ -7,7 +7,10 @@
 # read equal the data set's (and the first round verified every file's
 # xxh64 against the generator's manifest), proxied runs have CPU and RSS
 # figures, warm runs hit the cache, the local disk is read side by side for
-# the big files, the tables, verdicts and charts exist.
+# the big files, the tables, verdicts and charts exist. With
+# --upstream-version 3,4 it also runs direct NFSv4 access (bench/nfs4bench)
+# and cachefsd over an NFSv4 upstream, verified the same way, and the report
+# has the "NFSv4 upstream" section.
 # Not a timed test: no speed is asserted.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -18,7 +21,7 @@ res=$H_TMP/results
 mkdir -p "$H_TMP/bench-tmp"
 TMPDIR=$H_TMP/bench-tmp BENCH_KEEP=1 BENCH_VERIFY=1 \
 	"$H_ROOT/bench/bench.sh" --build "$H_BUILD" --scale tiny --n 1 --warmup 0 \
-	--profiles loopback --out "$res" >"$H_TMP/bench.out" 2>&1 ||
+	--profiles loopback --upstream-version 3,4 --out "$res" >"$H_TMP/bench.out" 2>&1 ||
 	{ tail -n 30 "$H_TMP/bench.out" >&2; h_fail "bench.sh failed"; }
 
 # a sanitizer build: the bench's cachefsd logs must be clean too
@@ -29,6 +32,13 @@ for f in raw.csv summary.csv report.md meta.txt machine.txt; do
 done
 grep -q 'verified: tar via direct (loopback): every file' "$H_TMP/bench.out" ||
 	h_fail "the bench did not verify the tar bytes"
+for r in direct-v4 v4-strict-cold; do
+	grep -q "verified: tar via $r (loopback): every file" "$H_TMP/bench.out" ||
+		h_fail "the bench did not verify the tar bytes via $r"
+done
+grep -q '^## NFSv4 upstream' "$res/report.md" || h_fail "the report has no NFSv4 upstream section"
+grep -q '^| loopback | tar | strict | [0-9.]*× | [-+][0-9]* % | [0-9.]*× |' "$res/report.md" ||
+	h_fail "the NFSv4 upstream section has no tar figures: $(sed -n '/^## NFSv4 upstream/,/^## /p' "$res/report.md")"
 # the per-call floor: NULL calls to the upstream and to each cachefsd
 grep -qE '^loopback: direct [0-9.]+ us, cachefsd strict [0-9.]+ us' "$res/floor.txt" ||
 	h_fail "no per-call floor: $(cat "$res/floor.txt" 2>&1)"
@@ -48,9 +58,12 @@ mbytes() { awk -v p="$1" '$3==p || index($3, p"/")==1 {s+=$1} END{print s+0}' "$
 tree_bytes=$(mbytes tree)
 [ "$tree_bytes" -gt 300000 ] || h_fail "tiny tree has only $tree_bytes bytes"
 
+# the NFSv4 upstream's rows (--upstream-version 3,4): direct NFSv4 access
+# and cachefsd over v4, the same bytes
 rows="direct ganesha-proxy strict-cold strict-warm-disk strict-warm-page"
+rows="$rows direct-v4 v4-strict-cold v4-strict-warm-disk v4-strict-warm-page"
 ttl=$(sed -n 's/^ttl_available=//p' "$res/meta.txt")
-[ "$ttl" = 1 ] && rows="$rows ttl-cold ttl-warm-disk ttl-warm-page"
+[ "$ttl" = 1 ] && rows="$rows ttl-cold ttl-warm-disk ttl-warm-page v4-ttl-cold v4-ttl-warm-disk v4-ttl-warm-page"
 # columns of raw.csv by name
 col() { head -n 1 "$res/raw.csv" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
 c_wl=$(col workload) c_row=$(col row) c_sec=$(col seconds) c_bytes=$(col bytes)
@@ -67,12 +80,12 @@ for wl in cat-big cat-bigger tar; do
 		[ "$bytes" = "$want" ] && [ "$exp" = "$want" ] ||
 			h_fail "$wl / $row: read $bytes bytes (expected $exp), the data set has $want"
 		[ "${f[c_link - 1]}" -ge 0 ] || h_fail "$wl / $row: link bytes ${f[c_link - 1]}"
-		if [ "$row" != direct ]; then
+		if [ "$row" != direct ] && [ "$row" != direct-v4 ]; then
 			awk -v c="${f[c_cpu - 1]}" 'BEGIN{exit !(c != "" && c >= 0)}' || h_fail "$wl / $row: no proxy CPU time"
 			[ "${f[c_rss - 1]:-0}" -gt 1000 ] || h_fail "$wl / $row: proxy peak RSS '${f[c_rss - 1]}' KiB"
 		fi
 		case $row in
-		direct | ganesha-proxy | *-cold) ;;
+		direct | direct-v4 | ganesha-proxy | *-cold) ;;
 		*) awk -v h="${f[c_hit - 1]}" 'BEGIN{exit !(h > 0 && h <= 1)}' ||
 			h_fail "$wl / $row: hit ratio '${f[c_hit - 1]}' (a warm run should hit the cache)" ;;
 		esac
