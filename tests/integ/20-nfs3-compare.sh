@@ -1,7 +1,7 @@
 #!/bin/bash
 # H_URL_*/H_EXPORT_* are set by the harness with printf -v:
 # shellcheck disable=SC2154
-# upstreams: ganesha knfsd
+# upstreams: ganesha knfsd ganesha4
 # Every NFSv3 procedure (RFC 1813), run directly against the upstream
 # (nfs-ganesha, or the kernel nfsd in a qemu guest: H_UPSTREAM) and through
 # cachefsd in front of it, must give the same results: statuses, attributes,
