@@ -631,9 +631,10 @@ static void chk_bytes(struct chk *c, const char *field, const void *d, size_t dl
 }
 
 /* --v4-upstream: every (direct, proxy) pair of handles seen for one object */
-static struct fh_pair {
+struct fh_pair {
 	struct fh d, p;
-} *g_fhmap;
+};
+static struct fh_pair *g_fhmap;
 static size_t g_fhmap_n, g_fhmap_cap;
 
 /* The pair d/p must agree with every pair seen before: a handle known on
@@ -1773,7 +1774,8 @@ static void t_link(void)
 	 * NFS3ERR_ISDIR (RFC 1813 lists neither for LINK; a v3 client gets
 	 * EISDIR): the server's two answers differ, not the proxy's */
 	if (g_v4 && r[0].stat == NFS3ERR_BADTYPE && r[1].stat == NFS3ERR_ISDIR)
-		snprintf(c.note, sizeof(c.note), "direct BADTYPE, proxy ISDIR (the server's v4 answer)");
+		snprintf(c.note, sizeof(c.note),
+		         "direct BADTYPE, proxy ISDIR (the server's v4 answer)");
 	else
 		chk_status(&c, r, EXPECT_ANY);
 	report("LINK", "of a directory (same status)", &c);
@@ -1963,7 +1965,8 @@ static uint32_t page_bytes(const struct res *r, bool plus)
 
 		n += 4 + 8 + 4 + (((uint32_t)strlen(e->name) + 3) & ~3u) + 8;
 		if (plus)
-			n += 4 + (e->has_attr ? 84 : 0) + 4 + (e->has_fh ? 4 + ((e->fh.len + 3) & ~3u) : 0);
+			n += 4 + (e->has_attr ? 84 : 0) + 4 +
+			     (e->has_fh ? 4 + ((e->fh.len + 3) & ~3u) : 0);
 	}
 	return n;
 }
@@ -2062,10 +2065,11 @@ static void first_pages(const char *proc, bool plus, uint32_t lo, uint32_t hi)
 		if (!c.bad && short_pages == 0)
 			chk_add(&c, "no count gave a page short of the whole directory");
 		snprintf(c.note, sizeof(c.note),
-		         "%u counts: %u NFS3_OK (%u without eof), %u TOOSMALL, %u server faults",
-		         n, ok, short_pages, errs, faults);
+		         "%u counts: %u NFS3_OK (%u without eof), %u TOOSMALL, %u server faults", n,
+		         ok, short_pages, errs, faults);
 		snprintf(what, sizeof(what),
-		         "first page of the fixture dir at every count %u..%u (proxy on its own)", lo, hi);
+		         "first page of the fixture dir at every count %u..%u (proxy on its own)",
+		         lo, hi);
 		report(proc, what, &c);
 		return;
 	}

@@ -444,8 +444,8 @@ static void test_build(void **state)
 	}
 	{
 		READDIRPLUS3args a;
-		static const nfs_opnum4 first[] = {OP_PUTFH, OP_GETATTR, OP_READDIR, OP_LOOKUPP,
-		                                   OP_GETFH,  OP_GETATTR};
+		static const nfs_opnum4 first[] = {OP_PUTFH,   OP_GETATTR, OP_READDIR,
+		                                   OP_LOOKUPP, OP_GETFH,   OP_GETATTR};
 		static const nfs_opnum4 next[] = {OP_PUTFH, OP_GETATTR, OP_READDIR};
 		static const char zero[8];
 		memset(&a, 0, sizeof(a));
