@@ -8,7 +8,8 @@
 # A test whose header has a line "# upstreams: ganesha knfsd" runs once per
 # upstream named there, with H_UPSTREAM set (tests/lib/harness.sh
 # h_start_upstream); its runs are named integ/NAME (ganesha) and
-# integ/NAME@knfsd. The filter matches "tests/integ/NAME.sh@UPSTREAM", so
+# integ/NAME@knfsd (NAME@ganesha4: ganesha reached over NFSv4.0 only). The
+# filter matches "tests/integ/NAME.sh@UPSTREAM", so
 # "@knfsd" selects every knfsd run and "20-nfs3" both runs of that test;
 # a filter of several words selects what any of them matches.
 #

@@ -1242,9 +1242,13 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 		break;
 	case NFS3_LOOKUP:
 		rc |= n4_op_getattr(b, N4_ATTRS, 2);
-		if (strcmp(rq->name, "..") == 0)
-			rc |= n4_op_lookupp(b);
-		else if (strcmp(rq->name, ".") != 0)
+		/* ".." of the export's root is the root, as v3 servers answer:
+		 * LOOKUPP there would leave the export for the server's
+		 * pseudo-filesystem */
+		if (strcmp(rq->name, "..") == 0) {
+			if (!rq->is_root)
+				rc |= n4_op_lookupp(b);
+		} else if (strcmp(rq->name, ".") != 0)
 			rc |= n4_op_lookup(b, rq->name, (uint32_t)strlen(rq->name));
 		rc |= n4_op_getfh(b);
 		rc |= n4_op_getattr(b, N4_ATTRS, 2);
@@ -1268,11 +1272,17 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 		rc |= n4_op_readdir(
 		    b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf, rq->dircount,
 		    rq->count, rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
-		/* ".." comes next: its fileid (after READDIR, whose answer
-		 * stands if LOOKUPP fails) */
+		/* ".." comes next: its fileid, and for READDIRPLUS its handle
+		 * and attributes as v3 servers give them (after READDIR, whose
+		 * answer stands if LOOKUPP fails) */
 		if (rq->cookie < COOKIE_DOTDOT && !rq->is_root) {
 			rc |= n4_op_lookupp(b);
-			rc |= n4_op_getattr(b, N4_ATTRS_FILEID, 2);
+			if (rq->proc == NFS3_READDIRPLUS) {
+				rc |= n4_op_getfh(b);
+				rc |= n4_op_getattr(b, N4_ATTRS, 2);
+			} else {
+				rc |= n4_op_getattr(b, N4_ATTRS_FILEID, 2);
+			}
 		}
 		break;
 	}
@@ -1420,7 +1430,9 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 {
 	int plus = rq->proc == NFS3_READDIRPLUS;
 	struct n4_attrs dir, pa;
-	int hdir = attrs_at(res, 1, domain, &dir, out);
+	int hdir = attrs_at(res, 1, domain, &dir, out), hpa;
+	const nfs_resop4 *pfh = plus ? n4_resop(res, 4, OP_GETFH) : NULL;
+	const nfs_fh4 *dotdot_fh = NULL;
 	const nfs_resop4 *r = n4_resop(res, 2, OP_READDIR);
 	int st = r ? rop_status(r) : (int)res->status;
 	post_op_attr *dattr = plus ? &out->u.readdirplus.READDIRPLUS3res_u.resok.dir_attributes
@@ -1453,8 +1465,15 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 	/* ".." is the parent's fileid; at the root (or when LOOKUPP failed)
 	 * the directory's own, as v3 servers give for an export's root */
 	dotdot_id = hdir > 0 ? dir.f.fileid : 0;
-	if (attrs_at(res, 4, domain, &pa, out) > 0 && n4_has(&pa, FATTR4_FILEID))
+	if (rop_status(pfh) == NFS4_OK)
+		dotdot_fh = &pfh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+	hpa = attrs_at(res, plus ? 5 : 4, domain, &pa, out);
+	if (hpa < 0)
+		return -EPROTO;
+	if (hpa > 0 && n4_has(&pa, FATTR4_FILEID))
 		dotdot_id = pa.f.fileid;
+	else
+		dotdot_fh = NULL; /* the handle goes with its attributes */
 
 	for (const void *p = ok->reply.entries; p; p = e.nextentry) {
 		memcpy(&e, p, sizeof(e)); /* libnfs: 4-byte aligned entries */
@@ -1477,8 +1496,13 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 	 (plus ? 4 + ((hasattr) ? 84 : 0) + 4 + ((fhlen) ? 4 + xdr_len(fhlen) : 0) : 0))
 	for (int dot = rq->cookie == 0 ? 0 : rq->cookie == COOKIE_DOT ? 1 : 2; dot < 2; dot++) {
 		const char *nm = dot == 0 ? "." : "..";
-		int attrs = plus && dot == 0 && hdir > 0;
-		uint32_t sz = ENT_SIZE((uint32_t)strlen(nm), attrs ? rq->fh.len : 0, attrs);
+		/* ".." at the export's root (no LOOKUPP sent) is the root */
+		int parent = dot == 1 && dotdot_fh != NULL;
+		int attrs = plus && (parent || ((dot == 0 || rq->is_root) && hdir > 0));
+		const struct n4_attrs *aa = parent ? &pa : &dir;
+		uint32_t fhlen = parent ? dotdot_fh->nfs_fh4_len : rq->fh.len;
+		const char *fhval = parent ? dotdot_fh->nfs_fh4_val : (const char *)rq->fh.data;
+		uint32_t sz = ENT_SIZE((uint32_t)strlen(nm), attrs ? fhlen : 0, attrs);
 		if (used + sz > cap) {
 			truncated = 1;
 			break;
@@ -1491,11 +1515,10 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 			x->name = namebuf;
 			x->cookie = dot == 0 ? COOKIE_DOT : COOKIE_DOTDOT;
 			if (attrs) {
-				post_op(&x->name_attributes, &dir, hdir);
+				post_op(&x->name_attributes, aa, 1);
 				x->name_handle.handle_follows = 1;
-				x->name_handle.post_op_fh3_u.handle.data.data_len = rq->fh.len;
-				x->name_handle.post_op_fh3_u.handle.data.data_val =
-				    (char *)rq->fh.data;
+				x->name_handle.post_op_fh3_u.handle.data.data_len = fhlen;
+				x->name_handle.post_op_fh3_u.handle.data.data_val = (char *)fhval;
 			}
 		} else {
 			entry3 *x = (entry3 *)out->ents + n;
@@ -1972,7 +1995,8 @@ int n4_reply_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const char 
 		coh_obj(&out->coh, &a, h);
 		break;
 	case NFS3_LOOKUP: {
-		int dot = strcmp(rq->name, ".") == 0;
+		/* "." and the root's "..": no LOOKUP(P) in the COMPOUND */
+		int dot = strcmp(rq->name, ".") == 0 || (rq->is_root && !strcmp(rq->name, ".."));
 		u_int ifh = dot ? 2 : 3, iat = ifh + 1;
 		LOOKUP3res *v = &out->u.lookup;
 

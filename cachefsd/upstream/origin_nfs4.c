@@ -178,6 +178,19 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 
 /* --- the ops ------------------------------------------------------------ */
 
+static int mknod_type_ok(const void *args)
+{
+	switch (((const MKNOD3args *)args)->what.type) {
+	case NF3CHR:
+	case NF3BLK:
+	case NF3SOCK:
+	case NF3FIFO:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,
                        upstream_cb cb, upstream_alive_fn alive, void *priv)
 {
@@ -200,6 +213,13 @@ static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cre
 	o->ctr.calls_by_proc[proc]++;
 	if (proc == NFS3_NULL)
 		return answer_later(o, k, 0) == 0 ? 0 : (free(k), -ENOMEM);
+	if (proc == NFS3_MKNOD && !mknod_type_ok(args)) {
+		/* v3's MKNOD makes devices, sockets and FIFOs only; any other
+		 * type is NFS3ERR_BADTYPE, as NFSv3 servers answer (v4's CREATE
+		 * has no call for it to become) */
+		k->res.mknod.status = NFS3ERR_BADTYPE;
+		return answer_later(o, k, 0) == 0 ? 0 : (free(k), -ENOMEM);
+	}
 	rc = n4_call(o->c, proc, args, cred, n4_done, k);
 	if (rc == -EOPNOTSUPP) {
 		static struct log_limit lim;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha ganesha4
 # 45-upstream-restart: hard-mount behaviour. When nfs-ganesha goes away for
 # 2 s and comes back, clients of the proxy see a delay, never an error:
 #  (a) nfs-cat of a 48 MiB file across the restart returns the right md5;
@@ -64,7 +65,7 @@ outage()
 	(($(nregained) > reg0)) || h_fail "$what: cachefsd did not log 'connection regained'"
 }
 
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
 h_mkdata "$E/big48" 49152 5
 want_md5=$(h_md5 "$E/big48")

@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha ganesha4
 # The data cache, against a real nfs-ganesha upstream:
 #  1. a multi-MiB file read through the proxy is read again with the
 #     upstream stopped: identical bytes, so they came from the cache;
@@ -15,7 +16,7 @@
 h_init
 NR=$H_BUILD/tests/nfsread
 [ -x "$NR" ] || h_fail "$NR not built (make tools)"
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
 MiB=1048576
 h_mkdata "$E/big" 12288 1 # 12 MiB

@@ -1,4 +1,5 @@
 #!/bin/bash
+# upstreams: ganesha ganesha4
 # 62-crash-fill: cachefsd killed with SIGKILL at random points while it
 # fills the cache, restarted each time on the same cache directory.
 #
@@ -70,7 +71,7 @@ rng() # rng N: a number in 0..N-1 in $R
 	R=$(((RNG >> 8) % $1))
 }
 
-h_start_ganesha up
+h_start_upstream up
 E=$H_EXPORT_up
 h_mkdata "$H_TMP/src" 2048 "$SEED"
 need_chunks=0

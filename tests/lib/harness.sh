@@ -26,6 +26,10 @@
 #   h_start_upstream NAME       the kind $H_UPSTREAM names (default ganesha);
 #                               tests/run-all.sh sets it per run for a test
 #                               whose header says "# upstreams: ganesha knfsd"
+#                               (ganesha4: ganesha whose export cachefsd
+#                               reaches over NFSv4.0 only: H_UPVERS_<NAME>=4,
+#                               H_URL4_<NAME>; H_URL_<NAME> is its NFSv3
+#                               export of the same directory)
 # Test data on any upstream ("on the server": ganesha's export directory on
 # the host, knfsd's through a direct NFSv3 client as root, tests/tools/nfsop;
 # REL is relative to the export root, "." is the root):
@@ -296,6 +300,9 @@ EOF
 # and H_MOUNTPATH_<NAME> name it) and NFSv4.0 only (Minor_Versions = 0) at
 # /NAME4 (H_PSEUDO4_<NAME>), with a lease of H_GANESHA_LEASE seconds
 # [60] and the v4 recovery records under $H_TMP. Unset, nothing changes.
+# H_GANESHA_V3PSEUDO=PATH (with the split): the NFSv3 export's pseudo path
+# instead of /NAME (ganesha4 gives the directory's own path: MOUNT then
+# takes what it takes of a plain ganesha upstream).
 h_start_ganesha()
 {
 	local name=$1 dir=${2:-$H_TMP/$1-export}
@@ -313,9 +320,9 @@ h_start_ganesha()
 		mkdir -p "$H_TMP/$name-recov"
 		core_extra="Mount_Path_Pseudo = true;"
 		v4opts="Graceless = true; Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
-		exports="$(h_ganesha_export "$dir" "$name" 3 1)
+		mpath=${H_GANESHA_V3PSEUDO:-/$name}
+		exports="$(h_ganesha_export "$dir" "$name" 3 1 "$mpath")
 $(h_ganesha_export "$dir" "$name" 4 2 "/${name}4")"
-		mpath=/$name
 		printf -v "H_PSEUDO4_$name" '%s' "/${name}4"
 	fi
 	cat >"$conf" <<EOF
@@ -437,13 +444,25 @@ h_stop_knfsd()
 }
 
 # h_start_upstream NAME: the upstream kind $H_UPSTREAM names (ganesha, the
-# default, or knfsd)
+# default, knfsd, or ganesha4)
+# ganesha4: nfs-ganesha whose export the proxy reaches over NFSv4.0 only:
+# the directory exported NFSv3-only (at its own path, as plain ganesha's:
+# H_URL_<NAME>, the direct-to-filer side of comparisons) and NFSv4.0-only
+# at /NAME4 (H_GANESHA_V4SPLIT); H_KIND_<NAME>=ganesha (the test data
+# helpers work on the directory), H_UPVERS_<NAME>=4 and H_URL4_<NAME>, which
+# h_start_cachefsd gives cachefsd.
 h_start_upstream()
 {
 	case ${H_UPSTREAM:-ganesha} in
 	ganesha) h_start_ganesha "$1" ;;
 	knfsd) h_start_knfsd "$1" ;;
-	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha or knfsd" ;;
+	ganesha4)
+		H_GANESHA_V4SPLIT=1 H_GANESHA_V3PSEUDO=$H_TMP/$1-export h_start_ganesha "$1"
+		local p4="H_PSEUDO4_$1" port="H_NFSPORT_$1"
+		printf -v "H_UPVERS_$1" '%s' 4
+		printf -v "H_URL4_$1" '%s' "nfs://127.0.0.1${!p4}?nfsport=${!port}"
+		;;
+	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha, knfsd or ganesha4" ;;
 	esac
 }
 
@@ -501,6 +520,9 @@ h_up_mkdata()
 # upstream's export through the proxy), H_LOG_<NAME>. H_CACHEFSD_ARGS (words)
 # are added to every cachefsd's flags, before the test's own (to try a test
 # with other settings, e.g. H_CACHEFSD_ARGS="--chunk-size 128K").
+# An upstream with H_UPVERS_<UPSTREAM_NAME>=4 is reached over NFSv4.0 at
+# H_URL4_<UPSTREAM_NAME>; clients mount the proxy at H_EXPORT_<UPSTREAM_NAME>
+# all the same (--export-path), as they mount the filer over v3.
 h_start_cachefsd()
 {
 	local name=$1 up=$2
@@ -508,6 +530,12 @@ h_start_cachefsd()
 	local v port cache log
 	v="H_URL_$up"; local upurl=${!v}
 	v="H_EXPORT_$up"; local export=${!v}
+	local upargs=(--upstream "$upurl")
+	v="H_UPVERS_$up"
+	if [ "${!v:-}" = 4 ]; then
+		v="H_URL4_$up"
+		upargs=(--upstream-version 4 --upstream "${!v}" --export-path "$export")
+	fi
 	v="H_PORT_$name"; port=${!v}
 	[ -n "$port" ] || port=$(h_free_port)
 	v="H_CACHE_$name"; cache=${!v}
@@ -516,7 +544,7 @@ h_start_cachefsd()
 	local from=1
 	[ -f "$log" ] && from=$(($(stat -c %s "$log") + 1))
 	# shellcheck disable=SC2086 # H_CACHEFSD_ARGS is a list of words
-	"$H_BUILD/cachefsd" --foreground --upstream "$upurl" --listen "127.0.0.1:$port" \
+	"$H_BUILD/cachefsd" --foreground "${upargs[@]}" --listen "127.0.0.1:$port" \
 		--cache-dir "$cache" --stats-file "$H_TMP/$name.stats" ${H_CACHEFSD_ARGS:-} "$@" >>"$log" 2>&1 &
 	local pid=$!
 	h_track "cachefsd-$name" "$pid"

@@ -403,6 +403,13 @@ static void test_build(void **state)
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_LOOKUP, &a), 0);
 		assert_int_equal(n4_build(&b, &rq), 0);
 		ops_are(&b, wd, 4);
+		/* the export root's "..": the root, not the pseudo-fs above it */
+		a.what.name = (char *)"..";
+		assert_int_equal(n4_req_from_v3(&rq, NFS3_LOOKUP, &a), 0);
+		rq.is_root = 1;
+		assert_int_equal(n4_build(&b, &rq), 0);
+		ops_are(&b, wd, 4);
+		rq.is_root = 0;
 		memset(longname, 'x', 256);
 		longname[256] = 0;
 		a.what.name = longname;
@@ -437,8 +444,8 @@ static void test_build(void **state)
 	}
 	{
 		READDIRPLUS3args a;
-		static const nfs_opnum4 first[] = {OP_PUTFH, OP_GETATTR, OP_READDIR, OP_LOOKUPP,
-		                                   OP_GETATTR};
+		static const nfs_opnum4 first[] = {OP_PUTFH,   OP_GETATTR, OP_READDIR,
+		                                   OP_LOOKUPP, OP_GETFH,   OP_GETATTR};
 		static const nfs_opnum4 next[] = {OP_PUTFH, OP_GETATTR, OP_READDIR};
 		static const char zero[8];
 		memset(&a, 0, sizeof(a));
@@ -448,7 +455,7 @@ static void test_build(void **state)
 		memcpy(a.cookieverf, "verifier", 8);
 		assert_int_equal(n4_req_from_v3(&rq, NFS3_READDIRPLUS, &a), 0);
 		assert_int_equal(n4_build(&b, &rq), 0);
-		ops_are(&b, first, 5); /* ".." of a directory: LOOKUPP */
+		ops_are(&b, first, 6); /* ".." of a directory: LOOKUPP, its handle */
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.cookie, 0);
 		assert_memory_equal(b.ops[2].nfs_argop4_u.opreaddir.cookieverf, zero, 8);
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.dircount, 1000);
@@ -547,6 +554,7 @@ static void test_reply_readdirplus(void **state)
 	nfs_resop4 *rd;
 	static const char *names[] = {"alpha", "beta", "gamma"};
 	entryplus3 *e;
+	nfs_fh4 *pfh;
 
 	(void)state;
 	fake_init(&f);
@@ -570,11 +578,10 @@ static void test_reply_readdirplus(void **state)
 	rd->nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.entries = &f.e[0];
 	rd->nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.eof = 1;
 	fake_op(&f, OP_LOOKUPP, NFS4_OK);
-	memset(&f.attrs[6], 0, sizeof(f.attrs[6]));
-	bit(&f.attrs[6], FATTR4_FILEID);
-	p64(&f.attrs[6], 499);
-	fattr_of(&f.attrs[6], &fake_op(&f, OP_GETATTR, NFS4_OK)
-	                           ->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes);
+	pfh = &fake_op(&f, OP_GETFH, NFS4_OK)->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+	pfh->nfs_fh4_len = 12;
+	pfh->nfs_fh4_val = (char *)"parenthandle";
+	fake_getattr(&f, 6, 499, 1, 4096);
 
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	assert_int_equal(out.u.readdirplus.status, NFS3_OK);
@@ -594,6 +601,10 @@ static void test_reply_readdirplus(void **state)
 	assert_string_equal(e->name, "..");
 	assert_int_equal(e->cookie, 2);
 	assert_int_equal(e->fileid, 499); /* the parent's, from LOOKUPP + GETATTR */
+	assert_true(e->name_attributes.attributes_follow); /* as v3 servers give them */
+	assert_int_equal(e->name_attributes.post_op_attr_u.attributes.fileid, 499);
+	assert_true(e->name_handle.handle_follows);
+	assert_memory_equal(e->name_handle.post_op_fh3_u.handle.data.data_val, "parenthandle", 12);
 	e = e->nextentry;
 	for (int i = 0; i < 3; i++, e = e->nextentry) {
 		assert_non_null(e);
@@ -620,7 +631,8 @@ static void test_reply_readdirplus(void **state)
 	/* v3's bytes: status, dir attributes, verifier, list end, eof; per
 	 * entry: follows, fileid, name, cookie, attributes, handle */
 	rq.count = 4 + 4 + 84 + 8 + 4 + 4 + (4 + 8 + 4 + 4 + 8 + 4 + 84 + 4 + 4 + 12) +
-	           (4 + 8 + 4 + 4 + 8 + 4 + 4) + (4 + 8 + 4 + 8 + 8 + 4 + 84 + 4 + 4 + 72);
+	           (4 + 8 + 4 + 4 + 8 + 4 + 84 + 4 + 4 + 12) +
+	           (4 + 8 + 4 + 8 + 8 + 4 + 84 + 4 + 4 + 72);
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	ok = &out.u.readdirplus.READDIRPLUS3res_u.resok;
 	assert_false(ok->reply.eof);
