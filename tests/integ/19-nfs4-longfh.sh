@@ -130,6 +130,12 @@ done
 # READDIRPLUS's handles are the mapped ones LOOKUP gives
 out=$("$CALL" --port "$P" --export "$TOP" --path many readdirplus) || h_fail "READDIRPLUS: $out"
 grep -q '^status NFS3_OK' <<<"$out" || h_fail "READDIRPLUS of many/: $out"
+# MKDIR's answer carries the new directory's handle, mapped as LOOKUP maps it
+out=$("$CALL" --port "$P" --export "$TOP" --path sub mkdir newdir) || h_fail "MKDIR: $out"
+grep -q '^status NFS3_OK' <<<"$out" && [ -d "$E/sub/newdir" ] || h_fail "MKDIR through cachefsd: $out"
+mk=$(awk '$1=="fh"{print $2}' <<<"$out")
+[ "${mk:0:12}" = "$MAGIC" ] && [ "$mk" = "$(cfh sub/newdir)" ] ||
+	h_fail "MKDIR's handle '$mk' is not the mapped handle LOOKUP gives '$(cfh sub/newdir)'"
 mapped=$(h_stat px upstream_mapped_handles)
 records=$(h_stat px fhmap_records)
 ((mapped >= 6 && records >= 6)) ||
