@@ -512,6 +512,8 @@ int main(int argc, char **argv)
 	if (rc)
 		goto fail;
 	rc = engine_new(d.loop, &d.cfg, d.up, &d.engine, err, sizeof(err));
+	if (rc == 0)
+		rc = origin_use_store(d.up, engine_store(d.engine), err, sizeof(err));
 	if (rc)
 		goto fail;
 	rc = locks_new(d.loop, &d.cfg, d.engine, origin_info(d.up)->addr, &d.locks, err,

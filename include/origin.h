@@ -22,6 +22,7 @@
 #include "upstream.h"
 
 struct origin;
+struct store;
 
 /* What a backend does; be is the backend's own state. */
 struct origin_ops {
@@ -39,6 +40,10 @@ struct origin_ops {
 	int (*max_inflight)(const void *be);
 	/* calls waiting or in flight complete with -ECANCELED */
 	void (*stop)(void *be);
+	/* the cache's store, once the engine opened it: a backend whose
+	 * filer's handles may exceed 64 bytes maps them in it (NULL: none
+	 * can). 0 or -errno with a message in err. */
+	int (*use_store)(void *be, struct store *s, char *err, size_t errlen);
 };
 
 /* Starts the backend cfg->upstream_version chooses (auto: 3 when MOUNT and
@@ -48,6 +53,11 @@ struct origin_ops {
 int origin_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,
                  size_t errlen);
 void origin_stop(struct origin *o);
+/* Hands the backend the cache's store (main, after engine_new; before any
+ * client is served): over NFSv4.0 the handle map's key is set from the
+ * export's root handle and the root handle clients get (upstream_info's
+ * root_fh) is known from then on. 0 or -errno with a message in err. */
+int origin_use_store(struct origin *o, struct store *s, char *err, size_t errlen);
 
 /* An origin around a started backend (origin_start() and the tests). */
 struct origin *origin_new(const struct origin_ops *ops, void *be);

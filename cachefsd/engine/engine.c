@@ -498,6 +498,7 @@ void engine_write_stats(const struct engine *e, FILE *out)
 	}
 	write_counters(c, ENGINE_SEC_META, out);
 	KV("meta_records", store_meta_count(e->store));
+	KV("fhmap_records", store_fh_count(e->store));
 	write_counters(c, ENGINE_SEC_WRITER, out);
 	write_store(&ss, STORE_SEC_CACHE, out);
 	{

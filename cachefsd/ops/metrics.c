@@ -369,9 +369,14 @@ static void render(const struct ops_env *env, FILE *f)
 		fprintf(f, "cachefsd_index_recoveries_total{reason=\"%s\"} %u\n",
 		        store_damage_name(r), ss.index_recoveries[r]);
 	cfs_counters_render(f, c, engine_counter_descs, engine_counter_ndescs);
-	if (engine_store(env->engine))
+	if (engine_store(env->engine)) {
 		gauge(f, "cachefsd_meta_records", "Records in the metadata cache.",
 		      store_meta_count(engine_store(env->engine)));
+		gauge(f, "cachefsd_fhmap_records",
+		      "Upstream handles over 64 bytes mapped to 64-byte client handles in the index "
+		      "(kept for good).",
+		      store_fh_count(engine_store(env->engine)));
+	}
 	gauge(f, "cachefsd_meta_ttl_seconds", "meta_ttl (0: strict mode).",
 	      (uint64_t)cfg->meta_ttl);
 	gauge(f, "cachefsd_memory_cache_bytes", "Verified chunks kept in memory.",

@@ -33,6 +33,11 @@ void origin_stop(struct origin *o)
 	free(o);
 }
 
+int origin_use_store(struct origin *o, struct store *s, char *err, size_t errlen)
+{
+	return o->ops->use_store ? o->ops->use_store(o->be, s, err, errlen) : 0;
+}
+
 int origin_version(const struct origin *o)
 {
 	return o->ops->version;

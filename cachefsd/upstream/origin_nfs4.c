@@ -2,21 +2,22 @@
  * client (include/nfs4up.h) behind the calls the engine makes in NFSv3
  * semantics. What it adds to the client:
  *   - the start: the URL's path is the export's pseudo-filesystem path, the
- *     port the URL's (2049 by default, no portmapper); the root handle must
- *     fit NFSv3's 64 bytes (longer ones are refused at this step);
+ *     port the URL's (2049 by default, no portmapper); the root handle is
+ *     the handle key (store_fh_set_key) once the store is known;
  *   - NULL answered at once; every other procedure goes to n4_call(), which
  *     builds all of them; one it refused (-EOPNOTSUPP) would be answered
  *     NFS3ERR_NOTSUPP and counted (upstream_unsupported);
- *   - handles longer than 64 bytes in answers: a LOOKUP answers
- *     NFS3ERR_NOTSUPP, a READDIRPLUS entry comes without its handle (the
- *     client's LOOKUP then gets NOTSUPP), counted (upstream_long_handles):
- *     the store's handle map (store_fh_*) turns them into 64-byte handles
- *     in the next step;
+ *   - handles longer than 64 bytes: given to clients as 64-byte mapped
+ *     handles, and mapped handles from clients turned back into the
+ *     filer's, where they cross here (origin_fhmap.c over the store's
+ *     map, store_fh_*): nothing above sees a handle over 64 bytes, the
+ *     filer never sees a mapped one;
  *   - counters in struct upstream_counters, as the v3 pool's. */
 #include "origin.h"
 #include "log.h"
 #include "nfs3res.h"
 #include "nfs4up.h"
+#include "origin_fhmap.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -49,6 +50,10 @@ struct o4 {
 	 * inside call_for) */
 	struct o4_call *later_head, *later_tail;
 	struct loop_timer *later_timer;
+	/* the handle map (o4_use_store); NULL until the engine opened it */
+	struct store *store;
+	uint8_t root_up[N4_FHSIZE]; /* the filer's root handle: the map's key */
+	uint32_t root_up_len;
 };
 
 /* A fill's budget (engine_up_max_inflight): one connection, but the server
@@ -108,21 +113,11 @@ static int answer_later(struct o4 *o, struct o4_call *k, int status)
 
 /* --- answers of the v4 client ------------------------------------------- */
 
-static void refuse_long_handle(struct o4 *o, uint32_t len)
-{
-	static struct log_limit lim;
-
-	o->ctr.long_handles++;
-	log_limited(&lim, CFS_LOG_WARN,
-	            "NFSv4 upstream: a handle of %u bytes (NFSv3 clients take at most 64; "
-	            "mapping longer handles is not built yet): answered NFS3ERR_NOTSUPP",
-	            len);
-}
-
 static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv)
 {
 	struct o4_call *k = priv;
 	struct o4 *o = k->o;
+	struct ofh_res fhs;
 
 	(void)coh;
 	if (status == -ENOTSUP || status == -EPROTO) {
@@ -140,32 +135,26 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 		res3 = &k->res;
 		status = 0;
 	}
-	if (status == 0 && k->proc == NFS3_LOOKUP) {
-		LOOKUP3res *r = res3;
-
-		if (r->status == NFS3_OK &&
-		    r->LOOKUP3res_u.resok.object.data.data_len > NFS3_FHSIZE) {
-			post_op_attr dir = r->LOOKUP3res_u.resok.dir_attributes;
-
-			refuse_long_handle(o, r->LOOKUP3res_u.resok.object.data.data_len);
+	memset(&fhs, 0, sizeof(fhs));
+	if (status == 0) {
+		/* the filer's handles over 64 bytes become mapped ones, new
+		 * mappings committed before this answer goes on */
+		if (ofh_res_encode(o->store, k->proc, res3, &fhs) != 0) {
 			memset(&k->res, 0, sizeof(k->res));
-			k->res.lookup.status = NFS3ERR_NOTSUPP;
+			k->res.status = NFS3ERR_JUKEBOX; /* out of memory: try again */
+			res3 = &k->res;
+		} else if (fhs.lookup_failed) {
+			post_op_attr dir = ((LOOKUP3res *)res3)->LOOKUP3res_u.resok.dir_attributes;
+
+			memset(&k->res, 0, sizeof(k->res));
+			k->res.lookup.status = fhs.lookup_failed;
 			k->res.lookup.LOOKUP3res_u.resfail.dir_attributes = dir;
 			res3 = &k->res;
 		}
-	} else if (status == 0 && k->proc == NFS3_READDIRPLUS) {
-		READDIRPLUS3res *r = res3;
-
-		if (r->status == NFS3_OK)
-			for (entryplus3 *en = r->READDIRPLUS3res_u.resok.reply.entries; en;
-			     en = en->nextentry)
-				if (en->name_handle.handle_follows &&
-				    en->name_handle.post_op_fh3_u.handle.data.data_len >
-				        NFS3_FHSIZE) {
-					o->ctr.long_handles++;
-					en->name_handle.handle_follows = 0;
-				}
-	} else if (status == 0 && k->proc == NFS3_READ) {
+		o->ctr.mapped_handles += fhs.mapped;
+		o->ctr.mapped_new += fhs.created;
+	}
+	if (status == 0 && k->proc == NFS3_READ) {
 		const READ3res *r = res3;
 
 		if (r->status == NFS3_OK)
@@ -173,6 +162,7 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 	}
 	count_answer(o, k, status);
 	k->cb(status, status == 0 ? res3 : NULL, k->priv);
+	ofh_res_restore(&fhs); /* nfs4.c frees its answer's own handles */
 	free(k);
 }
 
@@ -220,7 +210,31 @@ static int o4_call_for(void *be, uint32_t proc, void *args, const struct cfs_cre
 		k->res.mknod.status = NFS3ERR_BADTYPE;
 		return answer_later(o, k, 0) == 0 ? 0 : (free(k), -ENOMEM);
 	}
-	rc = n4_call(o->c, proc, args, cred, n4_done, k);
+	{
+		/* mapped handles back to the filer's (n4_call copies args at
+		 * once: the caller's handles are put back right after) */
+		struct ofh_args fa;
+
+		rc = ofh_args_decode(o->store, proc, args, &fa);
+		if (rc) {
+			static struct log_limit lim;
+
+			if (rc == -ESTALE)
+				o->ctr.stale_mapped++;
+			log_limited(&lim, CFS_LOG_INFO,
+			            "NFSv4 upstream: procedure %u: a mapped handle %s: answered %s", proc,
+			            rc == -ESTALE ? "this cache's index does not know"
+			                          : "cannot be read from the index",
+			            rc == -ESTALE ? "NFS3ERR_STALE" : "NFS3ERR_IO");
+			k->res.status = rc == -ESTALE ? NFS3ERR_STALE : NFS3ERR_IO;
+			rc = answer_later(o, k, 0);
+			if (rc)
+				free(k);
+			return rc;
+		}
+		rc = n4_call(o->c, proc, args, cred, n4_done, k);
+		ofh_args_restore(&fa);
+	}
 	if (rc == -EOPNOTSUPP) {
 		static struct log_limit lim;
 
@@ -282,6 +296,39 @@ static void o4_stop(void *be)
 	free(o);
 }
 
+/* The export's root handle is the map's key (docs/design.md, "Handles
+ * longer than 64 bytes": every proxy in front of the export learns the
+ * same one) and, encoded, the handle MOUNT gives clients; a new mapping of
+ * it is committed here, before any client is served. */
+static int o4_use_store(void *be, struct store *s, char *err, size_t errlen)
+{
+	struct o4 *o = be;
+	uint8_t fh[STORE_FH_MAX];
+	uint32_t len = 0;
+	int rc;
+
+	rc = store_fh_set_key(s, o->root_up, o->root_up_len);
+	if (rc == 0)
+		rc = store_fh_encode(s, o->root_up, o->root_up_len, fh, &len);
+	if (rc == 1)
+		rc = store_commit(s);
+	if (rc < 0) {
+		snprintf(err, errlen, "NFSv4 upstream %s: the export's root handle (%u bytes): %s",
+		         o->info.url.path, o->root_up_len, strerror(-rc));
+		return rc;
+	}
+	o->store = s;
+	memcpy(o->info.root_fh, fh, len);
+	o->info.root_fh_len = len;
+	if (len != o->root_up_len || memcmp(fh, o->root_up, len) != 0) {
+		o->ctr.mapped_handles++;
+		log_info("NFSv4 upstream %s: the root handle is %u bytes; handles over 64 bytes are "
+		         "given to clients as 64-byte mapped handles (%llu in the index)",
+		         o->info.url.path, o->root_up_len, (unsigned long long)store_fh_count(s));
+	}
+	return 0;
+}
+
 static const struct origin_ops o4_ops = {
     .version = 4,
     .call_for = o4_call_for,
@@ -289,6 +336,7 @@ static const struct origin_ops o4_ops = {
     .counters = o4_counters,
     .max_inflight = o4_max_inflight,
     .stop = o4_stop,
+    .use_store = o4_use_store,
 };
 
 /* --- start -------------------------------------------------------------- */
@@ -355,17 +403,11 @@ int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origi
 	if (rc)
 		goto fail;
 
+	/* the root handle clients get is known once the store is (a long
+	 * one is mapped): o4_use_store */
 	root = n4_root_fh(o->c);
-	if (root->len > NFS3_FHSIZE) {
-		snprintf(err, errlen,
-		         "NFSv4 upstream %s: the export's root handle is %u bytes; NFSv3 clients "
-		         "take at most 64 and mapping longer handles is not built yet",
-		         o->info.url.path, root->len);
-		rc = -EOPNOTSUPP;
-		goto fail;
-	}
-	memcpy(o->info.root_fh, root->data, root->len);
-	o->info.root_fh_len = root->len;
+	memcpy(o->root_up, root->data, root->len);
+	o->root_up_len = root->len;
 
 	/* FSINFO, as a v3 server of the export would answer it */
 	fi = &o->info.fsinfo;

@@ -13,6 +13,7 @@
  *     --out     where `read` writes the bytes
  *   CMDs, run in order (REL is relative to the export, "." its root):
  *     root          "root fhlen N" (v4: "lease S maxread M" too)
+ *     fh REL        "fh REL HEX": the handle the server gives REL
  *     getattr REL   "attr REL <attributes>" (v4: " change C" too)
  *     read REL      "read REL bytes N xxh64 HEX"
  *     access REL    ACCESS of all six v3 bits: "access REL 0xGRANTED"
@@ -360,6 +361,23 @@ static int ent_cmp(const void *a, const void *b)
 
 static uint32_t maxcount = 32768;
 static const char *outpath;
+
+/* "fh REL HEX": the handle as the server gives it (REL "." the root) */
+static int cmd_fh(struct side *s, const char *rel)
+{
+	struct obj o;
+	char err[300];
+
+	if (walk(s, rel, &o, err, sizeof(err))) {
+		printf("error fh %s: %s\n", rel, err);
+		return 1;
+	}
+	printf("fh %s ", rel);
+	for (uint32_t i = 0; i < o.fh.len; i++)
+		printf("%02x", o.fh.data[i]);
+	printf("\n");
+	return 0;
+}
 
 static int cmd_getattr(struct side *s, const char *rel)
 {
@@ -1207,6 +1225,8 @@ int main(int argc, char **argv)
 				printf("root fhlen %u\n", s.root.len);
 		} else if (strcmp(cmd, "stats") == 0) {
 			cmd_stats(&s);
+		} else if (i + 1 < argc && strcmp(cmd, "fh") == 0) {
+			rc |= cmd_fh(&s, argv[++i]);
 		} else if (i + 1 < argc && strcmp(cmd, "getattr") == 0) {
 			rc |= cmd_getattr(&s, argv[++i]);
 		} else if (i + 1 < argc && strcmp(cmd, "read") == 0) {

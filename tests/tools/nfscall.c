@@ -20,7 +20,7 @@
  *                 (--maxcount is readdir's count [8192])
  *     NAME        a name, or @N for a name of N 'x' bytes
  * Prints one line: "status NFS3_OK", "status NFS3ERR_STALE", ... for an NFS
- * answer (with "fh HEX" lines for getattr/lookup/fh, "nlink N" and
+ * answer (with "fh HEX" lines for lookup/mkdir/fh, "nlink N" and
  * "size N mode OCTAL" for getattr), or "rpc-error TEXT" when the call got an RPC-level error
  * (libnfs's text). Exit: 0 an NFS answer (any status), 4 an RPC-level
  * error, 1 no answer or a set-up failure, 2 usage. */
@@ -225,7 +225,8 @@ int main(int argc, char **argv)
 	if (rc != 0 || wait_call(rpc, &c, callname) != 0)
 		return 1;
 	rc = report(&c, &r);
-	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "lookup") == 0 && r.has_fh)
+	if (rc == 0 && r.stat == NFS3_OK &&
+	    (strcmp(callname, "lookup") == 0 || strcmp(callname, "mkdir") == 0) && r.has_fh)
 		print_fh("fh", &r.fh);
 	if (rc == 0 && r.stat == NFS3_OK && strcmp(callname, "getattr") == 0 && r.has_attr) {
 		printf("nlink %u\n", r.attr.nlink);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "origin_fhmap.h"
 #include "store.h"
 #include "store_fx.h"
 #include "../../cachefsd/store/store_int.h"
@@ -535,6 +536,160 @@ static void test_index_full(void **state)
 	}
 }
 
+/* --- the seam: origin_fhmap.c ------------------------------------------------ */
+
+static void set_fh(nfs_fh3 *fh, uint8_t *b, uint32_t len)
+{
+	fh->data.data_val = (char *)b;
+	fh->data.data_len = len;
+}
+
+/* A READDIRPLUS answer as the NFSv4.0 client gives it: the long handles
+ * become 64-byte mapped ones, committed before the answer goes on (no
+ * batch left open), the short one and an entry without a handle stay as
+ * they are; afterwards the filer's handles are put back (their owner
+ * frees them). A second page with the same handles makes nothing new. */
+static void test_seam_readdirplus(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t h[4][STORE_FH_UP_MAX], want[STORE_FH_MAX];
+	static const uint32_t lens[4] = {20, 80, 128, 0};
+	entryplus3 en[4];
+	READDIRPLUS3res res;
+	struct ofh_res r;
+	uint32_t wlen;
+
+	open_keyed(c);
+	memset(&res, 0, sizeof(res));
+	memset(en, 0, sizeof(en));
+	for (int i = 0; i < 4; i++) {
+		up_fh(h[i], STORE_FH_UP_MAX, (unsigned)i + 10);
+		en[i].name_handle.handle_follows = lens[i] != 0;
+		set_fh(&en[i].name_handle.post_op_fh3_u.handle, h[i], lens[i]);
+		en[i].nextentry = i < 3 ? &en[i + 1] : NULL;
+	}
+	res.READDIRPLUS3res_u.resok.reply.entries = &en[0];
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(ofh_res_encode(c->s, NFS3_READDIRPLUS, &res, &r), 0);
+		assert_int_equal(r.mapped, 2);
+		assert_int_equal(r.created, pass == 0 ? 2 : 0);
+		assert_null(c->s->wtxn); /* committed */
+		assert_int_equal(en[0].name_handle.post_op_fh3_u.handle.data.data_len, 20);
+		assert_ptr_equal(en[0].name_handle.post_op_fh3_u.handle.data.data_val, h[0]);
+		for (int i = 1; i < 3; i++) {
+			nfs_fh3 *fh = &en[i].name_handle.post_op_fh3_u.handle;
+
+			assert_int_equal(fh->data.data_len, STORE_FH_MAPPED_LEN);
+			assert_int_equal(store_fh_encode(c->s, h[i], lens[i], want, &wlen), 0);
+			assert_memory_equal(fh->data.data_val, want, STORE_FH_MAPPED_LEN);
+		}
+		assert_int_equal(en[3].name_handle.handle_follows, 0);
+		ofh_res_restore(&r);
+		for (int i = 0; i < 3; i++) {
+			assert_ptr_equal(en[i].name_handle.post_op_fh3_u.handle.data.data_val, h[i]);
+			assert_int_equal(en[i].name_handle.post_op_fh3_u.handle.data.data_len, lens[i]);
+			assert_int_equal(en[i].name_handle.handle_follows, 1);
+		}
+	}
+	assert_int_equal(store_fh_count(c->s), 2);
+}
+
+/* LOOKUP and MKDIR answers; before the store is known (NULL) a long
+ * handle cannot be given: LOOKUP says try again (JUKEBOX), MKDIR's answer
+ * leaves the handle out (the client LOOKUPs it later). */
+static void test_seam_lookup_create(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t h[100], want[STORE_FH_MAX];
+	LOOKUP3res lr;
+	MKDIR3res mr;
+	struct ofh_res r;
+	uint32_t wlen;
+
+	up_fh(h, sizeof(h), 5);
+	memset(&lr, 0, sizeof(lr));
+	set_fh(&lr.LOOKUP3res_u.resok.object, h, sizeof(h));
+	memset(&mr, 0, sizeof(mr));
+	mr.MKDIR3res_u.resok.obj.handle_follows = 1;
+	set_fh(&mr.MKDIR3res_u.resok.obj.post_op_fh3_u.handle, h, sizeof(h));
+
+	assert_int_equal(ofh_res_encode(NULL, NFS3_LOOKUP, &lr, &r), 0);
+	assert_int_equal(r.lookup_failed, NFS3ERR_JUKEBOX);
+	ofh_res_restore(&r);
+	assert_int_equal(ofh_res_encode(NULL, NFS3_MKDIR, &mr, &r), 0);
+	assert_int_equal(mr.MKDIR3res_u.resok.obj.handle_follows, 0);
+	ofh_res_restore(&r);
+	assert_int_equal(mr.MKDIR3res_u.resok.obj.handle_follows, 1);
+
+	open_keyed(c);
+	assert_int_equal(ofh_res_encode(c->s, NFS3_MKDIR, &mr, &r), 0);
+	assert_int_equal(r.created, 1);
+	assert_null(c->s->wtxn);
+	assert_int_equal(store_fh_encode(c->s, h, sizeof(h), want, &wlen), 0);
+	assert_memory_equal(mr.MKDIR3res_u.resok.obj.post_op_fh3_u.handle.data.data_val, want,
+	                    STORE_FH_MAPPED_LEN);
+	ofh_res_restore(&r);
+	assert_int_equal(ofh_res_encode(c->s, NFS3_LOOKUP, &lr, &r), 0);
+	assert_int_equal(r.lookup_failed, 0);
+	assert_int_equal(r.created, 0);
+	assert_int_equal(lr.LOOKUP3res_u.resok.object.data.data_len, STORE_FH_MAPPED_LEN);
+	assert_memory_equal(lr.LOOKUP3res_u.resok.object.data.data_val, want, STORE_FH_MAPPED_LEN);
+	ofh_res_restore(&r);
+	assert_ptr_equal(lr.LOOKUP3res_u.resok.object.data.data_val, h);
+	/* a failed LOOKUP is not looked at */
+	lr.status = NFS3ERR_NOENT;
+	assert_int_equal(ofh_res_encode(c->s, NFS3_LOOKUP, &lr, &r), 0);
+	assert_int_equal(r.mapped, 0);
+}
+
+/* A call's handles: a mapped one is the filer's handle while the call is
+ * made, a short one is left alone, the caller's come back after; a mapped
+ * handle the index does not know is -ESTALE and leaves the call as it
+ * was. */
+static void test_seam_args(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t up[90], mapped[STORE_FH_MAX], other[10], bad[STORE_FH_MAX];
+	RENAME3args ra;
+	READ3args rd;
+	struct ofh_args a;
+	uint32_t len;
+
+	open_keyed(c);
+	up_fh(up, sizeof(up), 7);
+	up_fh(other, sizeof(other), 8);
+	assert_int_equal(store_fh_encode(c->s, up, sizeof(up), mapped, &len), 1);
+	assert_int_equal(store_commit(c->s), 0);
+	memset(&ra, 0, sizeof(ra));
+	set_fh(&ra.from.dir, mapped, STORE_FH_MAPPED_LEN);
+	set_fh(&ra.to.dir, other, sizeof(other));
+	assert_int_equal(ofh_args_decode(c->s, NFS3_RENAME, &ra, &a), 0);
+	assert_int_equal(ra.from.dir.data.data_len, sizeof(up));
+	assert_memory_equal(ra.from.dir.data.data_val, up, sizeof(up));
+	assert_ptr_equal(ra.to.dir.data.data_val, other);
+	ofh_args_restore(&a);
+	assert_ptr_equal(ra.from.dir.data.data_val, mapped);
+	assert_int_equal(ra.from.dir.data.data_len, STORE_FH_MAPPED_LEN);
+
+	memcpy(bad, mapped, sizeof(bad));
+	bad[STORE_FH_MAPPED_LEN - 1] ^= 1;
+	memset(&rd, 0, sizeof(rd));
+	set_fh(&rd.file, bad, STORE_FH_MAPPED_LEN);
+	assert_int_equal(ofh_args_decode(c->s, NFS3_READ, &rd, &a), -ESTALE);
+	assert_ptr_equal(rd.file.data.data_val, bad);
+	/* a rename from a known handle into an unknown one: nothing changed */
+	set_fh(&ra.to.dir, bad, STORE_FH_MAPPED_LEN);
+	assert_int_equal(ofh_args_decode(c->s, NFS3_RENAME, &ra, &a), -ESTALE);
+	assert_ptr_equal(ra.from.dir.data.data_val, mapped);
+	assert_ptr_equal(ra.to.dir.data.data_val, bad);
+	/* before the store is known no mapped handle resolves */
+	set_fh(&rd.file, mapped, STORE_FH_MAPPED_LEN);
+	assert_int_equal(ofh_args_decode(NULL, NFS3_READ, &rd, &a), -ESTALE);
+	set_fh(&rd.file, other, sizeof(other));
+	assert_int_equal(ofh_args_decode(NULL, NFS3_READ, &rd, &a), 0);
+	assert_int_equal(a.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +703,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_record, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_seam_readdirplus, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_seam_lookup_create, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_seam_args, setup, teardown),
 	};
 
 	/* Expected warnings are captured and checked where they matter. */
