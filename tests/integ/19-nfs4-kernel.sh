@@ -60,7 +60,7 @@ for i in $(seq -w 1 40); do
 	echo "$i" >"$H_TMP/f"
 	h_up_put up "tree/many/entry-with-a-longish-name-$i" "$H_TMP/f" || h_fail "writing many/$i"
 done
-_h_up up symlink d1/a.txt tree/link -- true || h_fail "symlink on the server"
+_h_up up symlink d1/a.txt tree/link -- ln -s d1/a.txt tree/link || h_fail "symlink on the server"
 h_up_chown up 1234:5678 small && h_up_chmod up 751 tree/d1 || h_fail "chown/chmod on the server"
 h_up_mkdata up tomove 3 9 || h_fail "tomove on the server"
 big_md5=$(h_md5 "$H_TMP/big")
