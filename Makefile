@@ -140,8 +140,9 @@ $(BUILD)/tests/%: tests/tools/%.c | deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(COMPILE) $(LINK) -o $@ $< $(LIBS)
 
-# nfs4probe runs the daemon's NFSv4.0 upstream module: it links the library
-$(BUILD)/tests/nfs4probe: tests/tools/nfs4probe.c $(BUILD)/libcachefsd.a | deps-build
+# nfs4probe and nfsop (its NFSv4 mode) run the daemon's NFSv4.0 upstream
+# module: they link the library
+$(BUILD)/tests/nfs4probe $(BUILD)/tests/nfsop: $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/libcachefsd.a | deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(COMPILE) $(LINK) -o $@ $< $(BUILD)/libcachefsd.a $(LIBS)
 

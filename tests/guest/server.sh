@@ -3,7 +3,7 @@
 # guest, in the background, exporting an ext4 disk to the host over NFSv3.
 #
 # usage: server.sh --dir DIR [--nfsport H1] [--mountport H2] [--host ADDR]
-#                  [--disk-size SIZE] [--timeout S]
+#                  [--disk-size SIZE] [--nfsvers 3|4] [--timeout S]
 #   --dir DIR       where the guest's files go (console.log, serial.out,
 #                   qemu.log, the ctl.in/ctl.out fifos); made if missing
 #   --nfsport H1    host port forwarded to the guest's nfsd (2049); default:
@@ -15,11 +15,15 @@
 #                   bench: its link shaping then applies to the guest)
 #   --disk-size S   size of the export's ext4 disk, as truncate(1) takes it
 #                   (default $KNFSD_SIZE or 256M; sparse on the host)
+#   --nfsvers V     3 (default): nfsd serves NFSv3 only; 4: NFSv4 only
+#                   (rpc.nfsd -N 3; no MOUNT protocol, H2 forwards to
+#                   nothing), the export at /export of its pseudo root
 #   --timeout S     boot until the export answers from the host (default 120)
 # On success qemu keeps running detached from this script (its stdio goes to
 # DIR), and stdout has one line per value:
 #   PID=<qemu pid> NFSPORT=<H1> MNTPORT=<H2> EXPORT=/export
-#   URL=nfs://ADDR/export?nfsport=H1&mountport=H2
+#   URL=nfs://ADDR/export?nfsport=H1&mountport=H2 (--nfsvers 4:
+#       nfs://ADDR/export?nfsport=H1&version=4, libnfs's NFSv4 client)
 #   MAXBLOCK=<nfsd max_block_size> BOOT_MS=<qemu start to export answering>
 # Stop it by pid: kill PID (qemu exits on SIGTERM; the export disk
 # DIR/export.img is made anew at the next start). Exit status: 0 serving; 1 the guest failed
@@ -52,6 +56,17 @@
 #   so that both ports can be forwarded with -netdev user,hostfwd=...: the
 #   host's libnfs clients and cachefsd --upstream use
 #   nfs://127.0.0.1/export?nfsport=H1&mountport=H2 and never ask rpcbind.
+# - --nfsvers 4 (the harness's upstream kind knfsd4): `rpc.nfsd -N 3`,
+#   NFSv4.0-4.2 and no NFSv3; rpc.mountd runs without the MOUNT protocol
+#   (-N 2 -N 3), only for nfsd's export cache upcalls, which v4 needs too;
+#   /export is at /export in nfsd's pseudo root (mountd builds it from
+#   the exports). nfsd starts a v4 grace period (90 s: no OPEN, no READ or
+#   WRITE with the anonymous stateid, no REMOVE or RENAME); init-server
+#   ends it at once through /proc/fs/nfsd/v4_end_grace (a fresh disk has
+#   nothing to reclaim). Owners go over the wire as numbers (nfsd's
+#   nfs4_disable_idmapping default for AUTH_SYS: no idmapd in the image).
+#   Ready: nfs-ls with version=4 (libnfs's NFSv4 client) lists the export;
+#   booted in 5-8 s as the v3 guest.
 # - RAM 1 GiB: nfsd sizes max_block_size (its largest READ/WRITE, rtmax in
 #   FSINFO) by RAM, 128 KiB at 1 GiB: smaller than cachefsd's 1 MiB chunk,
 #   which is what this server is for (ganesha offers 1 MiB).
@@ -80,7 +95,7 @@ root=$(cd "$here/../.." && pwd)
 . "$here/common.sh"
 usage() { guest_usage; }
 
-dir='' nfsport='' mntport='' timeout=120 host=127.0.0.1 disk_size=${KNFSD_SIZE:-256M}
+dir='' nfsport='' mntport='' timeout=120 host=127.0.0.1 disk_size=${KNFSD_SIZE:-256M} nfsvers=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) dir=${2:?}; shift 2 ;;
@@ -88,6 +103,7 @@ while [ $# -gt 0 ]; do
 	--mountport) mntport=${2:?}; shift 2 ;;
 	--host) host=${2:?}; shift 2 ;;
 	--disk-size) disk_size=${2:?}; shift 2 ;;
+	--nfsvers) nfsvers=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "server.sh: unknown argument $1" >&2; usage ;;
@@ -96,6 +112,7 @@ done
 [ -n "$dir" ] || usage
 case $nfsport$mntport$timeout in *[!0-9]*) echo "server.sh: ports and timeout are numbers" >&2; exit 2 ;; esac
 [[ $host =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "server.sh: --host takes an IPv4 address" >&2; exit 2; }
+case $nfsvers in 3 | 4) ;; *) echo "server.sh: --nfsvers takes 3 or 4" >&2; exit 2 ;; esac
 [[ $disk_size =~ ^[0-9]+[KMG]?$ ]] || { echo "server.sh: --disk-size takes e.g. 256M or 2G" >&2; exit 2; }
 
 cannot() { echo "server.sh: $*" >&2; exit 3; }
@@ -141,6 +158,7 @@ guest_qemu_opts || exit 2
 cmdline="console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check rdinit=/init"
 cmdline+=" cfs.threads=${KNFSD_THREADS:-8}"
 [ -z "${KNFSD_MAXBLOCK:-}" ] || cmdline+=" cfs.maxblock=$KNFSD_MAXBLOCK"
+[ "$nfsvers" = 3 ] || cmdline+=" cfs.nfsvers=$nfsvers"
 cmdline+=" ${GUEST_APPEND:-}"
 
 start=$(date +%s%N)
@@ -191,6 +209,7 @@ exec 8>&-
 wait_for '^GUEST-SERVER-READY'
 maxblock=$(sed -n 's/^GUEST-SERVER-READY max_block_size=\([0-9]*\).*/\1/p' "$dir/serial.out" | tail -n 1)
 url="nfs://$host/export?nfsport=$nfsport&mountport=$mntport"
+[ "$nfsvers" = 3 ] || url="nfs://$host/export?nfsport=$nfsport&version=4"
 until nfs-ls "$url" >/dev/null 2>&1; do
 	kill -0 "$qpid" 2>/dev/null || fail "qemu exited"
 	[ "$(($(date +%s%N) / 1000000))" -lt "$deadline" ] || fail "timeout after ${timeout}s: nfs-ls $url fails"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# upstreams: ganesha knfsd ganesha4
+# upstreams: ganesha knfsd ganesha4 knfsd4
 # Per-user safety: data cached for one user never reaches a user the server
 # would refuse. User A (uid 1000) reads its 0600 file through the proxy (now
 # cached); user B (uid 2000) is refused with NFS3ERR_ACCES, by path and by

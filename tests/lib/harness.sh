@@ -13,7 +13,7 @@
 #   ...
 #   h_pass "what was proven"    # or h_fail "why"
 #
-# Upstreams. Every upstream NAME has H_KIND_<NAME> (ganesha|knfsd),
+# Upstreams. Every upstream NAME has H_KIND_<NAME> (ganesha|knfsd|knfsd4),
 # H_EXPORT_<NAME> (the export path clients mount), H_NFSPORT_<NAME>,
 # H_MNTPORT_<NAME>, H_PID_<NAME> and H_URL_<NAME>
 # (nfs://127.0.0.1<export>?nfsport=N&mountport=M).
@@ -23,6 +23,9 @@
 #                               (tests/guest/server.sh); the export is an ext4
 #                               /export in the guest, reached through port
 #                               forwards; skips if no kernel/qemu here
+#   h_start_knfsd NAME 4        the same with NFSv3 off (rpc.nfsd -N 3):
+#                               the kind knfsd4, an upstream that speaks
+#                               only NFSv4 for the proxy
 #   h_start_upstream NAME       the kind $H_UPSTREAM names (default ganesha);
 #                               tests/run-all.sh sets it per run for a test
 #                               whose header says "# upstreams: ganesha knfsd"
@@ -30,8 +33,12 @@
 #                               reaches over NFSv4.0 only: H_UPVERS_<NAME>=4,
 #                               H_URL4_<NAME>; H_URL_<NAME> is its NFSv3
 #                               export of the same directory)
+# An upstream that speaks only NFSv4 also has H_UPVERS_<NAME>=4 and
+# H_URL4_<NAME> (nfs://127.0.0.1<pseudo path>?nfsport=N, what cachefsd
+# takes for it); h_start_cachefsd then runs it with --upstream-version 4.
 # Test data on any upstream ("on the server": ganesha's export directory on
-# the host, knfsd's through a direct NFSv3 client as root, tests/tools/nfsop;
+# the host, knfsd's through a direct NFSv3 client as root, tests/tools/nfsop,
+# knfsd4's through nfsop's NFSv4.0 mode (the daemon's NFSv4.0 module);
 # REL is relative to the export root, "." is the root):
 #   h_up_put NAME REL LOCALFILE        create/truncate REL with the file's bytes
 #   h_up_overwrite NAME REL LOCALFILE  write the bytes over the start of REL,
@@ -384,18 +391,21 @@ h_restart_ganesha()
 	h_wait_port "$nfsport" 30 || h_fail "nfs-ganesha $name did not restart"
 }
 
-# h_start_knfsd NAME: the Linux kernel NFS server (nfsd) in a qemu guest,
+# h_start_knfsd NAME [4]: the Linux kernel NFS server (nfsd) in a qemu guest,
 # booted in the background by tests/guest/server.sh on two free host ports
 # (its design notes say how). Sets the upstream variables (see the top),
 # H_KIND_<NAME>=knfsd, H_MAXBLOCK_<NAME> (nfsd's max_block_size: its rtmax
 # and wtmax) and H_SKEW_<NAME> (guest clock minus host clock, ms, measured
-# with a file's mtime). Skips if the guest cannot run here.
+# with a file's mtime). Skips if the guest cannot run here. With 4: nfsd
+# serves NFSv4 only (server.sh --nfsvers 4), H_KIND_<NAME>=knfsd4,
+# H_UPVERS_<NAME>=4, H_URL4_<NAME> (its /export in nfsd's pseudo root),
+# and H_URL_<NAME> is that URL with version=4 (tests/tools/nfsop's v4 mode).
 h_start_knfsd()
 {
-	local name=$1 dir=$H_TMP/$1-knfsd nfsport mntport out rc v
+	local name=$1 vers=${2:-3} dir=$H_TMP/$1-knfsd nfsport mntport out rc v
 	nfsport=$(h_free_port)
 	mntport=$(h_free_port)
-	out=$(H_BUILD=$H_BUILD "$H_ROOT/tests/guest/server.sh" --dir "$dir" \
+	out=$(H_BUILD=$H_BUILD "$H_ROOT/tests/guest/server.sh" --dir "$dir" --nfsvers "$vers" \
 		--nfsport "$nfsport" --mountport "$mntport" 2>>"$H_TMP/$name-knfsd.log")
 	rc=$?
 	# the guest's console goes into the logs shown when a test fails
@@ -413,6 +423,11 @@ h_start_knfsd()
 	[ -n "$pid" ] && [ -n "$url" ] || h_fail "server.sh printed no PID/URL: $out"
 	h_track "knfsd-$name" "$pid"
 	printf -v "H_KIND_$name" '%s' knfsd
+	if [ "$vers" = 4 ]; then
+		printf -v "H_KIND_$name" '%s' knfsd4
+		printf -v "H_UPVERS_$name" '%s' 4
+		printf -v "H_URL4_$name" '%s' "nfs://127.0.0.1/export?nfsport=$nfsport"
+	fi
 	printf -v "H_EXPORT_$name" '%s' /export
 	printf -v "H_NFSPORT_$name" '%s' "$nfsport"
 	printf -v "H_MNTPORT_$name" '%s' "$mntport"
@@ -433,7 +448,7 @@ h_start_knfsd()
 	printf -v "H_SKEW_$name" '%s' "$skew"
 	v=${skew#-}
 	[ "$v" -le 1000 ] || h_fail "knfsd $name: guest clock is ${skew} ms off the host's"
-	h_log "knfsd $name: booted in ${boot} ms, max_block_size $maxblock, clock skew ${skew} ms, $url"
+	h_log "knfsd $name (NFSv$vers): booted in ${boot} ms, max_block_size $maxblock, clock skew ${skew} ms, $url"
 }
 
 # h_stop_knfsd NAME: stop the guest (qemu, by pid). Its export is gone.
@@ -444,7 +459,8 @@ h_stop_knfsd()
 }
 
 # h_start_upstream NAME: the upstream kind $H_UPSTREAM names (ganesha, the
-# default, knfsd, or ganesha4)
+# default, knfsd, knfsd4 or ganesha4)
+# knfsd4: the kernel nfsd guest with NFSv3 off (h_start_knfsd NAME 4).
 # ganesha4: nfs-ganesha whose export the proxy reaches over NFSv4.0 only:
 # the directory exported NFSv3-only (at its own path, as plain ganesha's:
 # H_URL_<NAME>, the direct-to-filer side of comparisons) and NFSv4.0-only
@@ -462,12 +478,14 @@ h_start_upstream()
 		printf -v "H_UPVERS_$1" '%s' 4
 		printf -v "H_URL4_$1" '%s' "nfs://127.0.0.1${!p4}?nfsport=${!port}"
 		;;
-	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha, knfsd or ganesha4" ;;
+	knfsd4) h_start_knfsd "$1" 4 ;;
+	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha, knfsd, knfsd4 or ganesha4" ;;
 	esac
 }
 
-# _h_up NAME NFSOP-ARGS... -- HOST-CMD...: one h_up_* primitive. knfsd: runs
-# tests/tools/nfsop NFSOP-ARGS against the upstream's URL (as root);
+# _h_up NAME NFSOP-ARGS... -- HOST-CMD...: one h_up_* primitive. knfsd and
+# knfsd4: run tests/tools/nfsop NFSOP-ARGS against the upstream's URL (as
+# root; knfsd4's has version=4);
 # ganesha: runs HOST-CMD in its export directory (REL paths are relative
 # to it). stdin and stdout are the caller's in both cases.
 _h_up()
@@ -481,7 +499,7 @@ _h_up()
 	shift
 	case ${!k:-} in
 	ganesha) (cd "${!e}" && "$@") ;;
-	knfsd) "$H_BUILD/tests/nfsop" "${!u}" "${op[@]}" ;;
+	knfsd | knfsd4) "$H_BUILD/tests/nfsop" "${!u}" "${op[@]}" ;;
 	*) echo "h_up: not a started upstream" >&2; return 1 ;;
 	esac
 }
