@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154 # H_EXPORT_up, H_PORT_n1 ... are set by harness.sh
 # 88-fleet-balancer: three cachefsd nodes serving one export of one filer
 # (nfs-ganesha) behind HAProxy in TCP mode (balance source, consistent
 # hashing, an NFSv3 NULL call as the health check: tests/lib/fleet.sh, the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154,SC2034 # H_* are set and read by harness.sh
 # 88-fleet-cascade: cascaded tiers, edge -> regional -> filer (nfs-ganesha):
 # two edge cachefsd whose upstream is one regional cachefsd, whose upstream
 # is the filer (docs/operations.md, "Running a fleet", cascades).
