@@ -93,7 +93,7 @@ PKGS_RUN   := nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils iproute2 procps o
 PKGS_DEB   := debhelper dpkg-dev lintian
 PKGS_TEST  := $(PKGS_DEB) libcmocka-dev qemu-system-x86 linux-image-amd64 busybox-static cpio e2fsprogs \
               kmod zstd xz-utils clang libclang-rt-14-dev faketime \
-              systemd prometheus
+              systemd prometheus haproxy
 
 # The daemon's rooms (docs/design.md, "The map"): cachefsd/main.c and a folder
 # each. A room's private header (engine_int.h, store_int.h) sits in its folder,
