@@ -27,6 +27,11 @@ struct locks;
  * counters. Returns 0 or -errno with a message in err. */
 int locks_new(struct loop *l, const struct cfs_config *cfg, struct engine *e,
               const char *filer_addr, struct locks **out, char *err, size_t errlen);
+/* The filer speaks NFSv4.0 only (origin_nfs4_client()): NLM calls become
+ * v4 byte-range locks held by the proxy through c (nfs4lock.c) instead of
+ * being relayed to an NLM the filer does not run. 0 or -ENOMEM. */
+struct n4_client;
+int locks_use_nfs4(struct locks *lk, struct n4_client *c);
 /* Ends calls in flight (their clients get no answer) and frees. */
 void locks_free(struct locks *lk);
 /* proto_submit_fn for NLM_PROGRAM calls (engine_set_room()). */

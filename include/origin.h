@@ -22,6 +22,7 @@
 #include "upstream.h"
 
 struct origin;
+struct n4_client;
 
 /* What a backend does; be is the backend's own state. */
 struct origin_ops {
@@ -39,6 +40,9 @@ struct origin_ops {
 	int (*max_inflight)(const void *be);
 	/* calls waiting or in flight complete with -ECANCELED */
 	void (*stop)(void *be);
+	/* NFSv4.0 only (NULL otherwise): the v4 client, where the locks room
+	 * keeps NLM's locks as v4 state (include/nfs4up.h, nfs4lock.c) */
+	struct n4_client *(*nfs4_client)(void *be);
 };
 
 /* Starts the backend cfg->upstream_version chooses (auto: 3 when MOUNT and
@@ -60,6 +64,9 @@ int origin_call_for(struct origin *o, uint32_t proc, void *args, const struct cf
 const struct upstream_info *origin_info(const struct origin *o);
 const struct upstream_counters *origin_counters(const struct origin *o);
 int origin_max_inflight(const struct origin *o);
+/* The NFSv4.0 client behind o (the locks room's "NFSv4 locks"), or NULL
+ * when the filer is spoken to over NFSv3 (the room relays NLM). */
+struct n4_client *origin_nfs4_client(struct origin *o);
 
 /* The NFSv4.0 backend (origin_nfs4.c). */
 int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,

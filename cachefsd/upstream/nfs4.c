@@ -57,6 +57,7 @@ struct n4_call {
 	struct n4_out *held;
 	int opened;   /* an open of ours is held: CLOSE before answering */
 	int fallback; /* the OPEN fallback was tried (once per call) */
+	n4_build_fn rbuild; /* n4_compound_call(): builds the COMPOUND itself */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -751,7 +752,7 @@ static int call_send(struct n4_client *cl, struct n4_call *c)
 	c->rq.is_root =
 	    c->rq.fh.len == cl->root.len && memcmp(c->rq.fh.data, cl->root.data, cl->root.len) == 0;
 	c->rq.clientid = cl->clientid; /* open-owners: this client ID's, now */
-	rc = n4_build(&c->b, &c->rq);
+	rc = c->rbuild ? c->rbuild(&c->b, cl->clientid, c->priv) : n4_build(&c->b, &c->rq);
 	if (rc)
 		return rc;
 	if (c->rq.phase == N4_PH_MAIN && c->rq.proc == NFS3_WRITE && c->rq.datalen > BIG_WRITE) {
@@ -1171,6 +1172,13 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 	case N4_ANSWER:
 		break;
 	}
+	if (c->rbuild) {
+		/* n4_compound_call(): the COMPOUND's answer as it came */
+		cl->st.replies++;
+		c->cb(0, (void *)(uintptr_t)res, NULL, c->priv);
+		call_free(c);
+		goto next;
+	}
 	if (c->rq.phase != N4_PH_MAIN) {
 		phase_done(cl, c, res);
 		goto next;
@@ -1273,6 +1281,57 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 		call_free(c);
 		return rc;
 	}
+	return 0;
+}
+
+/* A COMPOUND of the caller's (nfs4lock.c's lock state): built at each send
+ * with the client ID of the moment, waiting, re-sent, delayed and
+ * recovered as n4_call()'s; its answer handed over as it came. */
+int n4_compound_call(struct n4_client *cl, n4_build_fn build, const struct cfs_cred *cred,
+                     n4_cb cb, void *priv)
+{
+	struct n4_call *c;
+	int rc;
+
+	if (cl->stopping)
+		return -ECANCELED;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->magic = N4CALL_MAGIC;
+	c->cl = cl;
+	c->cred = *cred;
+	c->cb = cb;
+	c->priv = priv;
+	c->rbuild = build;
+	c->rq.proc = NFS3_NULL; /* no v3 meaning: answered as it came */
+	cl->st.calls++;
+	if (cl->wait_head || cl->state != N4S_UP || !cl->have_root) {
+		wait_push(cl, c, 0);
+		return 0;
+	}
+	rc = call_send(cl, c);
+	if (rc) {
+		call_free(c);
+		return rc;
+	}
+	return 0;
+}
+
+clientid4 n4_clientid(const struct n4_client *cl)
+{
+	return cl->clientid;
+}
+
+int n4_name_of(const struct n4_client *cl, const struct n4_fh *obj, struct n4_fh *dir, char *name,
+               size_t cap)
+{
+	const struct n4_name *n = name_of(cl, obj);
+
+	if (n == NULL || strlen(n->name) >= cap)
+		return -ENOENT;
+	*dir = n->dir;
+	memcpy(name, n->name, strlen(n->name) + 1);
 	return 0;
 }
 

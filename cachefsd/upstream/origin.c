@@ -65,6 +65,11 @@ int origin_max_inflight(const struct origin *o)
 	return o->ops->max_inflight(o->be);
 }
 
+struct n4_client *origin_nfs4_client(struct origin *o)
+{
+	return o->ops->nfs4_client ? o->ops->nfs4_client(o->be) : NULL;
+}
+
 /* --- NFSv3: upstream.c ---------------------------------------------------- */
 
 static int v3_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,

@@ -262,6 +262,11 @@ static void o4_stop(void *be)
 	free(o);
 }
 
+static struct n4_client *o4_nfs4_client(void *be)
+{
+	return ((struct o4 *)be)->c;
+}
+
 static const struct origin_ops o4_ops = {
     .version = 4,
     .call_for = o4_call_for,
@@ -269,6 +274,7 @@ static const struct origin_ops o4_ops = {
     .counters = o4_counters,
     .max_inflight = o4_max_inflight,
     .stop = o4_stop,
+    .nfs4_client = o4_nfs4_client,
 };
 
 /* --- start -------------------------------------------------------------- */
