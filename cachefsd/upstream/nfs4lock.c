@@ -120,7 +120,25 @@ void n4_ranges_clear(struct n4_ranges *rs)
 enum opkind { K_LOCK, K_UNLOCK, K_TEST, K_TIDY, K_RELEASE };
 
 /* The COMPOUND an owner has in flight */
-enum step { S_OPEN, S_CONFIRM, S_LOCK, S_LOCKU, S_RELEASE, S_CLOSE, S_LOCKT, S_DROPLK };
+enum step {
+	S_SCAN, /* PUTFH(dir) READDIR(filehandle, type): a page of it */
+	S_OPEN,
+	S_CONFIRM,
+	S_LOCK,
+	S_LOCKU,
+	S_RELEASE,
+	S_CLOSE,
+	S_LOCKT,
+	S_DROPLK
+};
+
+/* A file whose name is not in the names table is looked for from the
+ * export's root, breadth first (v4.0 has no way from a file's handle to
+ * its directory: LOOKUPP of a file is NOTDIR): at most SCAN_PAGES READDIR
+ * pages of SCAN_MAXCOUNT bytes, SCAN_DIRS directories queued */
+#define SCAN_PAGES    1024
+#define SCAN_MAXCOUNT 32768
+#define SCAN_DIRS     4096
 
 struct lkop {
 	struct lkop *next;
@@ -134,6 +152,7 @@ struct lkop {
 	void *priv;
 	int inflight; /* a COMPOUND of it is out: its end frees it */
 	int retried;  /* started again once after the state was lost */
+	int scanned;  /* its file's name was looked for (S_PARENT, S_SCAN) */
 	struct n4_lkres res;
 	struct lkop *tnext; /* K_TEST: the list of tests in flight */
 	/* K_TEST: what it asks */
@@ -167,8 +186,16 @@ struct lowner {
 	struct n4_fh odir;
 	char name[256];
 	uint32_t want_access;
-	char droplname[64]; /* S_DROPLK: a lock-owner to release */
+	/* S_SCAN: the directories to list (odir the one being listed, at
+	 * scan_cookie) */
+	struct n4_fh *scan_dirs;
+	int scan_head, scan_n;
+	uint64_t scan_cookie;
+	char scan_verf[NFS4_VERIFIER_SIZE];
+	int scan_pages;
 };
+
+static const uint32_t ATTR_SCAN[2] = {(1u << FATTR4_TYPE) | (1u << FATTR4_FILEHANDLE), 0};
 
 struct n4_locks {
 	uint32_t magic;
@@ -198,6 +225,7 @@ struct lkcall {
 };
 
 static void owner_run(struct lowner *ow);
+static void scan_end(struct lowner *ow);
 static void lk_maybe_free(struct n4_locks *lk);
 
 static uint64_t len4(uint64_t s, uint64_t e)
@@ -313,6 +341,7 @@ static void owner_free(struct lowner *ow)
 		}
 	lk->st.held--;
 	n4_ranges_clear(&ow->held);
+	scan_end(ow);
 	free(ow->host);
 	free(ow->oh);
 	free(ow);
@@ -408,6 +437,11 @@ static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 
 	n4_compound_init(b, "cachefsd-lk");
 	switch (k->step) {
+	case S_SCAN:
+		rc |= n4_op_putfh(b, &ow->odir);
+		rc |= n4_op_readdir(b, ow->scan_cookie, ow->scan_verf, SCAN_MAXCOUNT / 4,
+		                    SCAN_MAXCOUNT, ATTR_SCAN, 2);
+		break;
 	case S_OPEN:
 		rc |= n4_op_putfh(b, &ow->odir);
 		if (b->args.argarray.argarray_len >= N4_MAXOPS)
@@ -572,6 +606,86 @@ static void drop_lock_owner(struct n4_locks *lk, const struct lowner *ow, const 
 	}
 }
 
+/* --- the name of a file the names table does not know ----------------------- */
+
+static void scan_end(struct lowner *ow)
+{
+	free(ow->scan_dirs);
+	ow->scan_dirs = NULL;
+	ow->scan_head = ow->scan_n = 0;
+}
+
+/* The next directory's first page (or the current one's next); 0, or
+ * -ENOENT when the search is over. */
+static int scan_next(struct lowner *ow)
+{
+	if (ow->scan_pages >= SCAN_PAGES)
+		return -ENOENT;
+	if (ow->scan_cookie == 0) {
+		if (ow->scan_head >= ow->scan_n)
+			return -ENOENT;
+		ow->odir = ow->scan_dirs[ow->scan_head++];
+		memset(ow->scan_verf, 0, sizeof(ow->scan_verf));
+	}
+	ow->scan_pages++;
+	return owner_step(ow, S_SCAN);
+}
+
+static int scan_start(struct lowner *ow)
+{
+	ow->scan_dirs = calloc(SCAN_DIRS, sizeof(*ow->scan_dirs));
+	if (ow->scan_dirs == NULL)
+		return -ENOMEM;
+	ow->scan_dirs[0] = *n4_root_fh(ow->lk->c);
+	ow->scan_n = 1;
+	ow->scan_head = 0;
+	ow->scan_cookie = 0;
+	ow->scan_pages = 0;
+	if (scan_next(ow) != 0) {
+		scan_end(ow);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A page of the listing: the file found (its name remembered: 0, the
+ * caller goes on), or the next page sent (1). */
+static int scan_page(struct lowner *ow, const READDIR4resok *ok)
+{
+	const entry4 *last = NULL;
+
+	for (const entry4 *en = ok->reply.entries; en; en = en->nextentry) {
+		struct n4_attrs a;
+
+		last = en;
+		if (n4_fattr_decode(&en->attrs, "", &a) != 0 || !n4_has(&a, FATTR4_FILEHANDLE) ||
+		    a.fh_len == 0 || a.fh_len > N4_FHSIZE)
+			continue;
+		if (a.fh_len == ow->fh.len && memcmp(a.fh, ow->fh.data, a.fh_len) == 0 &&
+		    en->name.utf8string_len < sizeof(ow->name)) {
+			memcpy(ow->name, en->name.utf8string_val, en->name.utf8string_len);
+			ow->name[en->name.utf8string_len] = 0;
+			n4_remember_name(ow->lk->c, &ow->fh, &ow->odir, ow->name);
+			log_info("NLM over NFSv4: the name of a file to lock found from the export's "
+			         "root after %d READDIR pages: %s",
+			         ow->scan_pages, ow->name);
+			return 0;
+		}
+		if (n4_has(&a, FATTR4_TYPE) && a.f.type == NF3DIR && ow->scan_n < SCAN_DIRS) {
+			ow->scan_dirs[ow->scan_n].len = a.fh_len;
+			memcpy(ow->scan_dirs[ow->scan_n].data, a.fh, a.fh_len);
+			ow->scan_n++;
+		}
+	}
+	if (!ok->reply.eof && last) {
+		ow->scan_cookie = last->cookie;
+		memcpy(ow->scan_verf, ok->cookieverf, sizeof(ow->scan_verf));
+	} else {
+		ow->scan_cookie = 0;
+	}
+	return scan_next(ow) == 0;
+}
+
 /* Where the head op of ow goes next, from the state the owner is in. */
 static void owner_run(struct lowner *ow)
 {
@@ -587,13 +701,20 @@ static void owner_run(struct lowner *ow)
 	case K_LOCK: {
 		uint32_t need = op->exclusive ? OPEN4_SHARE_ACCESS_WRITE : OPEN4_SHARE_ACCESS_READ;
 		if (!ow->opened || !(ow->access & need)) {
+			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) != 0 &&
+			    !op->scanned) {
+				/* looked for from the root */
+				op->scanned = 1;
+				rc = scan_start(ow);
+				break;
+			}
 			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) != 0) {
 				static struct log_limit lim;
 				lk->st.noname++;
 				log_limited(&lim, CFS_LOG_WARN,
 				            "NLM over NFSv4: a LOCK of %s for a file whose name "
-				            "the proxy does not know (v4.0 OPENs by name; a "
-				            "LOOKUP through the proxy teaches it): refused",
+				            "the proxy does not know and did not find from the "
+				            "export's root (v4.0 OPENs by name): refused",
 				            ow->host);
 				op->res.status = -ENOENT;
 				owner_next(ow, 0);
@@ -706,6 +827,13 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 	int st;
 
 	switch (step) {
+	case S_SCAN:
+		st = resop_status(res, 1, OP_READDIR, &r);
+		if (st == NFS4_OK && scan_page(ow, &r->nfs_resop4_u.opreaddir.READDIR4res_u.resok4))
+			return;
+		scan_end(ow);
+		owner_run(ow); /* found: OPEN by the name; or refused */
+		return;
 	case S_OPEN:
 		st = resop_status(res, 1, OP_OPEN, &r);
 		if (st >= 0 && seq_moves(st))

@@ -23,6 +23,9 @@
 #   - CANCEL of a blocked lock: the proxy stops trying, the lock stays free;
 #   - a client host that reboots (SM_NOTIFY to the proxy's NSM) loses its
 #     locks at the filer, another host keeps its own;
+#   - a second proxy that never looked the file up finds its name from the
+#     export's root (READDIR) to OPEN it, and the two proxies see each
+#     other's locks;
 #   - every owner that holds nothing more is released at the filer (the
 #     owners gauge ends at 0: RELEASE_LOCKOWNER + CLOSE);
 #   - the counters.
@@ -212,6 +215,36 @@ got=$("$H_BUILD/tests/rpcraw" tcp 127.0.0.1 "$P" 100021 4 23 00000008636c69656e7
 c_gone() { got=$(direct lockt lockfile write 700 1) && [ "$got" = "lockt lockfile granted" ]; }
 until_ok 30 c_gone || h_fail "FREE_ALL left C's lock at the filer: '$got'"
 h_log "ok: a rebooted host's locks (SM_NOTIFY, FREE_ALL) released at the filer, another's kept"
+
+# --- a second proxy that never looked the file up (no name to OPEN by: it
+# finds it from the export's root, READDIR breadth first: v4.0 has no way
+# from a file to its directory), and sees the first proxy's locks as the
+# filer's -----------------------------------------------------------------------------
+mkdir -p "$E/sub"
+for i in $(seq 1 300); do : >"$E/sub/other-$i"; done
+printf 'deep\n' >"$E/sub/deep-lockfile"
+FH2=$("$NFSREAD" --port "$P" --export "$P4" --path sub/deep-lockfile --print-fh --out /dev/null 2>&1 >/dev/null |
+	awk '$1=="fh"{print $2}')
+[ -n "$FH2" ] || h_fail "no handle for sub/deep-lockfile through the proxy"
+h_start_cachefsd px2 v4 --upstream-version 4 --register no
+A2=(--port "$H_PORT_px2" --fh "$FH2" --caller client-a --svid 101 --oh 61616161 --uid 0 --gid 0)
+got=$("$NLMLOCK" "${A2[@]}" --exclusive --offset 0 --len 0 lock)
+[ "$got" = GRANTED ] || h_fail "a lock through a proxy that never looked the file up: '$got' $(grep -i nlm "$H_LOG_px2" | tail -3)"
+got=$(direct lockt sub/deep-lockfile read 0 1)
+[ "$got" = "lockt sub/deep-lockfile denied offset 0 len 0 exclusive 1" ] ||
+	h_fail "the second proxy's lock is not at the filer: '$got'"
+B1=(--port "$P" --fh "$FH2" --caller client-b --svid 202 --oh 62626262 --uid 0 --gid 0)
+got=$("$NLMLOCK" "${B1[@]}" --shared --offset 5 --len 1 test)
+[ "$got" = "DENIED svid=0 exclusive=1 offset=0 len=0" ] ||
+	h_fail "the first proxy does not see the second one's lock: '$got'"
+got=$("$NLMLOCK" "${A2[@]}" --offset 0 --len 0 unlock)
+[ "$got" = GRANTED ] || h_fail "the second proxy's unlock: '$got'"
+got=$("$NLMLOCK" "${B1[@]}" --exclusive --offset 0 --len 0 lock)
+[ "$got" = GRANTED ] || h_fail "B through the first proxy after the second one's unlock: '$got'"
+"$NLMLOCK" "${B1[@]}" --offset 0 --len 0 unlock >/dev/null
+grep -q "the name of a file to lock found from the export's root after [0-9]* READDIR pages: deep-lockfile" "$H_LOG_px2" ||
+	h_fail "the second proxy did not look the name up: $(grep -i "nlm" "$H_LOG_px2" | tail -3)"
+h_log "ok: a file's name found from the export's root; two proxies see each other's locks"
 
 # --- nothing left behind, counters ---------------------------------------------------
 owners() { [ "$(h_stat px nlm_v4_owners)" = 0 ]; }
