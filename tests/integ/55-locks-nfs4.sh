@@ -26,6 +26,9 @@
 #   - a second proxy that never looked the file up finds its name from the
 #     export's root (READDIR) to OPEN it, and the two proxies see each
 #     other's locks;
+#   - the filer restarts (Graceless: no reclaim possible): the locks held
+#     there are gone, logged and counted; an UNLOCK of one is GRANTED, new
+#     locks are the restarted filer's;
 #   - every owner that holds nothing more is released at the filer (the
 #     owners gauge ends at 0: RELEASE_LOCKOWNER + CLOSE);
 #   - the counters.
@@ -245,6 +248,28 @@ got=$("$NLMLOCK" "${B1[@]}" --exclusive --offset 0 --len 0 lock)
 grep -q "the name of a file to lock found from the export's root after [0-9]* READDIR pages: deep-lockfile" "$H_LOG_px2" ||
 	h_fail "the second proxy did not look the name up: $(grep -i "nlm" "$H_LOG_px2" | tail -3)"
 h_log "ok: a file's name found from the export's root; two proxies see each other's locks"
+
+# --- the filer restarts (this one without a grace period: Graceless): the
+# locks the proxy held there are gone; the proxy says so (log, counter),
+# NLM has no message to tell the client; the owner's UNLOCK is answered
+# GRANTED, its next LOCK takes the lock anew ------------------------------------------
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "A's lock before the filer's restart: '$got'"
+h_stop_ganesha up
+h_restart_ganesha up
+got=$("$NLMLOCK" "${B[@]}" --exclusive --offset 0 --len 10 --timeout 120 lock)
+[ "$got" = GRANTED ] || h_fail "B after the filer restarted without A's lock: '$got'"
+got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 test)
+[ "$got" = "DENIED svid=202 exclusive=1 offset=0 len=10" ] || h_fail "A's TEST after the restart: '$got'"
+got=$("$NLMLOCK" "${A[@]}" --offset 0 --len 10 unlock)
+[ "$got" = GRANTED ] || h_fail "A's unlock of a lock the filer lost: '$got'"
+grep -q "the filer lost the lock state of client-a (svid 101)" "$H_LOG_px" ||
+	h_fail "the lost lock state was not logged: $(grep -i "nlm\|nfs4" "$H_LOG_px" | tail -5)"
+until_ok 10 px_ge nlm_v4_state_lost 1 || h_fail "nlm_v4_state_lost: $(h_stat px nlm_v4_state_lost)"
+got=$(direct lockt lockfile write 0 1)
+[ "$got" = "lockt lockfile denied offset 0 len 10 exclusive 1" ] || h_fail "B's lock after the restart is not the filer's: '$got'"
+"$NLMLOCK" "${B[@]}" --offset 0 --len 10 unlock >/dev/null
+h_log "ok: the filer's restart loses the locks it held (logged, counted); new locks are its"
 
 # --- nothing left behind, counters ---------------------------------------------------
 owners() { [ "$(h_stat px nlm_v4_owners)" = 0 ]; }
