@@ -8,7 +8,9 @@
  * the filer answered BLOCKED, to route its GRANTED callback (or the
  * proxy's own poll) to the client host that asked, and to drop on CANCEL.
  * A grant passing through revalidates the file's attributes first
- * (engine_revalidate()). docs/design.md, "The locks room". */
+ * (engine_revalidate()). Over an NFSv4.0-only filer (locks_use_nfs4())
+ * the calls become v4 byte-range locks the proxy holds (nfs4lock.c), the
+ * blocked entries polled. docs/design.md, "The locks room". */
 #ifndef CFS_LOCKS_H
 #define CFS_LOCKS_H
 
