@@ -398,6 +398,13 @@ typedef int (*n4_build_fn)(struct n4_compound *b, clientid4 clientid, void *priv
  * n4_call(). 0 (one callback follows, never from inside) or -errno. */
 int n4_compound_call(struct n4_client *c, n4_build_fn build, const struct cfs_cred *cred,
                      n4_cb cb, void *priv);
+/* fn(st, arg) is called when a client ID was established again because the
+ * server no longer knew the old one: st NFS4ERR_STALE_CLIENTID (it
+ * restarted: its grace period takes reclaims) or NFS4ERR_EXPIRED (the lease
+ * ran out: the state is gone); before the waiting calls are sent again.
+ * fn NULL: no more. */
+typedef void (*n4_reset_fn)(int st, void *arg);
+void n4_on_reset(struct n4_client *c, n4_reset_fn fn, void *arg);
 /* The client ID now (it changes when the server lost it: state made under
  * another one is gone). */
 clientid4 n4_clientid(const struct n4_client *c);
@@ -452,6 +459,7 @@ struct n4_lkstats {
 	uint64_t released; /* owners released (RELEASE_LOCKOWNER + CLOSE) */
 	uint64_t lost;    /* owners whose state the filer no longer had */
 	uint64_t noname;  /* LOCKs refused: no name to OPEN by */
+	uint64_t reclaimed; /* owners whose locks were reclaimed after a filer restart */
 	int held;         /* owners now */
 };
 

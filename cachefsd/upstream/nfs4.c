@@ -121,6 +121,11 @@ struct n4_client {
 	/* the second connection, for COMPOUNDs over libnfs's 4 KiB (WRITEs):
 	 * v4.0 state belongs to the client ID, not to a connection */
 	struct rpcc *big;
+	/* n4_on_reset(): told when a client ID is established again because
+	 * the server lost the old one (reset_st: why) */
+	n4_reset_fn reset_fn;
+	void *reset_arg;
+	int reset_st;
 	int stopping;
 	int fatal; /* start-up failed for good (e.g. the path is not there) */
 	char err[256];
@@ -549,6 +554,8 @@ static void sop_done(struct rpc_context *rpc, int status, void *data, void *priv
 				conn_up(cl);
 		} else if (st == NFS4ERR_STALE_CLIENTID || st == NFS4ERR_EXPIRED) {
 			cl->st.recoveries++;
+			if (cl->reset_st == 0)
+				cl->reset_st = st;
 			log_warn(
 			    "nfs4 upstream %s: the server answered RENEW with %s: establishing "
 			    "the client ID again; calls wait meanwhile",
@@ -585,10 +592,16 @@ static void sop_done(struct rpc_context *rpc, int status, void *data, void *priv
 		break;
 	case SOP_CONFIRM:
 		if (st == NFS4_OK) {
+			int reset = cl->reset_st;
 			cl->have_clientid = 1;
 			cl->st.setclientids++;
+			cl->reset_st = 0;
 			log_debug("nfs4 upstream %s: client ID %llx confirmed", cl->cfg.host,
 			          (unsigned long long)cl->clientid);
+			/* before the waiting calls go: reclaims queue behind them,
+			 * and the server's grace period holds the others back */
+			if (reset && cl->reset_fn && cl->ever_up)
+				cl->reset_fn(reset, cl->reset_arg);
 			conn_up(cl);
 		} else {
 			set_err(cl, 0, "SETCLIENTID_CONFIRM: %s", nfsstat4_to_str(st));
@@ -1119,6 +1132,8 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 		wait_push(cl, c, 1);
 		if (cl->state == N4S_UP) {
 			cl->st.recoveries++;
+			if (cl->reset_st == 0)
+				cl->reset_st = (int)res->status;
 			log_warn("nfs4 upstream %s: %s: establishing the client ID again",
 			         cl->cfg.host, nfsstat4_to_str(res->status));
 			setup_begin(cl, SOP_SETCLIENTID);
@@ -1316,6 +1331,12 @@ int n4_compound_call(struct n4_client *cl, n4_build_fn build, const struct cfs_c
 		return rc;
 	}
 	return 0;
+}
+
+void n4_on_reset(struct n4_client *cl, n4_reset_fn fn, void *arg)
+{
+	cl->reset_fn = fn;
+	cl->reset_arg = arg;
 }
 
 clientid4 n4_clientid(const struct n4_client *cl)

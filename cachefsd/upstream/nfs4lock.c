@@ -117,14 +117,16 @@ void n4_ranges_clear(struct n4_ranges *rs)
 
 /* --- the state ------------------------------------------------------------------ */
 
-enum opkind { K_LOCK, K_UNLOCK, K_TEST, K_TIDY, K_RELEASE };
+enum opkind { K_LOCK, K_UNLOCK, K_TEST, K_TIDY, K_RELEASE, K_RECLAIM };
 
 /* The COMPOUND an owner has in flight */
 enum step {
 	S_SCAN, /* PUTFH(dir) READDIR(filehandle, type): a page of it */
 	S_OPEN,
+	S_ROPEN, /* PUTFH(file) OPEN(CLAIM_PREVIOUS) GETFH: a reclaim */
 	S_CONFIRM,
 	S_LOCK,
+	S_RLOCK, /* LOCK(reclaim) of one range held before the filer restarted */
 	S_LOCKU,
 	S_RELEASE,
 	S_CLOSE,
@@ -180,7 +182,14 @@ struct lowner {
 	stateid4 lsid;
 	uint32_t lseq;
 	struct n4_ranges held;
+	struct n4_ranges wr; /* the exclusive ones among them (reclaim's lock types) */
 	struct lkop *q, *qtail; /* the head runs */
+	/* K_RECLAIM: the ranges to take again, exclusive first */
+	struct rclm {
+		uint64_t s, e;
+		int excl;
+	} * rc;
+	int rc_n, rc_i;
 	int busy;               /* a COMPOUND of it is in flight */
 	/* the COMPOUND being built: its arguments point here */
 	struct n4_fh odir;
@@ -226,6 +235,7 @@ struct lkcall {
 
 static void owner_run(struct lowner *ow);
 static void scan_end(struct lowner *ow);
+static void tidy_after(struct lowner *ow, struct lkop *op);
 static void lk_maybe_free(struct n4_locks *lk);
 
 static uint64_t len4(uint64_t s, uint64_t e)
@@ -269,6 +279,7 @@ static void owner_reset(struct lowner *ow)
 	ow->access = 0;
 	ow->oseq = ow->lseq = 0;
 	n4_ranges_clear(&ow->held);
+	n4_ranges_clear(&ow->wr);
 	ow->gen++;
 	owner_names(ow);
 }
@@ -341,6 +352,8 @@ static void owner_free(struct lowner *ow)
 		}
 	lk->st.held--;
 	n4_ranges_clear(&ow->held);
+	n4_ranges_clear(&ow->wr);
+	free(ow->rc);
 	scan_end(ow);
 	free(ow->host);
 	free(ow->oh);
@@ -463,6 +476,55 @@ static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 			a->claim.open_claim4_u.file.utf8string_val = ow->name;
 		}
 		rc |= n4_op_getfh(b);
+		break;
+	case S_ROPEN:
+		rc |= n4_op_putfh(b, &ow->fh);
+		if (b->args.argarray.argarray_len >= N4_MAXOPS)
+			return -ENOSPC;
+		o = &b->ops[b->args.argarray.argarray_len++];
+		memset(o, 0, sizeof(*o));
+		o->argop = OP_OPEN;
+		{
+			OPEN4args *a = &o->nfs_argop4_u.opopen;
+			a->seqid = ow->oseq;
+			a->share_access = ow->want_access;
+			a->share_deny = OPEN4_SHARE_DENY_NONE;
+			a->owner.clientid = clientid;
+			a->owner.owner.owner_len = (u_int)strlen(ow->oname);
+			a->owner.owner.owner_val = ow->oname;
+			a->openhow.opentype = OPEN4_NOCREATE;
+			a->claim.claim = CLAIM_PREVIOUS;
+			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
+		}
+		rc |= n4_op_getfh(b);
+		break;
+	case S_RLOCK:
+		rc |= n4_op_putfh(b, &ow->ofh);
+		if (b->args.argarray.argarray_len >= N4_MAXOPS)
+			return -ENOSPC;
+		o = &b->ops[b->args.argarray.argarray_len++];
+		memset(o, 0, sizeof(*o));
+		o->argop = OP_LOCK;
+		{
+			LOCK4args *a = &o->nfs_argop4_u.oplock;
+			const struct rclm *r = &ow->rc[ow->rc_i];
+			a->locktype = r->excl ? WRITE_LT : READ_LT;
+			a->reclaim = 1;
+			a->offset = r->s;
+			a->length = len4(r->s, r->e);
+			if (ow->locked) {
+				a->locker.new_lock_owner = 0;
+				a->locker.locker4_u.lock_owner.lock_stateid = ow->lsid;
+				a->locker.locker4_u.lock_owner.lock_seqid = ow->lseq;
+			} else {
+				open_to_lock_owner4 *n = &a->locker.locker4_u.open_owner;
+				a->locker.new_lock_owner = 1;
+				n->open_seqid = ow->oseq;
+				n->open_stateid = ow->osid;
+				n->lock_seqid = 0;
+				op_lock_owner(&n->lock_owner, clientid, ow->lname);
+			}
+		}
 		break;
 	case S_CONFIRM:
 		rc |= n4_op_putfh(b, &ow->ofh);
@@ -686,6 +748,100 @@ static int scan_page(struct lowner *ow, const READDIR4resok *ok)
 	return scan_next(ow) == 0;
 }
 
+/* --- reclaim after the filer restarted --------------------------------------- */
+
+/* The reclaim could not be made: the locks are lost (logged, counted); what
+ * the reclaim got is released. */
+static void reclaim_failed(struct lowner *ow, const char *what, int st)
+{
+	struct lkop *op = ow->q;
+
+	free(ow->rc);
+	ow->rc = NULL;
+	ow->rc_n = ow->rc_i = 0;
+	n4_ranges_clear(&ow->held);
+	n4_ranges_clear(&ow->wr);
+	ow->lk->st.lost++;
+	log_warn("NLM over NFSv4: the filer restarted and the locks of %s (svid %u) could not "
+	         "be reclaimed (%s: %s): they are gone there, the client is not told (NLM has no "
+	         "such message); its next LOCK takes them anew",
+	         ow->host, ow->svid, what,
+	         st < 0 ? "not sent" : nfsstat4_to_str((nfsstat4)st));
+	op->res.status = NFS4_OK;
+	if (ow->opened || ow->locked)
+		tidy_after(ow, op); /* RELEASE_LOCKOWNER, CLOSE */
+	else
+		owner_reset(ow);
+	owner_next(ow, 0);
+}
+
+/* The ranges ow held, to take again: the exclusive ones, then the others. */
+static int reclaim_list(struct lowner *ow)
+{
+	struct n4_ranges rd;
+	int n = 0;
+
+	memset(&rd, 0, sizeof(rd));
+	for (int i = 0; i < ow->held.n; i++)
+		if (n4_ranges_add(&rd, ow->held.r[i].s, ow->held.r[i].e) != 0)
+			goto nomem;
+	for (int i = 0; i < ow->wr.n; i++)
+		if (n4_ranges_sub(&rd, ow->wr.r[i].s, ow->wr.r[i].e) != 0)
+			goto nomem;
+	free(ow->rc);
+	ow->rc = calloc((size_t)(ow->wr.n + rd.n) + 1, sizeof(*ow->rc));
+	if (ow->rc == NULL)
+		goto nomem;
+	for (int i = 0; i < ow->wr.n; i++, n++)
+		ow->rc[n] = (struct rclm){ow->wr.r[i].s, ow->wr.r[i].e, 1};
+	for (int i = 0; i < rd.n; i++, n++)
+		ow->rc[n] = (struct rclm){rd.r[i].s, rd.r[i].e, 0};
+	ow->rc_n = n;
+	ow->rc_i = 0;
+	n4_ranges_clear(&rd);
+	return 0;
+nomem:
+	n4_ranges_clear(&rd);
+	return -ENOMEM;
+}
+
+/* nfs4.c established a new client ID: the old one's state is gone. After a
+ * restart of the filer (STALE_CLIENTID) the locks each idle owner holds
+ * are reclaimed in its grace period (OPEN CLAIM_PREVIOUS, LOCK reclaim),
+ * first in its queue; other owners' state is lost. */
+static void lk_reset(int st, void *arg)
+{
+	struct n4_locks *lk = arg;
+
+	assert(lk->magic == LKS_MAGIC);
+	for (struct lowner *ow = lk->owners; ow; ow = ow->next) {
+		struct lkop *op;
+		uint32_t access = ow->access;
+
+		if (!ow->opened && !ow->locked)
+			continue;
+		if (st != NFS4ERR_STALE_CLIENTID || ow->busy || ow->held.n == 0 ||
+		    reclaim_list(ow) != 0 || (op = calloc(1, sizeof(*op))) == NULL) {
+			owner_lost(ow, "a new client ID", st);
+			continue;
+		}
+		/* the old state is gone: new owners, the same ranges */
+		ow->opened = ow->locked = 0;
+		ow->oseq = ow->lseq = 0;
+		ow->gen++;
+		owner_names(ow);
+		ow->want_access = access ? access : OPEN4_SHARE_ACCESS_READ;
+		op->lk = lk;
+		op->kind = K_RECLAIM;
+		op->cred = ow->cred;
+		op->next = ow->q;
+		ow->q = op;
+		if (ow->qtail == NULL)
+			ow->qtail = op;
+		owner_run(ow);
+	}
+}
+
 /* Where the head op of ow goes next, from the state the owner is in. */
 static void owner_run(struct lowner *ow)
 {
@@ -695,6 +851,11 @@ static void owner_run(struct lowner *ow)
 
 	if (op == NULL || ow->busy || lk->closing)
 		return;
+	if (op->kind == K_RECLAIM) {
+		if (ow->rc_n == 0 || owner_step(ow, S_ROPEN) != 0)
+			reclaim_failed(ow, "cannot send", -1);
+		return;
+	}
 	if ((ow->opened || ow->locked) && ow->clientid != n4_clientid(lk->c))
 		owner_lost(ow, "a new client ID", -1);
 	switch (op->kind) {
@@ -758,6 +919,7 @@ static void owner_run(struct lowner *ow)
 		}
 		break;
 	case K_TEST:
+	case K_RECLAIM:
 		break;
 	}
 	if (rc) {
@@ -834,6 +996,60 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 		scan_end(ow);
 		owner_run(ow); /* found: OPEN by the name; or refused */
 		return;
+	case S_ROPEN:
+		st = resop_status(res, 1, OP_OPEN, &r);
+		if (st >= 0 && seq_moves(st))
+			ow->oseq++;
+		if (st != NFS4_OK) {
+			reclaim_failed(ow, "OPEN(CLAIM_PREVIOUS)", st);
+			return;
+		}
+		ow->opened = 1;
+		ow->clientid = n4_clientid(lk->c);
+		ow->osid = r->nfs_resop4_u.opopen.OPEN4res_u.resok4.stateid;
+		ow->access = ow->want_access;
+		ow->ofh = ow->fh;
+		if (r->nfs_resop4_u.opopen.OPEN4res_u.resok4.rflags & OPEN4_RESULT_CONFIRM) {
+			if (owner_step(ow, S_CONFIRM) != 0)
+				reclaim_failed(ow, "cannot send", -1);
+			return;
+		}
+		if (owner_step(ow, S_RLOCK) != 0)
+			reclaim_failed(ow, "cannot send", -1);
+		return;
+	case S_RLOCK: {
+		int fresh = !ow->locked;
+		st = resop_status(res, 1, OP_LOCK, &r);
+		if (st >= 0 && seq_moves(st)) {
+			if (fresh)
+				ow->oseq++;
+			else
+				ow->lseq++;
+		}
+		if (st != NFS4_OK) {
+			reclaim_failed(ow, "LOCK(reclaim)", st);
+			return;
+		}
+		ow->lsid = r->nfs_resop4_u.oplock.LOCK4res_u.resok4.lock_stateid;
+		if (fresh)
+			ow->lseq = 1;
+		ow->locked = 1;
+		if (++ow->rc_i < ow->rc_n) {
+			if (owner_step(ow, S_RLOCK) != 0)
+				reclaim_failed(ow, "cannot send", -1);
+			return;
+		}
+		lk->st.reclaimed++;
+		log_info("NLM over NFSv4: the filer restarted: the %d lock range(s) of %s (svid %u) "
+		         "reclaimed in its grace period",
+		         ow->rc_n, ow->host, ow->svid);
+		free(ow->rc);
+		ow->rc = NULL;
+		ow->rc_n = ow->rc_i = 0;
+		op->res.status = NFS4_OK;
+		owner_next(ow, 0);
+		return;
+	}
 	case S_OPEN:
 		st = resop_status(res, 1, OP_OPEN, &r);
 		if (st >= 0 && seq_moves(st))
@@ -903,10 +1119,19 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 					owner_next(ow, 0);
 				return;
 			}
+			if (op->kind == K_RECLAIM) {
+				if (owner_step(ow, S_RLOCK) != 0)
+					reclaim_failed(ow, "cannot send", -1);
+				return;
+			}
 			if (owner_step(ow, S_LOCK) != 0) {
 				op->res.status = NFS4ERR_RESOURCE;
 				owner_next(ow, 0);
 			}
+			return;
+		}
+		if (op->kind == K_RECLAIM) {
+			reclaim_failed(ow, "OPEN_CONFIRM", st);
 			return;
 		}
 		/* an unconfirmed open goes with its owner */
@@ -931,7 +1156,9 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 				ow->lseq = 1;
 			ow->locked = 1;
 			lk->st.locks++;
-			if (n4_ranges_add(&ow->held, op->s, op->e) != 0)
+			if (n4_ranges_add(&ow->held, op->s, op->e) != 0 ||
+			    (op->exclusive ? n4_ranges_add(&ow->wr, op->s, op->e)
+			                   : n4_ranges_sub(&ow->wr, op->s, op->e)) != 0)
 				log_warn("NLM over NFSv4: out of memory for a held range");
 			op->res.status = NFS4_OK;
 			owner_next(ow, 0);
@@ -974,7 +1201,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 		if (st == NFS4_OK) {
 			ow->lsid = r->nfs_resop4_u.oplocku.LOCKU4res_u.lock_stateid;
 			lk->st.unlocks++;
-			if (n4_ranges_sub(&ow->held, op->s, op->e) != 0)
+			if (n4_ranges_sub(&ow->held, op->s, op->e) != 0 ||
+			    n4_ranges_sub(&ow->wr, op->s, op->e) != 0)
 				log_warn("NLM over NFSv4: out of memory for a held range");
 		} else if (state_lost(st)) {
 			owner_lost(ow, "LOCKU", st); /* the lock is gone anyway */
@@ -983,6 +1211,7 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 		if (op->kind == K_RELEASE) {
 			/* on to RELEASE_LOCKOWNER and CLOSE */
 			n4_ranges_clear(&ow->held);
+			n4_ranges_clear(&ow->wr);
 			if (ow->locked && owner_step(ow, S_RELEASE) == 0)
 				return;
 			if (ow->opened && owner_step(ow, S_CLOSE) == 0)
@@ -1102,6 +1331,7 @@ struct n4_locks *n4_locks_new(struct loop *l, struct n4_client *c)
 	lk->magic = LKS_MAGIC;
 	lk->loop = l;
 	lk->c = c;
+	n4_on_reset(c, lk_reset, lk);
 	return lk;
 }
 
@@ -1128,6 +1358,7 @@ void n4_locks_free(struct n4_locks *lk)
 		return;
 	assert(lk->magic == LKS_MAGIC);
 	lk->closing = 1;
+	n4_on_reset(lk->c, NULL, NULL);
 	if (lk->later_timer)
 		loop_timer_cancel(lk->loop, lk->later_timer);
 	lk->later_timer = NULL;

@@ -26,9 +26,11 @@
 #   - a second proxy that never looked the file up finds its name from the
 #     export's root (READDIR) to OPEN it, and the two proxies see each
 #     other's locks;
-#   - the filer restarts (Graceless: no reclaim possible): the locks held
+#   - the filer restarts (Graceless: the reclaim is refused): the locks held
 #     there are gone, logged and counted; an UNLOCK of one is GRANTED, new
 #     locks are the restarted filer's;
+#   - a filer with a grace period restarts: the proxy reclaims its locks
+#     (exclusive and shared ranges), another owner cannot take them;
 #   - every owner that holds nothing more is released at the filer (the
 #     owners gauge ends at 0: RELEASE_LOCKOWNER + CLOSE);
 #   - the counters.
@@ -250,7 +252,8 @@ grep -q "the name of a file to lock found from the export's root after [0-9]* RE
 h_log "ok: a file's name found from the export's root; two proxies see each other's locks"
 
 # --- the filer restarts (this one without a grace period: Graceless): the
-# locks the proxy held there are gone; the proxy says so (log, counter),
+# proxy's reclaim is refused (NO_GRACE), the locks it held there are gone;
+# the proxy says so (log, counter),
 # NLM has no message to tell the client; the owner's UNLOCK is answered
 # GRANTED, its next LOCK takes the lock anew ------------------------------------------
 got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 lock)
@@ -263,7 +266,7 @@ got=$("$NLMLOCK" "${A[@]}" --exclusive --offset 0 --len 10 test)
 [ "$got" = "DENIED svid=202 exclusive=1 offset=0 len=10" ] || h_fail "A's TEST after the restart: '$got'"
 got=$("$NLMLOCK" "${A[@]}" --offset 0 --len 10 unlock)
 [ "$got" = GRANTED ] || h_fail "A's unlock of a lock the filer lost: '$got'"
-grep -q "the filer lost the lock state of client-a (svid 101)" "$H_LOG_px" ||
+grep -q "the locks of client-a (svid 101) could not be reclaimed (OPEN(CLAIM_PREVIOUS): NFS4ERR_NO_GRACE)" "$H_LOG_px" ||
 	h_fail "the lost lock state was not logged: $(grep -i "nlm\|nfs4" "$H_LOG_px" | tail -5)"
 until_ok 10 px_ge nlm_v4_state_lost 1 || h_fail "nlm_v4_state_lost: $(h_stat px nlm_v4_state_lost)"
 got=$(direct lockt lockfile write 0 1)
@@ -279,4 +282,52 @@ until_ok 30 owners || h_fail "lock owners stayed open at the filer: $(h_stat px 
 [ "$(h_stat px nlm_blocked)" -ge 2 ] || h_fail "nlm_blocked: $(h_stat px nlm_blocked)"
 [ "$(h_stat px nlm_upstream_errors)" = 0 ] || h_fail "nlm_upstream_errors: $(h_stat px nlm_upstream_errors)"
 kill -0 "$H_PID_px" || h_fail "cachefsd died"
+
+# --- a filer with a grace period restarts: the proxy reclaims the locks it
+# held (OPEN CLAIM_PREVIOUS, LOCK reclaim), and nobody else gets them ------------
+h_stop_cachefsd px2
+h_stop_cachefsd px
+h_stop_ganesha up
+H_GANESHA_V4SPLIT=1 H_GANESHA_LEASE=10 H_GANESHA_GRACE=15 h_start_ganesha gr
+GR_STARTED=$(date +%s)
+printf 'reclaim me\n' >"$H_EXPORT_gr/rlockfile"
+printf -v H_URL_v4g '%s' "nfs://127.0.0.1$H_PSEUDO4_gr?nfsport=$H_NFSPORT_gr"
+printf -v H_EXPORT_v4g '%s' "$H_PSEUDO4_gr"
+h_start_cachefsd px3 v4g --upstream-version 4 --fresh-guard 0 --lock-poll 1 --register no
+P3=$H_PORT_px3
+FH3=$("$NFSREAD" --port "$P3" --export "$H_PSEUDO4_gr" --path rlockfile --print-fh --out /dev/null 2>&1 >/dev/null |
+	awk '$1=="fh"{print $2}')
+[ -n "$FH3" ] || h_fail "no handle for rlockfile through the proxy"
+GDIRECT=("$PROBE" --host 127.0.0.1 --port "$H_NFSPORT_gr" --path "$H_PSEUDO4_gr" --timeout 120)
+# the start's own grace period passes (LOCKT waits it out)
+got=$("${GDIRECT[@]}" lockt rlockfile write 0 0 2>>"$H_TMP/direct.err")
+[ "$got" = "lockt rlockfile granted" ] || h_fail "rlockfile is locked at the start: '$got'"
+A3=(--port "$P3" --fh "$FH3" --caller client-a --svid 101 --oh 61616161 --uid 0 --gid 0 --timeout 120)
+B3=(--port "$P3" --fh "$FH3" --caller client-b --svid 202 --oh 62626262 --uid 0 --gid 0 --timeout 120)
+got=$("$NLMLOCK" "${A3[@]}" --exclusive --offset 0 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "A's exclusive lock before the graceful restart: '$got'"
+got=$("$NLMLOCK" "${A3[@]}" --shared --offset 100 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "A's shared lock before the graceful restart: '$got'"
+# ganesha's client IDs carry its start time in seconds: restarted within the
+# same second it cannot tell an old one (answers EXPIRED, not STALE_CLIENTID)
+until [ "$(date +%s)" -gt "$GR_STARTED" ]; do sleep 0.1; done
+h_stop_ganesha gr
+h_restart_ganesha gr
+until_ok 60 grep -q "the 2 lock range(s) of client-a (svid 101) reclaimed in its grace period" "$H_LOG_px3" ||
+	h_fail "the proxy did not reclaim A's locks: $(grep -i "nlm\|nfs4" "$H_LOG_px3" | tail -5)"
+got=$("$NLMLOCK" "${B3[@]}" --exclusive --offset 5 --len 1 lock)
+[ "$got" = DENIED ] || h_fail "B took A's reclaimed exclusive range: '$got'"
+got=$("$NLMLOCK" "${B3[@]}" --shared --offset 105 --len 1 lock)
+[ "$got" = GRANTED ] || h_fail "B's shared lock beside A's reclaimed shared one: '$got'"
+got=$("${GDIRECT[@]}" lockt rlockfile write 105 1 2>>"$H_TMP/direct.err")
+[ "${got#lockt rlockfile denied offset 10}" != "$got" ] || h_fail "the filer does not hold the reclaimed shared range: '$got'"
+got=$("${GDIRECT[@]}" lockt rlockfile write 0 1 2>>"$H_TMP/direct.err")
+[ "$got" = "lockt rlockfile denied offset 0 len 10 exclusive 1" ] || h_fail "the filer does not hold the reclaimed exclusive range: '$got'"
+got=$("$NLMLOCK" "${A3[@]}" --offset 0 --len 0 unlock)
+[ "$got" = GRANTED ] || h_fail "A's unlock after the reclaim: '$got'"
+got=$("$NLMLOCK" "${B3[@]}" --exclusive --offset 0 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "B after A's unlock: '$got'"
+"$NLMLOCK" "${B3[@]}" --offset 0 --len 0 unlock >/dev/null
+[ "$(h_stat px3 nlm_v4_state_lost)" = 0 ] || h_fail "locks were lost in a graceful restart: $(h_stat px3 nlm_v4_state_lost)"
+h_log "ok: a graceful restart of the filer: the proxy reclaimed its locks"
 h_pass

@@ -295,7 +295,8 @@ EOF
 # pseudo path /NAME (what MOUNT takes then: Mount_Path_Pseudo; H_URL_<NAME>
 # and H_MOUNTPATH_<NAME> name it) and NFSv4.0 only (Minor_Versions = 0) at
 # /NAME4 (H_PSEUDO4_<NAME>), with a lease of H_GANESHA_LEASE seconds
-# [60] and the v4 recovery records under $H_TMP. Unset, nothing changes.
+# [60] and the v4 recovery records under $H_TMP; no grace period, or
+# H_GANESHA_GRACE seconds of it. Unset, nothing changes.
 h_start_ganesha()
 {
 	local name=$1 dir=${2:-$H_TMP/$1-export}
@@ -313,6 +314,10 @@ h_start_ganesha()
 		mkdir -p "$H_TMP/$name-recov"
 		core_extra="Mount_Path_Pseudo = true;"
 		v4opts="Graceless = true; Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
+		# H_GANESHA_GRACE=S: a grace period of S seconds after each start
+		# (reclaims of the state from before a restart)
+		[ -z "${H_GANESHA_GRACE:-}" ] ||
+			v4opts="${v4opts/Graceless = true;/Graceless = false; Grace_Period = $H_GANESHA_GRACE;}"
 		exports="$(h_ganesha_export "$dir" "$name" 3 1)
 $(h_ganesha_export "$dir" "$name" 4 2 "/${name}4")"
 		mpath=/$name
