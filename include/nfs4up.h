@@ -396,8 +396,8 @@ typedef int (*n4_build_fn)(struct n4_compound *b, clientid4 clientid, void *priv
  * do; cb then gets status 0 with res3 the COMPOUND4res (whatever its
  * status; valid during the callback) and coh NULL, or status < 0 as for
  * n4_call(). 0 (one callback follows, never from inside) or -errno. */
-int n4_compound_call(struct n4_client *c, n4_build_fn build, const struct cfs_cred *cred,
-                     n4_cb cb, void *priv);
+int n4_compound_call(struct n4_client *c, n4_build_fn build, const struct cfs_cred *cred, n4_cb cb,
+                     void *priv);
 /* fn(st, arg) is called when a client ID was established again because the
  * server no longer knew the old one: st NFS4ERR_STALE_CLIENTID (it
  * restarted: its grace period takes reclaims) or NFS4ERR_EXPIRED (the lease
@@ -452,15 +452,15 @@ struct n4_lkres {
 typedef void (*n4_lk_cb)(int status, const struct n4_lkres *r, void *priv);
 
 struct n4_lkstats {
-	uint64_t owners;  /* owners made (an OPEN each) */
-	uint64_t locks;   /* LOCKs granted */
-	uint64_t denied;  /* LOCKs and LOCKTs denied */
-	uint64_t unlocks; /* LOCKUs */
-	uint64_t released; /* owners released (RELEASE_LOCKOWNER + CLOSE) */
-	uint64_t lost;    /* owners whose state the filer no longer had */
-	uint64_t noname;  /* LOCKs refused: no name to OPEN by */
+	uint64_t owners;    /* owners made (an OPEN each) */
+	uint64_t locks;     /* LOCKs granted */
+	uint64_t denied;    /* LOCKs and LOCKTs denied */
+	uint64_t unlocks;   /* LOCKUs */
+	uint64_t released;  /* owners released (RELEASE_LOCKOWNER + CLOSE) */
+	uint64_t lost;      /* owners whose state the filer no longer had */
+	uint64_t noname;    /* LOCKs refused: no name to OPEN by */
 	uint64_t reclaimed; /* owners whose locks were reclaimed after a filer restart */
-	int held;         /* owners now */
+	int held;           /* owners now */
 };
 
 struct n4_locks *n4_locks_new(struct loop *l, struct n4_client *c);
@@ -475,8 +475,8 @@ int n4_lk_test(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkow
                int exclusive, uint64_t offset, uint64_t len, const struct cfs_cred *cred,
                n4_lk_cb cb, void *priv);
 int n4_lk_lock(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
-               int exclusive, int block, uint64_t offset, uint64_t len,
-               const struct cfs_cred *cred, n4_lk_cb cb, void *priv);
+               int exclusive, int block, uint64_t offset, uint64_t len, const struct cfs_cred *cred,
+               n4_lk_cb cb, void *priv);
 int n4_lk_unlock(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
                  uint64_t offset, uint64_t len, const struct cfs_cred *cred, n4_lk_cb cb,
                  void *priv);

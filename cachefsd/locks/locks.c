@@ -942,8 +942,8 @@ static void tick(struct loop *l, void *arg)
 	/* over v4 nobody calls back: the poll is how a blocked lock is
 	 * granted, lock_poll 0 meaning its default */
 	uint64_t every_ms = (uint64_t)(lk->cfg->lock_poll > 0 ? lk->cfg->lock_poll
-	                               : lk->v4             ? V4_POLL_DEFAULT_S
-	                                                    : 0) *
+	                               : lk->v4               ? V4_POLL_DEFAULT_S
+	                                                      : 0) *
 	                    1000;
 
 	blk_expire(lk, now);

@@ -55,8 +55,8 @@ struct n4_call {
 	 * once the open is confirmed and closed, and whether the stateid
 	 * fallback was tried */
 	struct n4_out *held;
-	int opened;   /* an open of ours is held: CLOSE before answering */
-	int fallback; /* the OPEN fallback was tried (once per call) */
+	int opened;         /* an open of ours is held: CLOSE before answering */
+	int fallback;       /* the OPEN fallback was tried (once per call) */
 	n4_build_fn rbuild; /* n4_compound_call(): builds the COMPOUND itself */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
@@ -1302,8 +1302,8 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 /* A COMPOUND of the caller's (nfs4lock.c's lock state): built at each send
  * with the client ID of the moment, waiting, re-sent, delayed and
  * recovered as n4_call()'s; its answer handed over as it came. */
-int n4_compound_call(struct n4_client *cl, n4_build_fn build, const struct cfs_cred *cred,
-                     n4_cb cb, void *priv)
+int n4_compound_call(struct n4_client *cl, n4_build_fn build, const struct cfs_cred *cred, n4_cb cb,
+                     void *priv)
 {
 	struct n4_call *c;
 	int rc;

@@ -182,7 +182,7 @@ struct lowner {
 	stateid4 lsid;
 	uint32_t lseq;
 	struct n4_ranges held;
-	struct n4_ranges wr; /* the exclusive ones among them (reclaim's lock types) */
+	struct n4_ranges wr;    /* the exclusive ones among them (reclaim's lock types) */
 	struct lkop *q, *qtail; /* the head runs */
 	/* K_RECLAIM: the ranges to take again, exclusive first */
 	struct rclm {
@@ -190,7 +190,7 @@ struct lowner {
 		int excl;
 	} * rc;
 	int rc_n, rc_i;
-	int busy;               /* a COMPOUND of it is in flight */
+	int busy; /* a COMPOUND of it is in flight */
 	/* the COMPOUND being built: its arguments point here */
 	struct n4_fh odir;
 	char name[256];
@@ -211,7 +211,7 @@ struct n4_locks {
 	struct loop *loop;
 	struct n4_client *c;
 	struct lowner *owners;
-	struct lkop *tests; /* K_TEST ops in flight */
+	struct lkop *tests;              /* K_TEST ops in flight */
 	struct lkop *later, *later_tail; /* answers to give from the loop */
 	struct loop_timer *later_timer;
 	uint64_t next_id;
@@ -260,9 +260,8 @@ static int seq_moves(int st)
 /* the filer no longer knows the state (it restarted, or the lease ran out) */
 static int state_lost(int st)
 {
-	return st == NFS4ERR_STALE_STATEID || st == NFS4ERR_BAD_STATEID ||
-	       st == NFS4ERR_EXPIRED || st == NFS4ERR_ADMIN_REVOKED || st == NFS4ERR_OLD_STATEID ||
-	       st == NFS4ERR_BAD_SEQID;
+	return st == NFS4ERR_STALE_STATEID || st == NFS4ERR_BAD_STATEID || st == NFS4ERR_EXPIRED ||
+	       st == NFS4ERR_ADMIN_REVOKED || st == NFS4ERR_OLD_STATEID || st == NFS4ERR_BAD_SEQID;
 }
 
 static void owner_names(struct lowner *ow)
@@ -295,8 +294,8 @@ static void owner_lost(struct lowner *ow, const char *what, int st)
 	            "NLM over NFSv4: the filer lost the lock state of %s (svid %u) (%s: %s; it "
 	            "restarted or the lease expired): its locks there are gone, the client is "
 	            "not told (NLM has no such message); its next LOCK takes them anew",
-	            ow->host, ow->svid, what, st < 0 ? "client ID re-established"
-	                                             : nfsstat4_to_str((nfsstat4)st));
+	            ow->host, ow->svid, what,
+	            st < 0 ? "client ID re-established" : nfsstat4_to_str((nfsstat4)st));
 	owner_reset(ow);
 }
 
@@ -728,9 +727,10 @@ static int scan_page(struct lowner *ow, const READDIR4resok *ok)
 			memcpy(ow->name, en->name.utf8string_val, en->name.utf8string_len);
 			ow->name[en->name.utf8string_len] = 0;
 			n4_remember_name(ow->lk->c, &ow->fh, &ow->odir, ow->name);
-			log_info("NLM over NFSv4: the name of a file to lock found from the export's "
-			         "root after %d READDIR pages: %s",
-			         ow->scan_pages, ow->name);
+			log_info(
+			    "NLM over NFSv4: the name of a file to lock found from the export's "
+			    "root after %d READDIR pages: %s",
+			    ow->scan_pages, ow->name);
 			return 0;
 		}
 		if (n4_has(&a, FATTR4_TYPE) && a.f.type == NF3DIR && ow->scan_n < SCAN_DIRS) {
@@ -765,8 +765,7 @@ static void reclaim_failed(struct lowner *ow, const char *what, int st)
 	log_warn("NLM over NFSv4: the filer restarted and the locks of %s (svid %u) could not "
 	         "be reclaimed (%s: %s): they are gone there, the client is not told (NLM has no "
 	         "such message); its next LOCK takes them anew",
-	         ow->host, ow->svid, what,
-	         st < 0 ? "not sent" : nfsstat4_to_str((nfsstat4)st));
+	         ow->host, ow->svid, what, st < 0 ? "not sent" : nfsstat4_to_str((nfsstat4)st));
 	op->res.status = NFS4_OK;
 	if (ow->opened || ow->locked)
 		tidy_after(ow, op); /* RELEASE_LOCKOWNER, CLOSE */
@@ -862,14 +861,16 @@ static void owner_run(struct lowner *ow)
 	case K_LOCK: {
 		uint32_t need = op->exclusive ? OPEN4_SHARE_ACCESS_WRITE : OPEN4_SHARE_ACCESS_READ;
 		if (!ow->opened || !(ow->access & need)) {
-			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) != 0 &&
+			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) !=
+			        0 &&
 			    !op->scanned) {
 				/* looked for from the root */
 				op->scanned = 1;
 				rc = scan_start(ow);
 				break;
 			}
-			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) != 0) {
+			if (n4_name_of(lk->c, &ow->fh, &ow->odir, ow->name, sizeof(ow->name)) !=
+			    0) {
 				static struct log_limit lim;
 				lk->st.noname++;
 				log_limited(&lim, CFS_LOG_WARN,
@@ -1040,9 +1041,10 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 			return;
 		}
 		lk->st.reclaimed++;
-		log_info("NLM over NFSv4: the filer restarted: the %d lock range(s) of %s (svid %u) "
-		         "reclaimed in its grace period",
-		         ow->rc_n, ow->host, ow->svid);
+		log_info(
+		    "NLM over NFSv4: the filer restarted: the %d lock range(s) of %s (svid %u) "
+		    "reclaimed in its grace period",
+		    ow->rc_n, ow->host, ow->svid);
 		free(ow->rc);
 		ow->rc = NULL;
 		ow->rc_n = ow->rc_i = 0;
@@ -1057,7 +1059,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 		if (st == NFS4_OK) {
 			const OPEN4resok *ok = &r->nfs_resop4_u.opopen.OPEN4res_u.resok4;
 			const nfs_resop4 *g = n4_resop(res, 2, OP_GETFH);
-			const nfs_fh4 *h = g ? &g->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object : NULL;
+			const nfs_fh4 *h =
+			    g ? &g->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object : NULL;
 			if (!ow->opened)
 				lk->st.owners++;
 			ow->opened = 1;
@@ -1079,8 +1082,9 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 				            "now: the LOCK is refused",
 				            ow->name);
 				op->res.status = -ENOENT;
-				if (owner_step(ow, ok->rflags & OPEN4_RESULT_CONFIRM ? S_CONFIRM
-				                                                      : S_CLOSE) != 0)
+				if (owner_step(ow, ok->rflags & OPEN4_RESULT_CONFIRM
+				                       ? S_CONFIRM
+				                       : S_CLOSE) != 0)
 					owner_next(ow, 0);
 				return;
 			}
@@ -1113,7 +1117,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 		if (st >= 0 && seq_moves(st))
 			ow->oseq++;
 		if (st == NFS4_OK) {
-			ow->osid = r->nfs_resop4_u.opopen_confirm.OPEN_CONFIRM4res_u.resok4.open_stateid;
+			ow->osid =
+			    r->nfs_resop4_u.opopen_confirm.OPEN_CONFIRM4res_u.resok4.open_stateid;
 			if (op->res.status == -ENOENT) { /* the wrong file's open */
 				if (owner_step(ow, S_CLOSE) != 0)
 					owner_next(ow, 0);
@@ -1221,7 +1226,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 			return;
 		}
 		op->res.status = st;
-		if (st == NFS4_OK && ow->held.n == 0 && (op->next == NULL || op->next->kind != K_TIDY))
+		if (st == NFS4_OK && ow->held.n == 0 &&
+		    (op->next == NULL || op->next->kind != K_TIDY))
 			tidy_after(ow, op); /* holds nothing more: released after the answer */
 		owner_next(ow, 0);
 		return;
@@ -1434,8 +1440,8 @@ static int check(struct n4_locks *lk, const struct n4_fh *fh)
 }
 
 int n4_lk_lock(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
-               int exclusive, int block, uint64_t offset, uint64_t len,
-               const struct cfs_cred *cred, n4_lk_cb cb, void *priv)
+               int exclusive, int block, uint64_t offset, uint64_t len, const struct cfs_cred *cred,
+               n4_lk_cb cb, void *priv)
 {
 	struct lowner *ow;
 	struct lkop *op;

@@ -1120,11 +1120,11 @@ static int cmd_lock(struct side *s, int kind, const char *rel, int exclusive, ui
 		printf("error %s %s: out of memory\n", what, rel);
 		return 1;
 	}
-	rc = kind == 'l'   ? n4_lk_lock(s->locks, &ob.fh, &o, exclusive, 0, off, len, &s->cred,
-	                                lk_cb, &w)
-	     : kind == 't' ? n4_lk_test(s->locks, &ob.fh, &o, exclusive, off, len, &s->cred,
-	                                lk_cb, &w)
-	                   : n4_lk_unlock(s->locks, &ob.fh, &o, off, len, &s->cred, lk_cb, &w);
+	rc = kind == 'l'
+	         ? n4_lk_lock(s->locks, &ob.fh, &o, exclusive, 0, off, len, &s->cred, lk_cb, &w)
+	     : kind == 't'
+	         ? n4_lk_test(s->locks, &ob.fh, &o, exclusive, off, len, &s->cred, lk_cb, &w)
+	         : n4_lk_unlock(s->locks, &ob.fh, &o, off, len, &s->cred, lk_cb, &w);
 	if (rc) {
 		printf("error %s %s: %s\n", what, rel, strerror(-rc));
 		return 1;

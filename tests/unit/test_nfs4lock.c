@@ -36,7 +36,8 @@ static const char *show(const struct n4_ranges *rs)
 	for (int i = 0; i < rs->n; i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%llu-%llu", i ? " " : "",
 		                      (unsigned long long)rs->r[i].s,
-		                      rs->r[i].e == UINT64_MAX ? 0ull : (unsigned long long)rs->r[i].e);
+		                      rs->r[i].e == UINT64_MAX ? 0ull
+		                                               : (unsigned long long)rs->r[i].e);
 	return buf;
 }
 
