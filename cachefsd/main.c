@@ -518,6 +518,9 @@ int main(int argc, char **argv)
 		goto fail;
 	rc = locks_new(d.loop, &d.cfg, d.engine, origin_info(d.up)->addr, &d.locks, err,
 	               sizeof(err));
+	if (rc == 0 && origin_nfs4_client(d.up) &&
+	    (rc = locks_use_nfs4(d.locks, d.up)) != 0)
+		snprintf(err, sizeof(err), "NLM: out of memory");
 	if (rc)
 		goto fail;
 	engine_set_room(d.engine, NLM_PROGRAM, locks_submit, d.locks);

@@ -8,7 +8,9 @@
  * the filer answered BLOCKED, to route its GRANTED callback (or the
  * proxy's own poll) to the client host that asked, and to drop on CANCEL.
  * A grant passing through revalidates the file's attributes first
- * (engine_revalidate()). docs/design.md, "The locks room". */
+ * (engine_revalidate()). Over an NFSv4.0-only filer (locks_use_nfs4())
+ * the calls become v4 byte-range locks the proxy holds (nfs4lock.c), the
+ * blocked entries polled. docs/design.md, "The locks room". */
 #ifndef CFS_LOCKS_H
 #define CFS_LOCKS_H
 
@@ -27,6 +29,13 @@ struct locks;
  * counters. Returns 0 or -errno with a message in err. */
 int locks_new(struct loop *l, const struct cfs_config *cfg, struct engine *e,
               const char *filer_addr, struct locks **out, char *err, size_t errlen);
+/* The filer speaks NFSv4.0 only (origin_nfs4_client(o) is not NULL): NLM
+ * calls become v4 byte-range locks held by the proxy through that client
+ * (nfs4lock.c) instead of being relayed to an NLM the filer does not run;
+ * clients' handles reach the filer through origin_fh_upstream(). 0 or
+ * -ENOMEM. */
+struct origin;
+int locks_use_nfs4(struct locks *lk, struct origin *o);
 /* Ends calls in flight (their clients get no answer) and frees. */
 void locks_free(struct locks *lk);
 /* proto_submit_fn for NLM_PROGRAM calls (engine_set_room()). */

@@ -385,4 +385,117 @@ enum n4_action n4_action_of_req(const struct n4_req *rq, int nfsstat4);
 int n4_open_reply(const struct n4_req *rq, const COMPOUND4res *res, stateid4 *sid, uint32_t *rflags,
                   struct n4_fh *fh);
 
+/* --- COMPOUNDs of the caller's own (the lock state of nfs4lock.c) --------- */
+
+/* Builds the COMPOUND into b (n4_compound_init() first) for the client ID
+ * of the moment; called at every send (again after a reconnect or a
+ * recovery). 0, or -errno: the call completes with it. */
+typedef int (*n4_build_fn)(struct n4_compound *b, clientid4 clientid, void *priv);
+/* Sends what build() makes as cred: it waits for the connection, is re-sent,
+ * waits out DELAY / GRACE and a client ID's recovery as n4_call()'s calls
+ * do; cb then gets status 0 with res3 the COMPOUND4res (whatever its
+ * status; valid during the callback) and coh NULL, or status < 0 as for
+ * n4_call(). 0 (one callback follows, never from inside) or -errno. */
+int n4_compound_call(struct n4_client *c, n4_build_fn build, const struct cfs_cred *cred, n4_cb cb,
+                     void *priv);
+/* fn(st, arg) is called when a client ID was established again because the
+ * server no longer knew the old one: st NFS4ERR_STALE_CLIENTID (it
+ * restarted: its grace period takes reclaims) or NFS4ERR_EXPIRED (the lease
+ * ran out: the state is gone); before the waiting calls are sent again.
+ * fn NULL: no more. */
+typedef void (*n4_reset_fn)(int st, void *arg);
+void n4_on_reset(struct n4_client *c, n4_reset_fn fn, void *arg);
+/* The client ID now (it changes when the server lost it: state made under
+ * another one is gone). */
+clientid4 n4_clientid(const struct n4_client *c);
+/* Where the module last saw obj (its names table): 0 with its directory
+ * and name, or -ENOENT. */
+int n4_name_of(const struct n4_client *c, const struct n4_fh *obj, struct n4_fh *dir, char *name,
+               size_t cap);
+
+/* --- byte-range locks for NLM (cachefsd/upstream/nfs4lock.c) --------------
+ *
+ * NLM locks of NFSv3 clients held as NFSv4.0 state at the filer: one
+ * open-owner and one lock-owner per (file, NLM owner: caller_name, owner
+ * handle, svid); the file OPENed by (directory, name) from the names table
+ * (v4.0 has no OPEN by handle) with the share access the lock type needs,
+ * then LOCK with open_to_lock_owner, later locks by the lock stateid; the
+ * ranges held kept here, so that an owner that holds nothing more is
+ * released (RELEASE_LOCKOWNER, CLOSE). One COMPOUND at a time per owner
+ * (the seqids). docs/design.md, "The locks room", "Over an NFSv4.0 filer". */
+
+struct n4_locks;
+
+#define N4_LK_OHMAX 1024 /* NLM's owner handle */
+
+struct n4_lkowner {
+	const char *host; /* caller_name */
+	const char *oh;   /* owner handle (a string: libnfs decodes it so) */
+	uint32_t svid;
+};
+
+/* What a TEST or a LOCK met. status: the nfsstat4 (NFS4_OK,
+ * NFS4ERR_DENIED, ...), or -ENOENT: no name known to OPEN the file by. */
+struct n4_lkres {
+	int status;
+	/* NFS4ERR_DENIED: the holder's range (NLM's: len 0 to the end), type,
+	 * and when it is an owner of this proxy, its svid and owner handle */
+	uint64_t offset, len;
+	int exclusive;
+	int ours;
+	uint32_t svid;
+	char oh[N4_LK_OHMAX + 1];
+};
+
+/* status 0: r says what the filer answered; < 0: no answer (-ECANCELED:
+ * n4_locks_free(), or n4_call()'s statuses). */
+typedef void (*n4_lk_cb)(int status, const struct n4_lkres *r, void *priv);
+
+struct n4_lkstats {
+	uint64_t owners;    /* owners made (an OPEN each) */
+	uint64_t locks;     /* LOCKs granted */
+	uint64_t denied;    /* LOCKs and LOCKTs denied */
+	uint64_t unlocks;   /* LOCKUs */
+	uint64_t released;  /* owners released (RELEASE_LOCKOWNER + CLOSE) */
+	uint64_t lost;      /* owners whose state the filer no longer had */
+	uint64_t noname;    /* LOCKs refused: no name to OPEN by */
+	uint64_t reclaimed; /* owners whose locks were reclaimed after a filer restart */
+	int held;           /* owners now */
+};
+
+struct n4_locks *n4_locks_new(struct loop *l, struct n4_client *c);
+/* Every call not answered yet gets -ECANCELED now; the rest is freed once
+ * the COMPOUNDs in flight have ended (n4_stop() ends them). */
+void n4_locks_free(struct n4_locks *lk);
+/* Each: 0 and one callback later (never from inside), or -errno.
+ * offset/len are NLM's (len 0: to the end of the file); fh the file's v4
+ * handle; cred the NLM caller's. block: READW/WRITEW (the filer may queue
+ * the owner). */
+int n4_lk_test(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
+               int exclusive, uint64_t offset, uint64_t len, const struct cfs_cred *cred,
+               n4_lk_cb cb, void *priv);
+int n4_lk_lock(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
+               int exclusive, int block, uint64_t offset, uint64_t len, const struct cfs_cred *cred,
+               n4_lk_cb cb, void *priv);
+int n4_lk_unlock(struct n4_locks *lk, const struct n4_fh *fh, const struct n4_lkowner *o,
+                 uint64_t offset, uint64_t len, const struct cfs_cred *cred, n4_lk_cb cb,
+                 void *priv);
+/* Releases every lock of host's owners (FREE_ALL, a reboot): LOCKU of
+ * everything, RELEASE_LOCKOWNER, CLOSE. Returns how many owners. */
+int n4_lk_free_host(struct n4_locks *lk, const char *host);
+const struct n4_lkstats *n4_lk_stats(const struct n4_locks *lk);
+
+/* The pure parts, for the unit tests: a set of byte ranges [s, e). */
+struct n4_ranges {
+	struct n4_range {
+		uint64_t s, e;
+	} * r;
+	int n, cap;
+};
+/* NLM's (offset, len) as [s, e): len 0 or past 2^64 is to the end */
+void n4_range_of(uint64_t offset, uint64_t len, uint64_t *s, uint64_t *e);
+int n4_ranges_add(struct n4_ranges *rs, uint64_t s, uint64_t e);
+int n4_ranges_sub(struct n4_ranges *rs, uint64_t s, uint64_t e);
+void n4_ranges_clear(struct n4_ranges *rs);
+
 #endif

@@ -23,6 +23,7 @@
 
 struct origin;
 struct store;
+struct n4_client;
 
 /* What a backend does; be is the backend's own state. */
 struct origin_ops {
@@ -44,6 +45,12 @@ struct origin_ops {
 	 * filer's handles may exceed 64 bytes maps them in it (NULL: none
 	 * can). 0 or -errno with a message in err. */
 	int (*use_store)(void *be, struct store *s, char *err, size_t errlen);
+	/* NFSv4.0 only (NULL otherwise): the v4 client, where the locks room
+	 * keeps NLM's locks as v4 state (include/nfs4up.h, nfs4lock.c) */
+	struct n4_client *(*nfs4_client)(void *be);
+	/* the filer's own handle for one a client sent (NULL: the same
+	 * bytes); origin_fh_upstream() */
+	int (*fh_upstream)(void *be, const void *fh, uint32_t len, uint8_t *out, uint32_t *outlen);
 };
 
 /* Starts the backend cfg->upstream_version chooses (auto: 3 when MOUNT and
@@ -70,6 +77,18 @@ int origin_call_for(struct origin *o, uint32_t proc, void *args, const struct cf
 const struct upstream_info *origin_info(const struct origin *o);
 const struct upstream_counters *origin_counters(const struct origin *o);
 int origin_max_inflight(const struct origin *o);
+/* The NFSv4.0 client behind o (the locks room's "NFSv4 locks"), or NULL
+ * when the filer is spoken to over NFSv3 (the room relays NLM). */
+struct n4_client *origin_nfs4_client(struct origin *o);
+/* The filer's own handle for a handle a client sent, for rooms that talk
+ * to the filer without origin_call (the locks room over NFSv4.0): a mapped
+ * handle (the filer's is over 64 bytes; docs/design.md, "Handles longer
+ * than 64 bytes") is read from the store's map, any other copied. out holds
+ * ORIGIN_FH_MAX bytes. 0, -ESTALE (a mapped handle this cache does not
+ * know), -EIO (the map could not be read) or -EINVAL (len 0 or too long). */
+#define ORIGIN_FH_MAX 128
+int origin_fh_upstream(struct origin *o, const void *fh, uint32_t len, uint8_t *out,
+                       uint32_t *outlen);
 
 /* The NFSv4.0 backend (origin_nfs4.c). */
 int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,

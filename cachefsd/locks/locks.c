@@ -5,8 +5,10 @@
  * only to read their status; what the client gets is the filer's bytes. */
 #include "locks.h"
 #include "log.h"
+#include "nfs4up.h"
 #include "nlm.h"
 #include "nsm.h"
+#include "origin.h"
 #include "proto.h"
 #include "rpcclient.h"
 
@@ -24,6 +26,8 @@
 #define NLM_TIMEOUT_MS 30000
 /* a client host's NLM for a relayed GRANTED */
 #define RELAY_TIMEOUT_MS 5000
+/* over NFSv4 with lock_poll = 0: how often a blocked lock is tried again */
+#define V4_POLL_DEFAULT_S 30
 
 struct blk {
 	struct blk *next;
@@ -64,6 +68,10 @@ struct locks {
 	int nblocked;
 	struct relay_host *hosts;
 	struct loop_timer *tick;
+	/* an NFSv4.0 filer (no NLM there): locks are v4 state
+	 * (locks_use_nfs4()); NULL: NLM relayed to the filer's NLM */
+	struct n4_locks *v4;
+	struct origin *origin; /* with v4: client handles to the filer's */
 };
 
 /* One forwarded call (or one poll, or one relay). */
@@ -521,6 +529,402 @@ static void forward(struct locks *lk, struct cfs_req *req)
 	}
 }
 
+/* --- over an NFSv4.0 filer: locks as v4 state (nfs4lock.c) ----------------- */
+
+/* The filer's handle for a client's: a mapped one (the filer's is over 64
+ * bytes) through the store's map, never sent to the filer as it is.
+ * -ESTALE, -EIO or -EINVAL: answered NLM4_STALE_FH. */
+static int fh4_of(const struct locks *lk, const void *data, uint32_t len, struct n4_fh *fh)
+{
+	uint8_t up[ORIGIN_FH_MAX];
+	uint32_t n = 0;
+	int rc = origin_fh_upstream(lk->origin, data, len, up, &n);
+
+	if (rc)
+		return rc;
+	if (n == 0 || n > N4_FHSIZE)
+		return -EINVAL;
+	fh->len = n;
+	memcpy(fh->data, up, n);
+	return 0;
+}
+
+static struct n4_lkowner owner_of(const nlm4_lock *l)
+{
+	struct n4_lkowner o = {l->caller_name ? l->caller_name : "", l->oh ? l->oh : "", l->svid};
+	return o;
+}
+
+/* The NLM status for what the filer answered a LOCK (or TEST, UNLOCK). */
+static nlmstat4 v4_nlmstat(int st)
+{
+	switch (st) {
+	case NFS4_OK:
+		return NLM4_GRANTED;
+	case NFS4ERR_DENIED:
+		return NLM4_DENIED;
+	case NFS4ERR_DEADLOCK:
+		return NLM4_DEADLCK;
+	case NFS4ERR_GRACE:
+	case NFS4ERR_NO_GRACE:
+	case NFS4ERR_RECLAIM_BAD:
+		return NLM4_DENIED_GRACE_PERIOD;
+	case NFS4ERR_STALE:
+	case NFS4ERR_FHEXPIRED:
+	case NFS4ERR_BADHANDLE:
+		return NLM4_STALE_FH;
+	case NFS4ERR_ROFS:
+		return NLM4_ROFS;
+	case NFS4ERR_FBIG:
+		return NLM4_FBIG;
+	case NFS4ERR_RESOURCE:
+		return NLM4_DENIED_NOLOCKS;
+	default: /* no name to OPEN by, ACCESS, LOCK_RANGE, ... */
+		return NLM4_FAILED;
+	}
+}
+
+static void v4_failed(struct locks *lk, struct cfs_req *req, int st)
+{
+	static struct log_limit lim;
+
+	lk->ctr->nlm_upstream_errors++;
+	log_limited(&lim, CFS_LOG_WARN, "NLM %s for %s over NFSv4: %s: answered NLM4_FAILED",
+	            proto_proc_name(req->prog, req->proc), proto_req_peer(req),
+	            st == -ENOENT ? "the file's name is not known to OPEN it by"
+	                          : nfsstat4_to_str((nfsstat4)st));
+}
+
+static struct fwd *fwd_new(struct locks *lk, struct cfs_req *req)
+{
+	struct fwd *f = calloc(1, sizeof(*f));
+
+	if (f == NULL) {
+		proto_reply_accept_error(req, SYSTEM_ERR);
+		return NULL;
+	}
+	f->magic = FWD_MAGIC;
+	f->lk = lk;
+	f->req = req;
+	lk->ctr->nlm_forwarded++;
+	return f;
+}
+
+static void v4_test_done(int status, const struct n4_lkres *r, void *priv)
+{
+	struct fwd *f = priv;
+	struct cfs_req *req = f->req;
+	NLM4_TESTres res;
+
+	assert(f->magic == FWD_MAGIC);
+	if (status != 0) {
+		answer_failure(f->lk, req, status);
+		fwd_free(f);
+		return;
+	}
+	memset(&res, 0, sizeof(res));
+	res.cookie = req->args.nlm_test.cookie;
+	res.reply.status = v4_nlmstat(r->status);
+	if (res.reply.status == NLM4_DENIED) {
+		nlm4_holder *h = &res.reply.nlm4_testreply_u.lock.holder;
+		/* a holder behind this proxy is named; another client of the
+		 * filer has no svid or owner handle NLM could show */
+		h->exclusive = (uint32_t)r->exclusive;
+		h->svid = r->ours ? r->svid : 0;
+		h->oh = (char *)(r->ours ? r->oh : "");
+		h->l_offset = r->offset;
+		h->l_len = r->len;
+	} else if (res.reply.status != NLM4_GRANTED) {
+		v4_failed(f->lk, req, r->status);
+	}
+	proto_reply(req, &res);
+	fwd_free(f);
+}
+
+static void v4_test(struct locks *lk, struct cfs_req *req)
+{
+	const NLM4_TESTargs *a = &req->args.nlm_test;
+	struct n4_lkowner o = owner_of(&a->lock);
+	struct n4_fh fh;
+	struct fwd *f;
+
+	if (fh4_of(lk, a->lock.fh.data.data_val, a->lock.fh.data.data_len, &fh) != 0) {
+		NLM4_TESTres res = {.cookie = a->cookie, .reply.status = NLM4_STALE_FH};
+		proto_reply(req, &res);
+		return;
+	}
+	if ((f = fwd_new(lk, req)) == NULL)
+		return;
+	if (n4_lk_test(lk->v4, &fh, &o, (int)a->exclusive, a->lock.l_offset, a->lock.l_len,
+	               &req->cred, v4_test_done, f) != 0) {
+		fwd_free(f);
+		proto_reply_accept_error(req, SYSTEM_ERR);
+	}
+}
+
+/* An NLM4_LOCKres (cookie, status) for grant(), which takes bytes. */
+static int lockres_bytes(const nlm_cookie *cookie, nlmstat4 st, uint8_t *buf, uint32_t cap,
+                         uint32_t *len)
+{
+	NLM4_LOCKres r;
+	ZDR z;
+	int ok;
+
+	memset(&r, 0, sizeof(r));
+	r.cookie = *cookie;
+	r.status = st;
+	zdrmem_create(&z, (char *)buf, cap, ZDR_ENCODE);
+	ok = zdr_NLM4_LOCKres(&z, &r);
+	*len = zdr_getpos(&z);
+	zdr_destroy(&z);
+	return ok ? 0 : -ENOSPC;
+}
+
+static void v4_lock_done(int status, const struct n4_lkres *r, void *priv)
+{
+	struct fwd *f = priv;
+	struct locks *lk = f->lk;
+	struct cfs_req *req = f->req;
+	const NLM4_LOCKargs *a = &req->args.nlm_lock;
+	struct blk_key k = key_of(&a->lock, (int)a->exclusive);
+	uint8_t buf[NLM4_MAXNETOBJ + 64];
+	uint32_t n;
+	nlmstat4 st;
+
+	assert(f->magic == FWD_MAGIC);
+	if (status != 0) {
+		answer_failure(lk, req, status);
+		fwd_free(f);
+		return;
+	}
+	st = v4_nlmstat(r->status);
+	if (st == NLM4_GRANTED) {
+		lk->ctr->nlm_granted++;
+		locks_table_drop(lk, &k); /* a poll of its own granted it */
+		remember(a->lock.caller_name, proto_req_peer_addr(req));
+		if (lockres_bytes(&a->cookie, st, buf, sizeof(buf), &n) == 0) {
+			grant(f, &a->lock.fh, &req->cred, buf, n);
+			return;
+		}
+	} else if (st == NLM4_DENIED && a->block) {
+		/* the proxy tries again for it (tick) and tells the client
+		 * host when the filer grants it (GRANTED) */
+		const struct sockaddr_storage *peer = proto_req_peer_addr(req);
+		struct blk *b = blk_add(lk, &k, loop_now(lk->loop));
+		const uint8_t *args = proto_req_args(req, &n);
+
+		lk->ctr->nlm_blocked++;
+		st = NLM4_BLOCKED;
+		if (b && peer && !b->has_client && (b->args = malloc(n)) != NULL) {
+			memcpy(b->args, args, n);
+			b->arglen = n;
+			b->client = *peer;
+			b->cred = req->cred;
+			b->has_client = 1;
+		}
+	} else if (st == NLM4_DENIED) {
+		lk->ctr->nlm_denied++;
+	} else {
+		v4_failed(lk, req, r->status);
+	}
+	{
+		NLM4_LOCKres res;
+		memset(&res, 0, sizeof(res));
+		res.cookie = a->cookie;
+		res.status = st;
+		proto_reply(req, &res);
+	}
+	fwd_free(f);
+}
+
+static void v4_lock(struct locks *lk, struct cfs_req *req)
+{
+	const NLM4_LOCKargs *a = &req->args.nlm_lock;
+	struct n4_lkowner o = owner_of(&a->lock);
+	struct n4_fh fh;
+	struct fwd *f;
+
+	if (fh4_of(lk, a->lock.fh.data.data_val, a->lock.fh.data.data_len, &fh) != 0) {
+		NLM4_LOCKres res = {.cookie = a->cookie, .status = NLM4_STALE_FH};
+		proto_reply(req, &res);
+		return;
+	}
+	if ((f = fwd_new(lk, req)) == NULL)
+		return;
+	/* a reclaim is a lock like another: the proxy's own v4 state is
+	 * what the filer knows (docs/design.md, "Over an NFSv4.0 filer") */
+	if (n4_lk_lock(lk->v4, &fh, &o, (int)a->exclusive, (int)a->block, a->lock.l_offset,
+	               a->lock.l_len, &req->cred, v4_lock_done, f) != 0) {
+		fwd_free(f);
+		proto_reply_accept_error(req, SYSTEM_ERR);
+	}
+}
+
+static void v4_unlock_done(int status, const struct n4_lkres *r, void *priv)
+{
+	struct fwd *f = priv;
+	struct cfs_req *req = f->req;
+	NLM4_UNLOCKres res;
+
+	assert(f->magic == FWD_MAGIC);
+	if (status != 0) {
+		answer_failure(f->lk, req, status);
+		fwd_free(f);
+		return;
+	}
+	memset(&res, 0, sizeof(res));
+	res.cookie = req->args.nlm_unlock.cookie;
+	res.status = v4_nlmstat(r->status);
+	if (res.status != NLM4_GRANTED)
+		v4_failed(f->lk, req, r->status);
+	proto_reply(req, &res);
+	fwd_free(f);
+}
+
+static void v4_unlock(struct locks *lk, struct cfs_req *req)
+{
+	const NLM4_UNLOCKargs *a = &req->args.nlm_unlock;
+	struct n4_lkowner o = owner_of(&a->lock);
+	struct n4_fh fh;
+	struct fwd *f;
+
+	if (fh4_of(lk, a->lock.fh.data.data_val, a->lock.fh.data.data_len, &fh) != 0) {
+		NLM4_UNLOCKres res = {.cookie = a->cookie, .status = NLM4_STALE_FH};
+		proto_reply(req, &res);
+		return;
+	}
+	if ((f = fwd_new(lk, req)) == NULL)
+		return;
+	if (n4_lk_unlock(lk->v4, &fh, &o, a->lock.l_offset, a->lock.l_len, &req->cred,
+	                 v4_unlock_done, f) != 0) {
+		fwd_free(f);
+		proto_reply_accept_error(req, SYSTEM_ERR);
+	}
+}
+
+/* A blocked lock's CANCEL: the proxy stops trying for it (a try in
+ * flight that gets it gives it back, v4_poll_done()). */
+static void v4_cancel(struct locks *lk, struct cfs_req *req)
+{
+	const NLM4_CANCargs *a = &req->args.nlm_cancel;
+	struct blk_key k = key_of(&a->lock, (int)a->exclusive);
+	NLM4_CANCres res;
+
+	lk->ctr->nlm_forwarded++;
+	memset(&res, 0, sizeof(res));
+	res.cookie = a->cookie;
+	res.status = locks_table_drop(lk, &k) ? NLM4_GRANTED : NLM4_DENIED;
+	proto_reply(req, &res);
+}
+
+/* A host's locks released (FREE_ALL, or its reboot through NSM): its
+ * waiting locks dropped, its owners' locks unlocked at the filer. */
+static void v4_free_host(struct locks *lk, const char *host)
+{
+	int n;
+
+	for (struct blk *b = lk->blocked, *next; b; b = next) {
+		next = b->next;
+		if (strcmp(b->caller, host) == 0)
+			blk_drop(lk, b);
+	}
+	n = n4_lk_free_host(lk->v4, host);
+	lk->ctr->nlm_free_all++;
+	log_info("NLM: client host %s restarted: its locks released at the filer (%d owners, "
+	         "NFSv4 LOCKU/RELEASE_LOCKOWNER/CLOSE)",
+	         host, n);
+}
+
+static void v4_poll_done(int status, const struct n4_lkres *r, void *priv)
+{
+	struct fwd *f = priv;
+	struct locks *lk = f->lk;
+	struct blk *b = f->poll;
+
+	assert(f->magic == FWD_MAGIC);
+	b->polling = 0;
+	if (status == -ECANCELED) {
+		if (b->dead)
+			blk_free(b);
+		fwd_free(f);
+		return;
+	}
+	if (b->dead) {
+		/* cancelled (or its host restarted) while the try was out: a
+		 * lock it got is nobody's, given back */
+		if (status == 0 && r->status == NFS4_OK) {
+			struct n4_fh fh;
+			struct n4_lkowner o = {b->caller, b->oh, b->svid};
+			if (fh4_of(lk, b->fh, b->fhlen, &fh) == 0)
+				n4_lk_unlock(lk->v4, &fh, &o, b->offset, b->len, &b->cred, NULL, NULL);
+		}
+		blk_free(b);
+		fwd_free(f);
+		return;
+	}
+	if (status == 0 && r->status == NFS4_OK)
+		granted_later(lk, b);
+	fwd_free(f);
+}
+
+/* The tick's try for blocked entry f->poll: LOCK again (READW/WRITEW). */
+static int v4_poll(struct locks *lk, struct fwd *f)
+{
+	struct blk *b = f->poll;
+	struct n4_fh fh;
+	struct n4_lkowner o = {b->caller, b->oh, b->svid};
+	int rc = fh4_of(lk, b->fh, b->fhlen, &fh);
+
+	if (rc)
+		return rc;
+	return n4_lk_lock(lk->v4, &fh, &o, b->exclusive, 1, b->offset, b->len, &b->cred,
+	                  v4_poll_done, f);
+}
+
+static void v4_submit(struct locks *lk, struct cfs_req *req)
+{
+	static struct log_limit lim;
+
+	switch (req->proc) {
+	case NLM4_TEST:
+		v4_test(lk, req);
+		return;
+	case NLM4_LOCK:
+	case NLM4_NM_LOCK:
+		v4_lock(lk, req);
+		return;
+	case NLM4_UNLOCK:
+		v4_unlock(lk, req);
+		return;
+	case NLM4_CANCEL:
+		v4_cancel(lk, req);
+		return;
+	case NLM4_FREE_ALL:
+		v4_free_host(lk, req->args.nlm_notify.name ? req->args.nlm_notify.name : "");
+		proto_reply(req, NULL);
+		return;
+	case NLM4_SHARE:
+	case NLM4_UNSHARE:
+		/* DOS share reservations: not kept over v4 */
+		proto_reply_accept_error(req, PROC_UNAVAIL);
+		return;
+	default:
+		/* the asynchronous _MSG calls: clients that matter use the
+		 * synchronous ones */
+		log_limited(&lim, CFS_LOG_INFO, "NLM %s from %s over NFSv4: not served, dropped",
+		            proto_proc_name(req->prog, req->proc), proto_req_peer(req));
+		proto_drop(req);
+		return;
+	}
+}
+
+int locks_use_nfs4(struct locks *lk, struct origin *o)
+{
+	lk->origin = o;
+	lk->v4 = n4_locks_new(lk->loop, origin_nfs4_client(o));
+	return lk->v4 ? 0 : -ENOMEM;
+}
+
 /* --- the filer's callbacks and the poll ------------------------------------ */
 
 static void poll_done(int status, const uint8_t *res, uint32_t len, void *priv)
@@ -549,14 +953,25 @@ static void tick(struct loop *l, void *arg)
 	struct locks *lk = arg;
 	uint64_t now = loop_now(l);
 
+	/* over v4 nobody calls back: the poll is how a blocked lock is
+	 * granted, lock_poll 0 meaning its default */
+	uint64_t every_ms = (uint64_t)(lk->cfg->lock_poll > 0 ? lk->cfg->lock_poll
+	                               : lk->v4               ? V4_POLL_DEFAULT_S
+	                                                      : 0) *
+	                    1000;
+
 	blk_expire(lk, now);
-	if (lk->cfg->lock_poll <= 0)
+	if (lk->v4) {
+		const struct n4_lkstats *st = n4_lk_stats(lk->v4);
+		lk->ctr->nlm_v4_owners = (uint64_t)st->held;
+		lk->ctr->nlm_v4_state_lost = st->lost;
+	}
+	if (every_ms == 0)
 		return;
 	for (struct blk *b = lk->blocked; b; b = b->next) {
 		struct fwd *f;
 
-		if (b->polling || !b->has_client ||
-		    now - b->polled_ms < (uint64_t)lk->cfg->lock_poll * 1000)
+		if (b->polling || !b->has_client || now - b->polled_ms < every_ms)
 			continue;
 		f = calloc(1, sizeof(*f));
 		if (f == NULL)
@@ -565,8 +980,13 @@ static void tick(struct loop *l, void *arg)
 		f->lk = lk;
 		f->poll = b;
 		b->polled_ms = now;
-		if (rpcc_call(lk->filer, NLM4_LOCK, &b->cred, b->args, b->arglen, 0, poll_done,
-		              f) != 0) {
+		if (lk->v4) {
+			if (v4_poll(lk, f) != 0) {
+				fwd_free(f);
+				return;
+			}
+		} else if (rpcc_call(lk->filer, NLM4_LOCK, &b->cred, b->args, b->arglen, 0, poll_done,
+		                     f) != 0) {
 			fwd_free(f);
 			return;
 		}
@@ -596,8 +1016,9 @@ static void callback(struct locks *lk, struct cfs_req *req)
 	const NLM4_GRANTEDargs *a = &req->args.nlm_granted;
 	struct blk_key k = key_of(&a->lock, (int)a->exclusive);
 	/* only the filer grants: a GRANTED from a client host must not tell
-	 * another client it holds a lock the filer never gave it */
-	int filer = from_filer(lk, proto_req_peer_addr(req));
+	 * another client it holds a lock the filer never gave it (over v4
+	 * nobody does: the proxy's own poll is the grant) */
+	int filer = !lk->v4 && from_filer(lk, proto_req_peer_addr(req));
 	struct blk *b = filer ? blk_find(lk, &k) : NULL;
 	NLM4_GRANTEDres r;
 
@@ -657,6 +1078,10 @@ static void client_rebooted(const char *caller_name, uint32_t state, void *arg)
 	ZDR z;
 
 	assert(lk->magic == LOCKS_MAGIC);
+	if (lk->v4) {
+		v4_free_host(lk, caller_name);
+		return;
+	}
 	zdrmem_create(&z, (char *)buf, sizeof(buf), ZDR_ENCODE);
 	if (!zdr_NLM4_NOTIFYargs(&z, &a) ||
 	    rpcc_call(lk->filer, NLM4_FREE_ALL, NULL, buf, zdr_getpos(&z), 0, free_all_sent,
@@ -685,6 +1110,14 @@ void locks_submit(struct cfs_req *req, void *arg)
 	case NLM4_GRANTED_MSG:
 		callback(lk, req);
 		return;
+	default:
+		break;
+	}
+	if (lk->v4) {
+		v4_submit(lk, req);
+		return;
+	}
+	switch (req->proc) {
 	case NLM4_TEST_RES:
 	case NLM4_LOCK_RES:
 	case NLM4_CANCEL_RES:
@@ -751,6 +1184,8 @@ void locks_free(struct locks *lk)
 	assert(lk->magic == LOCKS_MAGIC);
 	if (lk->tick)
 		loop_timer_cancel(lk->loop, lk->tick);
+	/* its calls not answered end with -ECANCELED: no answer (as below) */
+	n4_locks_free(lk->v4);
 	/* in-flight calls end with -ECANCELED: their clients get no answer */
 	rpcc_free(lk->filer);
 	while (lk->hosts) {

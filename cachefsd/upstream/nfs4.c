@@ -55,8 +55,9 @@ struct n4_call {
 	 * once the open is confirmed and closed, and whether the stateid
 	 * fallback was tried */
 	struct n4_out *held;
-	int opened;   /* an open of ours is held: CLOSE before answering */
-	int fallback; /* the OPEN fallback was tried (once per call) */
+	int opened;         /* an open of ours is held: CLOSE before answering */
+	int fallback;       /* the OPEN fallback was tried (once per call) */
+	n4_build_fn rbuild; /* n4_compound_call(): builds the COMPOUND itself */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -120,6 +121,11 @@ struct n4_client {
 	/* the second connection, for COMPOUNDs over libnfs's 4 KiB (WRITEs):
 	 * v4.0 state belongs to the client ID, not to a connection */
 	struct rpcc *big;
+	/* n4_on_reset(): told when a client ID is established again because
+	 * the server lost the old one (reset_st: why) */
+	n4_reset_fn reset_fn;
+	void *reset_arg;
+	int reset_st;
 	int stopping;
 	int fatal; /* start-up failed for good (e.g. the path is not there) */
 	char err[256];
@@ -548,6 +554,8 @@ static void sop_done(struct rpc_context *rpc, int status, void *data, void *priv
 				conn_up(cl);
 		} else if (st == NFS4ERR_STALE_CLIENTID || st == NFS4ERR_EXPIRED) {
 			cl->st.recoveries++;
+			if (cl->reset_st == 0)
+				cl->reset_st = st;
 			log_warn(
 			    "nfs4 upstream %s: the server answered RENEW with %s: establishing "
 			    "the client ID again; calls wait meanwhile",
@@ -584,10 +592,16 @@ static void sop_done(struct rpc_context *rpc, int status, void *data, void *priv
 		break;
 	case SOP_CONFIRM:
 		if (st == NFS4_OK) {
+			int reset = cl->reset_st;
 			cl->have_clientid = 1;
 			cl->st.setclientids++;
+			cl->reset_st = 0;
 			log_debug("nfs4 upstream %s: client ID %llx confirmed", cl->cfg.host,
 			          (unsigned long long)cl->clientid);
+			/* before the waiting calls go: reclaims queue behind them,
+			 * and the server's grace period holds the others back */
+			if (reset && cl->reset_fn && cl->ever_up)
+				cl->reset_fn(reset, cl->reset_arg);
 			conn_up(cl);
 		} else {
 			set_err(cl, 0, "SETCLIENTID_CONFIRM: %s", nfsstat4_to_str(st));
@@ -751,7 +765,7 @@ static int call_send(struct n4_client *cl, struct n4_call *c)
 	c->rq.is_root =
 	    c->rq.fh.len == cl->root.len && memcmp(c->rq.fh.data, cl->root.data, cl->root.len) == 0;
 	c->rq.clientid = cl->clientid; /* open-owners: this client ID's, now */
-	rc = n4_build(&c->b, &c->rq);
+	rc = c->rbuild ? c->rbuild(&c->b, cl->clientid, c->priv) : n4_build(&c->b, &c->rq);
 	if (rc)
 		return rc;
 	if (c->rq.phase == N4_PH_MAIN && c->rq.proc == NFS3_WRITE && c->rq.datalen > BIG_WRITE) {
@@ -1118,6 +1132,8 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 		wait_push(cl, c, 1);
 		if (cl->state == N4S_UP) {
 			cl->st.recoveries++;
+			if (cl->reset_st == 0)
+				cl->reset_st = (int)res->status;
 			log_warn("nfs4 upstream %s: %s: establishing the client ID again",
 			         cl->cfg.host, nfsstat4_to_str(res->status));
 			setup_begin(cl, SOP_SETCLIENTID);
@@ -1170,6 +1186,13 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 		return;
 	case N4_ANSWER:
 		break;
+	}
+	if (c->rbuild) {
+		/* n4_compound_call(): the COMPOUND's answer as it came */
+		cl->st.replies++;
+		c->cb(0, (void *)(uintptr_t)res, NULL, c->priv);
+		call_free(c);
+		goto next;
 	}
 	if (c->rq.phase != N4_PH_MAIN) {
 		phase_done(cl, c, res);
@@ -1273,6 +1296,63 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 		call_free(c);
 		return rc;
 	}
+	return 0;
+}
+
+/* A COMPOUND of the caller's (nfs4lock.c's lock state): built at each send
+ * with the client ID of the moment, waiting, re-sent, delayed and
+ * recovered as n4_call()'s; its answer handed over as it came. */
+int n4_compound_call(struct n4_client *cl, n4_build_fn build, const struct cfs_cred *cred, n4_cb cb,
+                     void *priv)
+{
+	struct n4_call *c;
+	int rc;
+
+	if (cl->stopping)
+		return -ECANCELED;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->magic = N4CALL_MAGIC;
+	c->cl = cl;
+	c->cred = *cred;
+	c->cb = cb;
+	c->priv = priv;
+	c->rbuild = build;
+	c->rq.proc = NFS3_NULL; /* no v3 meaning: answered as it came */
+	cl->st.calls++;
+	if (cl->wait_head || cl->state != N4S_UP || !cl->have_root) {
+		wait_push(cl, c, 0);
+		return 0;
+	}
+	rc = call_send(cl, c);
+	if (rc) {
+		call_free(c);
+		return rc;
+	}
+	return 0;
+}
+
+void n4_on_reset(struct n4_client *cl, n4_reset_fn fn, void *arg)
+{
+	cl->reset_fn = fn;
+	cl->reset_arg = arg;
+}
+
+clientid4 n4_clientid(const struct n4_client *cl)
+{
+	return cl->clientid;
+}
+
+int n4_name_of(const struct n4_client *cl, const struct n4_fh *obj, struct n4_fh *dir, char *name,
+               size_t cap)
+{
+	const struct n4_name *n = name_of(cl, obj);
+
+	if (n == NULL || strlen(n->name) >= cap)
+		return -ENOENT;
+	*dir = n->dir;
+	memcpy(name, n->name, strlen(n->name) + 1);
 	return 0;
 }
 

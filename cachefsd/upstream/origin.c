@@ -70,6 +70,23 @@ int origin_max_inflight(const struct origin *o)
 	return o->ops->max_inflight(o->be);
 }
 
+struct n4_client *origin_nfs4_client(struct origin *o)
+{
+	return o->ops->nfs4_client ? o->ops->nfs4_client(o->be) : NULL;
+}
+
+int origin_fh_upstream(struct origin *o, const void *fh, uint32_t len, uint8_t *out,
+                       uint32_t *outlen)
+{
+	if (len == 0 || len > ORIGIN_FH_MAX)
+		return -EINVAL;
+	if (o->ops->fh_upstream)
+		return o->ops->fh_upstream(o->be, fh, len, out, outlen);
+	memcpy(out, fh, len);
+	*outlen = len;
+	return 0;
+}
+
 /* --- NFSv3: upstream.c ---------------------------------------------------- */
 
 static int v3_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,

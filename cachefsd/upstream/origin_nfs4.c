@@ -329,6 +329,30 @@ static int o4_use_store(void *be, struct store *s, char *err, size_t errlen)
 	return 0;
 }
 
+static struct n4_client *o4_nfs4_client(void *be)
+{
+	return ((struct o4 *)be)->c;
+}
+
+static int o4_fh_upstream(void *be, const void *fh, uint32_t len, uint8_t *out,
+                          uint32_t *outlen)
+{
+	struct o4 *o = be;
+	int rc;
+
+	if (!store_fh_is_mapped(fh, len)) {
+		memcpy(out, fh, len);
+		*outlen = len;
+		return 0;
+	}
+	if (o->store == NULL)
+		return -ESTALE;
+	rc = store_fh_decode(o->store, fh, len, out, outlen);
+	if (rc == -ESTALE)
+		o->ctr.stale_mapped++;
+	return rc == 0 || rc == -ESTALE ? rc : -EIO;
+}
+
 static const struct origin_ops o4_ops = {
     .version = 4,
     .call_for = o4_call_for,
@@ -337,6 +361,8 @@ static const struct origin_ops o4_ops = {
     .max_inflight = o4_max_inflight,
     .stop = o4_stop,
     .use_store = o4_use_store,
+    .nfs4_client = o4_nfs4_client,
+    .fh_upstream = o4_fh_upstream,
 };
 
 /* --- start -------------------------------------------------------------- */

@@ -306,7 +306,8 @@ EOF
 # pseudo path /NAME (what MOUNT takes then: Mount_Path_Pseudo; H_URL_<NAME>
 # and H_MOUNTPATH_<NAME> name it) and NFSv4.0 only (Minor_Versions = 0) at
 # /NAME4 (H_PSEUDO4_<NAME>), with a lease of H_GANESHA_LEASE seconds
-# [60] and the v4 recovery records under $H_TMP. Unset, nothing changes.
+# [60] and the v4 recovery records under $H_TMP; no grace period, or
+# H_GANESHA_GRACE seconds of it. Unset, nothing changes.
 # H_GANESHA_V3PSEUDO=PATH (with the split): the NFSv3 export's pseudo path
 # instead of /NAME (ganesha4 gives the directory's own path: MOUNT then
 # takes what it takes of a plain ganesha upstream).
@@ -327,6 +328,10 @@ h_start_ganesha()
 		mkdir -p "$H_TMP/$name-recov"
 		core_extra="Mount_Path_Pseudo = true;"
 		v4opts="Graceless = true; Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
+		# H_GANESHA_GRACE=S: a grace period of S seconds after each start
+		# (reclaims of the state from before a restart)
+		[ -z "${H_GANESHA_GRACE:-}" ] ||
+			v4opts="${v4opts/Graceless = true;/Graceless = false; Grace_Period = $H_GANESHA_GRACE;}"
 		mpath=${H_GANESHA_V3PSEUDO:-/$name}
 		exports="$(h_ganesha_export "$dir" "$name" 3 1 "$mpath")
 $(h_ganesha_export "$dir" "$name" 4 2 "/${name}4")"

@@ -41,6 +41,13 @@
  *                   nfsstat3 N" + wcc (rename: of both directories)
  *     fsstat, fsinfo, pathconf: of the root, v3 and v4 alike
  *     waitfile PATH  runs the loop (RENEWs, reconnects) until PATH exists
+ *   byte-range locks (v4 only; the module's lock API, nfs4lock.c, as the
+ *   owner host "nfs4probe", svid = the pid; LEN 0: to the end):
+ *     lockt REL read|write OFF LEN   LOCKT: "lockt REL granted", or
+ *                   "lockt REL denied offset O len L exclusive E"
+ *     lock REL read|write OFF LEN    OPEN + LOCK: "lock REL granted" or
+ *                   "lock REL denied ..." as lockt (held until unlock or exit)
+ *     unlock REL OFF LEN             LOCKU: "unlock REL granted"
  *   <attributes>: "type T mode OCTAL nlink N uid U gid G size S used U
  *   fileid F mtime S.NS ctime S.NS" (no atime: reading changes it).
  * Exit: 0 every command answered NFS3_OK, 1 otherwise (the line says
@@ -67,6 +74,7 @@ struct side {
 	struct rpc_context *rpc; /* v3 */
 	struct n4_fh root;
 	struct cfs_cred cred;
+	struct n4_locks *locks; /* lock, lockt, unlock: made at the first */
 };
 
 /* what a callback copies out of a v3 result */
@@ -1090,6 +1098,73 @@ static int cmd_fs(struct side *s, const char *op)
 	return 0;
 }
 
+struct lkwait {
+	int done, status;
+	struct n4_lkres r;
+};
+
+static void lk_cb(int status, const struct n4_lkres *r, void *priv)
+{
+	struct lkwait *w = priv;
+
+	w->done = 1;
+	w->status = status;
+	if (status == 0)
+		w->r = *r;
+}
+
+/* lock, lockt, unlock of REL (kind 'l', 't', 'u') */
+static int cmd_lock(struct side *s, int kind, const char *rel, int exclusive, uint64_t off,
+                    uint64_t len)
+{
+	const char *what = kind == 'l' ? "lock" : kind == 't' ? "lockt" : "unlock";
+	char err[512], host[] = "nfs4probe";
+	struct n4_lkowner o = {host, "nfs4probe", (uint32_t)getpid()};
+	struct lkwait w;
+	struct obj ob;
+	long long deadline;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	if (!s->v4) {
+		printf("error %s %s: v4 only\n", what, rel);
+		return 1;
+	}
+	if (walk(s, rel, &ob, err, sizeof(err))) {
+		printf("error %s %s: %s\n", what, rel, err);
+		return 1;
+	}
+	if (s->locks == NULL && (s->locks = n4_locks_new(s->loop, s->n4)) == NULL) {
+		printf("error %s %s: out of memory\n", what, rel);
+		return 1;
+	}
+	rc = kind == 'l'
+	         ? n4_lk_lock(s->locks, &ob.fh, &o, exclusive, 0, off, len, &s->cred, lk_cb, &w)
+	     : kind == 't'
+	         ? n4_lk_test(s->locks, &ob.fh, &o, exclusive, off, len, &s->cred, lk_cb, &w)
+	         : n4_lk_unlock(s->locks, &ob.fh, &o, off, len, &s->cred, lk_cb, &w);
+	if (rc) {
+		printf("error %s %s: %s\n", what, rel, strerror(-rc));
+		return 1;
+	}
+	deadline = mono_ms() + s->timeout_ms;
+	while (!w.done && mono_ms() < deadline)
+		loop_once(s->loop, 100);
+	if (!w.done || w.status != 0) {
+		printf("error %s %s: %s\n", what, rel, w.done ? strerror(-w.status) : "no answer");
+		return 1;
+	}
+	if (w.r.status == NFS4_OK)
+		printf("%s %s granted\n", what, rel);
+	else if (w.r.status == NFS4ERR_DENIED)
+		printf("%s %s denied offset %" PRIu64 " len %" PRIu64 " exclusive %d\n", what, rel,
+		       w.r.offset, w.r.len, w.r.exclusive);
+	else
+		printf("%s %s status %d\n", what, rel, w.r.status);
+	fflush(stdout);
+	return 0;
+}
+
 static void cmd_waitfile(struct side *s, const char *path)
 {
 	long long end = mono_ms() + s->timeout_ms;
@@ -1273,6 +1348,17 @@ int main(int argc, char **argv)
 		} else if (strcmp(cmd, "fsstat") == 0 || strcmp(cmd, "fsinfo") == 0 ||
 		           strcmp(cmd, "pathconf") == 0) {
 			rc |= cmd_fs(&s, cmd);
+		} else if (i + 4 < argc &&
+		           (strcmp(cmd, "lock") == 0 || strcmp(cmd, "lockt") == 0)) {
+			rc |= cmd_lock(&s, cmd[4] == 't' ? 't' : 'l', argv[i + 1],
+			               strcmp(argv[i + 2], "write") == 0,
+			               strtoull(argv[i + 3], NULL, 10),
+			               strtoull(argv[i + 4], NULL, 10));
+			i += 4;
+		} else if (i + 3 < argc && strcmp(cmd, "unlock") == 0) {
+			rc |= cmd_lock(&s, 'u', argv[i + 1], 0, strtoull(argv[i + 2], NULL, 10),
+			               strtoull(argv[i + 3], NULL, 10));
+			i += 3;
 		} else if (i + 1 < argc && strcmp(cmd, "waitfile") == 0) {
 			cmd_waitfile(&s, argv[++i]);
 		} else {
@@ -1280,6 +1366,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (s.v4) {
+		/* locks still held go with the lease */
+		n4_locks_free(s.locks);
 		n4_stop(s.n4);
 		loop_free(s.loop);
 	} else {
