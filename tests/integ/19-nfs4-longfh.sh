@@ -20,6 +20,9 @@
 #      --all): each mapping came back from the index;
 #  (d) a mapped handle the index does not know gets NFS3ERR_STALE
 #      (upstream_stale_mapped), caught before the filer;
+#  (f) NLM locks through cachefsd on a file with a mapped handle are
+#      granted and conflict as locks do (held at the filer as NFSv4 locks,
+#      the filer's own handle); an unknown mapped handle is STALE_FH;
 #  (e) a second cachefsd in front of /t0 (31-byte handles) passes them
 #      unchanged: its handles are the filer's bytes, its map stays empty.
 # shellcheck disable=SC2154,SC2034 # H_* variables are set and read by the harness via printf -v
@@ -28,6 +31,7 @@
 h_init
 
 PROBE=$H_BUILD/tests/nfs4probe
+NLMLOCK=$H_BUILD/tests/nlmlock
 CALL=$H_BUILD/tests/nfscall
 NR=$H_BUILD/tests/nfsread
 CTLBIN=$H_BUILD/cachefsctl
@@ -185,6 +189,28 @@ grep -q NFS3ERR_STALE <<<"$out" || h_fail "READ of an unknown mapped handle: $ou
 (($(h_stat px upstream_stale_mapped) >= s0 + 2)) ||
 	h_fail "upstream_stale_mapped did not count the unknown handles"
 h_log "ok: (d) an unknown mapped handle is NFS3ERR_STALE"
+
+# --- (f) NLM locks on a file with a mapped handle ------------------------------
+# the locks room holds them at the filer as NFSv4 locks: the mapped handle
+# is turned back into the filer's (origin_fh_upstream), never sent as it is
+lfh=$(cfh sub/hello)
+LA=(--port "$P" --fh "$lfh" --caller client-a --svid 101 --oh 61616161 --uid 0 --gid 0)
+LB=(--port "$P" --fh "$lfh" --caller client-b --svid 202 --oh 62626262 --uid 0 --gid 0)
+got=$("$NLMLOCK" "${LA[@]}" --exclusive --offset 0 --len 100 lock) || h_fail "A's lock: $got"
+[ "$got" = GRANTED ] || h_fail "A's lock of sub/hello (a mapped handle) answered '$got': $(tail -3 "$H_LOG_px")"
+got=$("$NLMLOCK" "${LB[@]}" --exclusive --offset 50 --len 10 lock)
+[ "$got" = DENIED ] || h_fail "B locked a range A holds: '$got'"
+got=$("$NLMLOCK" "${LB[@]}" --shared --offset 50 --len 10 test)
+[ "$got" = "DENIED svid=101 exclusive=1 offset=0 len=100" ] || h_fail "B's TEST did not name A's lock: '$got'"
+got=$("$NLMLOCK" "${LA[@]}" --offset 0 --len 100 unlock)
+[ "$got" = GRANTED ] || h_fail "A's unlock: '$got'"
+got=$("$NLMLOCK" "${LB[@]}" --exclusive --offset 50 --len 10 lock)
+[ "$got" = GRANTED ] || h_fail "B's lock after A's unlock: '$got'"
+got=$("$NLMLOCK" "${LB[@]}" --offset 50 --len 10 unlock)
+[ "$got" = GRANTED ] || h_fail "B's unlock: '$got'"
+got=$("$NLMLOCK" "${LA[@]}" --fh "$bad" --exclusive --offset 0 --len 1 lock)
+[ "$got" = STALE_FH ] || [ "$got" = NLM4_STALE_FH ] || h_fail "a lock on an unknown mapped handle answered '$got'"
+h_log "ok: (f) NLM locks on a mapped handle: granted, conflicts denied, released"
 
 # --- (e) handles of at most 64 bytes pass unchanged ---------------------------
 printf -v H_URL_v40 '%s' "nfs://127.0.0.1/t0?nfsport=$NP"
