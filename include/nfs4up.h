@@ -277,6 +277,10 @@ struct n4_compound {
 
 void n4_compound_init(struct n4_compound *b, const char *tag);
 /* Each adds one operation; -ENOSPC past N4_MAXOPS. */
+/* One more operation of type op, zeroed, for an op this file has no
+ * builder of (nfs4lock.c's OPEN, LOCK, LOCKU, LOCKT); NULL when the
+ * COMPOUND is full (N4_MAXOPS). */
+nfs_argop4 *n4_op_add(struct n4_compound *b, nfs_opnum4 op);
 int n4_op_putrootfh(struct n4_compound *b);
 int n4_op_putfh(struct n4_compound *b, const struct n4_fh *fh);
 int n4_op_lookup(struct n4_compound *b, const char *name, uint32_t len);

@@ -439,6 +439,65 @@ static int op_lock_owner(lock_owner4 *lo, clientid4 id, const char *name)
 	return 0;
 }
 
+/* OPEN of ow's file for ow's open-owner: by name in its directory (claim
+ * CLAIM_NULL) or, reclaiming after a filer restart, by the current handle
+ * (CLAIM_PREVIOUS). */
+static int op_open(struct n4_compound *b, struct lowner *ow, clientid4 clientid, int reclaim)
+{
+	nfs_argop4 *o = n4_op_add(b, OP_OPEN);
+	OPEN4args *a;
+
+	if (!o)
+		return -ENOSPC;
+	a = &o->nfs_argop4_u.opopen;
+	a->seqid = ow->oseq;
+	a->share_access = ow->want_access;
+	a->share_deny = OPEN4_SHARE_DENY_NONE;
+	a->owner.clientid = clientid;
+	a->owner.owner.owner_len = (u_int)strlen(ow->oname);
+	a->owner.owner.owner_val = ow->oname;
+	a->openhow.opentype = OPEN4_NOCREATE;
+	if (reclaim) {
+		a->claim.claim = CLAIM_PREVIOUS;
+		a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
+	} else {
+		a->claim.claim = CLAIM_NULL;
+		a->claim.open_claim4_u.file.utf8string_len = (u_int)strlen(ow->name);
+		a->claim.open_claim4_u.file.utf8string_val = ow->name;
+	}
+	return 0;
+}
+
+/* LOCK of [s, e) as ow's lock-owner: by its lock stateid once it holds
+ * one, else a new lock-owner from its open (open_to_lock_owner4). */
+static int op_lock(struct n4_compound *b, struct lowner *ow, clientid4 clientid, nfs_lock_type4 type,
+                   int reclaim, uint64_t s, uint64_t e)
+{
+	nfs_argop4 *o = n4_op_add(b, OP_LOCK);
+	LOCK4args *a;
+
+	if (!o)
+		return -ENOSPC;
+	a = &o->nfs_argop4_u.oplock;
+	a->locktype = type;
+	a->reclaim = reclaim;
+	a->offset = s;
+	a->length = len4(s, e);
+	if (ow->locked) {
+		a->locker.new_lock_owner = 0;
+		a->locker.locker4_u.lock_owner.lock_stateid = ow->lsid;
+		a->locker.locker4_u.lock_owner.lock_seqid = ow->lseq;
+	} else {
+		open_to_lock_owner4 *n = &a->locker.locker4_u.open_owner;
+		a->locker.new_lock_owner = 1;
+		n->open_seqid = ow->oseq;
+		n->open_stateid = ow->osid;
+		n->lock_seqid = 0;
+		op_lock_owner(&n->lock_owner, clientid, ow->lname);
+	}
+	return 0;
+}
+
 static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 {
 	struct lkcall *k = priv;
@@ -456,114 +515,35 @@ static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 		break;
 	case S_OPEN:
 		rc |= n4_op_putfh(b, &ow->odir);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
-			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_OPEN;
-		{
-			OPEN4args *a = &o->nfs_argop4_u.opopen;
-			a->seqid = ow->oseq;
-			a->share_access = ow->want_access;
-			a->share_deny = OPEN4_SHARE_DENY_NONE;
-			a->owner.clientid = clientid;
-			a->owner.owner.owner_len = (u_int)strlen(ow->oname);
-			a->owner.owner.owner_val = ow->oname;
-			a->openhow.opentype = OPEN4_NOCREATE;
-			a->claim.claim = CLAIM_NULL;
-			a->claim.open_claim4_u.file.utf8string_len = (u_int)strlen(ow->name);
-			a->claim.open_claim4_u.file.utf8string_val = ow->name;
-		}
+		rc |= op_open(b, ow, clientid, 0);
 		rc |= n4_op_getfh(b);
 		break;
 	case S_ROPEN:
 		rc |= n4_op_putfh(b, &ow->fh);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
-			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_OPEN;
-		{
-			OPEN4args *a = &o->nfs_argop4_u.opopen;
-			a->seqid = ow->oseq;
-			a->share_access = ow->want_access;
-			a->share_deny = OPEN4_SHARE_DENY_NONE;
-			a->owner.clientid = clientid;
-			a->owner.owner.owner_len = (u_int)strlen(ow->oname);
-			a->owner.owner.owner_val = ow->oname;
-			a->openhow.opentype = OPEN4_NOCREATE;
-			a->claim.claim = CLAIM_PREVIOUS;
-			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
-		}
+		rc |= op_open(b, ow, clientid, 1);
 		rc |= n4_op_getfh(b);
 		break;
-	case S_RLOCK:
+	case S_RLOCK: {
+		const struct rclm *r = &ow->rc[ow->rc_i];
 		rc |= n4_op_putfh(b, &ow->ofh);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
-			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_LOCK;
-		{
-			LOCK4args *a = &o->nfs_argop4_u.oplock;
-			const struct rclm *r = &ow->rc[ow->rc_i];
-			a->locktype = r->excl ? WRITE_LT : READ_LT;
-			a->reclaim = 1;
-			a->offset = r->s;
-			a->length = len4(r->s, r->e);
-			if (ow->locked) {
-				a->locker.new_lock_owner = 0;
-				a->locker.locker4_u.lock_owner.lock_stateid = ow->lsid;
-				a->locker.locker4_u.lock_owner.lock_seqid = ow->lseq;
-			} else {
-				open_to_lock_owner4 *n = &a->locker.locker4_u.open_owner;
-				a->locker.new_lock_owner = 1;
-				n->open_seqid = ow->oseq;
-				n->open_stateid = ow->osid;
-				n->lock_seqid = 0;
-				op_lock_owner(&n->lock_owner, clientid, ow->lname);
-			}
-		}
+		rc |= op_lock(b, ow, clientid, r->excl ? WRITE_LT : READ_LT, 1, r->s, r->e);
 		break;
+	}
 	case S_CONFIRM:
 		rc |= n4_op_putfh(b, &ow->ofh);
 		rc |= n4_op_open_confirm(b, &ow->osid, ow->oseq);
 		break;
 	case S_LOCK:
 		rc |= n4_op_putfh(b, &ow->ofh);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
-			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_LOCK;
-		{
-			LOCK4args *a = &o->nfs_argop4_u.oplock;
-			a->locktype = op->exclusive ? (op->block ? WRITEW_LT : WRITE_LT)
-			                            : (op->block ? READW_LT : READ_LT);
-			a->reclaim = 0;
-			a->offset = op->s;
-			a->length = len4(op->s, op->e);
-			if (ow->locked) {
-				a->locker.new_lock_owner = 0;
-				a->locker.locker4_u.lock_owner.lock_stateid = ow->lsid;
-				a->locker.locker4_u.lock_owner.lock_seqid = ow->lseq;
-			} else {
-				open_to_lock_owner4 *n = &a->locker.locker4_u.open_owner;
-				a->locker.new_lock_owner = 1;
-				n->open_seqid = ow->oseq;
-				n->open_stateid = ow->osid;
-				n->lock_seqid = 0;
-				op_lock_owner(&n->lock_owner, clientid, ow->lname);
-			}
-		}
+		rc |= op_lock(b, ow, clientid,
+		              op->exclusive ? (op->block ? WRITEW_LT : WRITE_LT)
+		                            : (op->block ? READW_LT : READ_LT),
+		              0, op->s, op->e);
 		break;
 	case S_LOCKU:
 		rc |= n4_op_putfh(b, &ow->ofh);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
+		if ((o = n4_op_add(b, OP_LOCKU)) == NULL)
 			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_LOCKU;
 		o->nfs_argop4_u.oplocku.locktype = WRITE_LT;
 		o->nfs_argop4_u.oplocku.seqid = ow->lseq;
 		o->nfs_argop4_u.oplocku.lock_stateid = ow->lsid;
@@ -572,11 +552,8 @@ static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 		break;
 	case S_RELEASE:
 	case S_DROPLK:
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
+		if ((o = n4_op_add(b, OP_RELEASE_LOCKOWNER)) == NULL)
 			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_RELEASE_LOCKOWNER;
 		op_lock_owner(&o->nfs_argop4_u.oprelease_lockowner.lock_owner, clientid,
 		              k->step == S_DROPLK ? k->lname : ow->lname);
 		break;
@@ -586,11 +563,8 @@ static int build(struct n4_compound *b, clientid4 clientid, void *priv)
 		break;
 	case S_LOCKT:
 		rc |= n4_op_putfh(b, &k->fh);
-		if (b->args.argarray.argarray_len >= N4_MAXOPS)
+		if ((o = n4_op_add(b, OP_LOCKT)) == NULL)
 			return -ENOSPC;
-		o = &b->ops[b->args.argarray.argarray_len++];
-		memset(o, 0, sizeof(*o));
-		o->argop = OP_LOCKT;
 		o->nfs_argop4_u.oplockt.locktype = k->exclusive ? WRITE_LT : READ_LT;
 		o->nfs_argop4_u.oplockt.offset = k->s;
 		o->nfs_argop4_u.oplockt.length = len4(k->s, k->e);

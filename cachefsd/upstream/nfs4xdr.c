@@ -632,6 +632,11 @@ static nfs_argop4 *op_add(struct n4_compound *b, nfs_opnum4 op)
 	return o;
 }
 
+nfs_argop4 *n4_op_add(struct n4_compound *b, nfs_opnum4 op)
+{
+	return op_add(b, op);
+}
+
 int n4_op_putrootfh(struct n4_compound *b)
 {
 	return op_add(b, OP_PUTROOTFH) ? 0 : -ENOSPC;

@@ -61,42 +61,10 @@ h_start_cachefsd px fl --listen "0.0.0.0:$H_PORT_px" --register yes --nsm-name 1
 P=$H_PORT_px
 rpcinfo -p 127.0.0.1 | grep -q "100021.*tcp.*$P" || h_fail "the proxy's NLM is not registered"
 
-cat >"$H_TMP/a.sh" <<'EOF'
-locker flock /mnt/lk2 ex --report /mnt/a.flock --until /mnt/ctl=release1 &
-locker fcntl /mnt/lk ex --start 0 --len 100 --report /mnt/a.state --until /mnt/ctl=release1
-wait
-locker fcntl /mnt/lk ex -n --start 0 --len 100 --wait /mnt/ctl=probe --report /mnt/a.probe
-exit 0 # the probe's answer (busy) is the host's to judge, from a.probe
-EOF
-cat >"$H_TMP/b.sh" <<'EOF'
-echo "B1: $(locker fcntl /mnt/lk ex -n --start 0 --len 100 --wait /mnt/a.state=granted)"
-echo "B2: $(locker flock /mnt/lk2 ex -n --wait /mnt/a.flock=granted)"
-echo "B3: $(locker fcntl /mnt/lk ex -n --start 200 --len 50 | head -n 1)"
-echo waiting >/mnt/b.state
-locker fcntl /mnt/lk ex --start 0 --len 100 --report /mnt/b.lock --until /mnt/ctl=release2
-EOF
-G=$H_ROOT/tests/guest/run.sh
-guest() { # guest NAME TAP IP SCRIPT
-	"$G" --plain --net "tap:$2" --ip "$3" --add "$LOCKER:bin/locker" --port "$P" --export "$E" \
-		--script "$4" --timeout 400 --out "$H_TMP/$1-console.log" >"$H_TMP/$1.out" 2>&1 &
-	h_track "guest-$1" $!
-	printf -v "GPID_$1" '%s' "$!"
-}
-guest a tap0 10.0.2.15 "$H_TMP/a.sh"
-guest b tap1 10.0.2.16 "$H_TMP/b.sh"
-
-# wait_file FILE TEXT SECONDS: until FILE (on the filer) holds TEXT
-wait_file()
-{
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$GPID_a" 2>/dev/null || kill -0 "$GPID_b" 2>/dev/null || break
-		sleep 0.2
-	done
-	grep -q "$2" "$1" 2>/dev/null
-}
-show() { echo "A: $(cat "$H_TMP/a.out")"; echo "B: $(cat "$H_TMP/b.out")"; tail -n 5 "$H_LOG_px"; }
+# the two guests (tests/lib/kernlocks.sh)
+# shellcheck source=../lib/kernlocks.sh
+. "$H_ROOT/tests/lib/kernlocks.sh"
+kl_start_guests "$E"
 
 wait_file "$E/b.state" waiting 240 || h_fail "the guests did not get to B's blocking lock: $(show)"
 grep -q "^B1: LOCK: busy" "$H_TMP/b.out" || h_fail "B's F_SETLK over A's exclusive range was not refused: $(show)"
