@@ -169,6 +169,24 @@ int n4_stat3(int nfsstat4);
  * 65534). */
 int n4_owner_to_id(const char *s, size_t len, int group, const char *domain, uint32_t *id);
 
+/* The NSS lookups behind n4_owner_to_id(), cached (n4idmap.c): a name is
+ * looked up once per N4_IDMAP_TTL_S, a name NSS does not know once per
+ * N4_IDMAP_NEG_TTL_S. n4_idmap_lookup: 1 and the id, or -ENOENT and
+ * nobody's id; n4_idmap_nobody: the uid of "nobody" / the gid of
+ * "nogroup" or "nobody", else 65534. One thread only. */
+#define N4_IDMAP_SLOTS     1024
+#define N4_IDMAP_NAME_MAX  127
+#define N4_IDMAP_TTL_S     600
+#define N4_IDMAP_NEG_TTL_S 60
+struct n4_idmap_stats {
+	uint64_t hits;    /* answered from the cache */
+	uint64_t lookups; /* NSS calls made */
+};
+int n4_idmap_lookup(const char *name, int group, uint32_t *id);
+uint32_t n4_idmap_nobody(int group);
+void n4_idmap_stats(struct n4_idmap_stats *out);
+void n4_idmap_test_advance(int64_t seconds); /* the unit test's clock */
+
 /* fattr4 attributes decoded: v3 attributes (absent ones keep defaults:
  * nlink 1, used = size, zero times), and the v4-only ones asked for. */
 struct n4_attrs {

@@ -8,8 +8,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,26 +143,9 @@ enum n4_action n4_action_of_req(const struct n4_req *rq, int st)
 
 /* --- owners ---------------------------------------------------------------- */
 
-static uint32_t nobody_id(int group)
-{
-	char buf[1024];
-
-	if (group) {
-		struct group g, *gp = NULL;
-		if ((getgrnam_r("nogroup", &g, buf, sizeof(buf), &gp) == 0 && gp) ||
-		    (getgrnam_r("nobody", &g, buf, sizeof(buf), &gp) == 0 && gp))
-			return (uint32_t)gp->gr_gid;
-	} else {
-		struct passwd p, *pp = NULL;
-		if (getpwnam_r("nobody", &p, buf, sizeof(buf), &pp) == 0 && pp)
-			return (uint32_t)pp->pw_uid;
-	}
-	return 65534;
-}
-
 int n4_owner_to_id(const char *s, size_t len, int group, const char *domain, uint32_t *id)
 {
-	char name[256], buf[2048];
+	char name[256];
 	const char *at;
 	size_t nl;
 
@@ -189,21 +170,9 @@ int n4_owner_to_id(const char *s, size_t len, int group, const char *domain, uin
 	}
 	memcpy(name, s, nl);
 	name[nl] = 0;
-	if (group) {
-		struct group g, *gp = NULL;
-		if (getgrnam_r(name, &g, buf, sizeof(buf), &gp) == 0 && gp) {
-			*id = (uint32_t)gp->gr_gid;
-			return 1;
-		}
-	} else {
-		struct passwd p, *pp = NULL;
-		if (getpwnam_r(name, &p, buf, sizeof(buf), &pp) == 0 && pp) {
-			*id = (uint32_t)pp->pw_uid;
-			return 1;
-		}
-	}
+	return n4_idmap_lookup(name, group, id);
 nobody:
-	*id = nobody_id(group);
+	*id = n4_idmap_nobody(group);
 	return -ENOENT;
 }
 

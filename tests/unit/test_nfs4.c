@@ -206,6 +206,51 @@ static void test_owner(void **state)
 	assert_int_equal(n4_owner_to_id("ro\0ot", 5, 0, "", &id), -ENOENT);
 }
 
+/* The owner-name cache: one NSS lookup per name per TTL, not one per
+ * owner in every answer; unknown names for the shorter negative TTL. */
+static void test_idmap_cache(void **state)
+{
+	struct n4_idmap_stats a, b;
+	uint32_t id = 7;
+
+	(void)state;
+	n4_idmap_test_advance(N4_IDMAP_TTL_S + 1); /* nothing from earlier tests */
+	n4_idmap_stats(&a);
+	assert_int_equal(n4_owner_to_id("root@example.org", 16, 0, "", &id), 1);
+	assert_int_equal(id, 0);
+	for (int i = 0; i < 100; i++) {
+		id = 7;
+		assert_int_equal(n4_owner_to_id("root@example.org", 16, 0, "", &id), 1);
+		assert_int_equal(id, 0);
+	}
+	n4_idmap_stats(&b);
+	assert_int_equal(b.lookups - a.lookups, 1);
+	assert_int_equal(b.hits - a.hits, 100);
+	/* users and groups are apart */
+	assert_int_equal(n4_owner_to_id("root", 4, 1, "", &id), 1);
+	assert_int_equal(id, 0);
+	n4_idmap_stats(&a);
+	assert_int_equal(a.lookups - b.lookups, 1);
+	/* unknown: nobody, cached for the negative TTL only */
+	assert_int_equal(n4_owner_to_id("no-such-user-4711", 17, 0, "", &id), -ENOENT);
+	n4_idmap_stats(&a);
+	assert_int_equal(n4_owner_to_id("no-such-user-4711", 17, 0, "", &id), -ENOENT);
+	assert_int_equal(id, n4_idmap_nobody(0));
+	n4_idmap_stats(&b);
+	assert_int_equal(b.lookups, a.lookups);
+	n4_idmap_test_advance(N4_IDMAP_NEG_TTL_S + 1);
+	assert_int_equal(n4_owner_to_id("no-such-user-4711", 17, 0, "", &id), -ENOENT);
+	n4_idmap_stats(&a);
+	assert_true(a.lookups > b.lookups);
+	/* a known name is asked again once its TTL is over */
+	assert_int_equal(n4_owner_to_id("root", 4, 0, "", &id), 1);
+	n4_idmap_stats(&a);
+	n4_idmap_test_advance(N4_IDMAP_TTL_S + 1);
+	assert_int_equal(n4_owner_to_id("root", 4, 0, "", &id), 1);
+	n4_idmap_stats(&b);
+	assert_true(b.lookups > a.lookups);
+}
+
 /* --- attributes ---------------------------------------------------------- */
 
 static void test_fattr_decode(void **state)
@@ -1417,7 +1462,7 @@ static void test_reply_writes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat_map),     cmocka_unit_test(test_owner),
+	    cmocka_unit_test(test_stat_map),     cmocka_unit_test(test_owner), cmocka_unit_test(test_idmap_cache),
 	    cmocka_unit_test(test_fattr_decode), cmocka_unit_test(test_sattr_roundtrip),
 	    cmocka_unit_test(test_build),        cmocka_unit_test(test_reply_readdirplus),
 	    cmocka_unit_test(test_reply_calls),  cmocka_unit_test(test_build_writes),
