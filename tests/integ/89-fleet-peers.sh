@@ -15,7 +15,11 @@
 #     node 1, then node 2: correct bytes, each read within 60 s (a dead
 #     peer is left out, nobody waits for it), and the filer link carries
 #     about 1x that set again (0.9x .. 1.3x): node 3's share came from the
-#     filer, once, and nothing was lost.
+#     filer, once, and nothing was lost;
+#  3. node 2 frozen (SIGSTOP: connected, silent): 16 MiB through node 1,
+#     correct, within 30 s (peer_timeout 5 s, then the filer and a back-off
+#     for node 2), node 1 counting peer timeouts; node 2 serves again after
+#     SIGCONT.
 # shellcheck source=tests/lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 h_init
@@ -77,7 +81,8 @@ link_tx() { cat "/sys/class/net/$VH/statistics/tx_bytes"; } # here -> filer
 MiB=1048576
 A_FILES=(a1 a2 a3 a4 a5 a6) # 6 x 8 MiB
 B_FILES=(b1 b2 b3)          # 3 x 8 MiB
-for f in "${A_FILES[@]}" "${B_FILES[@]}"; do
+C_FILES=(c1 c2)             # 2 x 8 MiB
+for f in "${A_FILES[@]}" "${B_FILES[@]}" "${C_FILES[@]}"; do
 	h_mkdata "$E/$f.bin" 8192 "$f"
 	printf -v "want_$f" '%s' "$(h_md5 "$E/$f.bin")"
 done
@@ -159,4 +164,23 @@ for n in n1 n2; do
 	h_log "$n after set B: peer_bytes $(h_stat "$n" peer_bytes) fill_bytes $(h_stat "$n" fill_bytes) timed_out $(h_stat "$n" peer_timeouts) fallbacks $(h_stat "$n" peer_fallbacks)"
 done
 
-h_pass "48 MiB read through three peer nodes in turn: correct bytes, the filer link carried ${rA}x the set (not 3x), every node took bytes from its peers; node 3 stopped: 24 MiB through the other two, correct, the filer link ${rB}x that set (node 3's share once, nothing lost), tx to the filer $(link_tx) bytes in all"
+# --- 3. a peer that does not answer -----------------------------------------
+# node 2 frozen (SIGSTOP): its connections stay up, its READs go
+# unanswered. Node 1 waits peer_timeout (5 s here) for the chunks node 2
+# owns, then takes them from the filer and leaves node 2 out for a back-off.
+to0=$(h_stat n1 peer_timeouts)
+kill -STOP "$H_PID_n2"
+t0=$EPOCHREALTIME
+rd_set n1 "${C_FILES[@]}"
+took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+kill -CONT "$H_PID_n2"
+to=$(($(h_stat n1 peer_timeouts) - to0))
+[ "$to" -gt 0 ] || h_fail "node 1 read 16 MiB with node 2 frozen and counted no peer timeout"
+# peer_timeout, a back-off of 1 s, perhaps a second wait: far below 30 s
+awk -v t="$took" 'BEGIN { exit !(t < 30) }' ||
+	h_fail "16 MiB through n1 with node 2 frozen took $took s (want < 30 s: peer_timeout is 5 s)"
+h_log "set C through n1 (node 2 frozen): $took s, $to fills timed out and went to the filer"
+# node 2 back: node 1 takes chunks from it again after the back-off
+rd_set n2 "${C_FILES[@]}"
+
+h_pass "48 MiB read through three peer nodes in turn: correct bytes, the filer link carried ${rA}x the set (not 3x), every node took bytes from its peers; node 3 stopped: 24 MiB through the other two, correct, the filer link ${rB}x that set (node 3's share once, nothing lost), tx to the filer $(link_tx) bytes in all; node 2 frozen: 16 MiB through node 1 in $took s ($to fills waited peer_timeout, then the filer)"
