@@ -21,7 +21,7 @@
 /* The AUTH_SYS machine name a node puts before the caller's when it asks a
  * peer: the peer fills such a READ from the filer itself, never from
  * another peer (no chains, no loops when views of the live nodes differ). */
-#define PEERS_MARK "cachefsd-peer:"
+#define PEERS_MARK           "cachefsd-peer:"
 #define PEERS_BACKOFF_MIN_MS 1000
 #define PEERS_BACKOFF_MAX_MS 30000
 

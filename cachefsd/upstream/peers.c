@@ -180,8 +180,8 @@ int peers_start(struct loop *l, const struct cfs_config *cfg, struct peers **out
 
 		if (pe->self)
 			continue;
-		rc = upstream_open(l, &p->pcfg, pe->host, pe->port, cfg->peer_connections, &pe->pool,
-		                   err, errlen);
+		rc = upstream_open(l, &p->pcfg, pe->host, pe->port, cfg->peer_connections,
+		                   &pe->pool, err, errlen);
 		if (rc)
 			goto fail;
 	}
@@ -190,9 +190,10 @@ int peers_start(struct loop *l, const struct cfs_config *cfg, struct peers **out
 		         "(waiting at most %d ms) before the filer",
 		         p->n, cfg->peer_self ? cfg->peer_self : cfg->listen, cfg->peer_timeout);
 	else
-		log_warn("peers: %d nodes, this one not among them (set peer_self, or list `listen` "
-		         "as written): it asks the others and owns no chunk",
-		         p->n);
+		log_warn(
+		    "peers: %d nodes, this one not among them (set peer_self, or list `listen` "
+		    "as written): it asks the others and owns no chunk",
+		    p->n);
 	free(list);
 	*out = p;
 	return 0;
