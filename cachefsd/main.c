@@ -17,6 +17,7 @@
 #include "sdnotify.h"
 #include "store.h"
 #include "origin.h"
+#include "peers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,7 @@ struct daemon {
 	struct cfs_config cfg;
 	struct loop *loop;
 	struct origin *up;
+	struct peers *peers; /* the fleet (include/peers.h), or NULL */
 	struct engine *engine;
 	struct proto_server *srv;
 	struct locks *locks; /* NLM forwarded to the filer */
@@ -516,6 +518,10 @@ int main(int argc, char **argv)
 		rc = origin_use_store(d.up, engine_store(d.engine), err, sizeof(err));
 	if (rc)
 		goto fail;
+	rc = peers_start(d.loop, &d.cfg, &d.peers, err, sizeof(err));
+	if (rc)
+		goto fail;
+	engine_set_peers(d.engine, d.peers);
 	rc = locks_new(d.loop, &d.cfg, d.engine, origin_info(d.up)->addr, &d.locks, err,
 	               sizeof(err));
 	if (rc == 0 && origin_nfs4_client(d.up) &&
@@ -577,6 +583,7 @@ int main(int argc, char **argv)
 	proto_shutdown(d.srv);
 	locks_free(d.locks);
 	engine_stop(d.engine);
+	peers_stop(d.peers); /* fills waiting on a peer end (given up) */
 	origin_stop(d.up);
 	engine_free(d.engine);
 	loop_free(d.loop);
@@ -606,6 +613,7 @@ fail:
 		proto_shutdown(d.srv);
 	locks_free(d.locks);
 	engine_stop(d.engine);
+	peers_stop(d.peers);
 	if (d.up)
 		origin_stop(d.up);
 	engine_free(d.engine);

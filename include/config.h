@@ -100,6 +100,11 @@ struct cfs_config {
 	 * attributes (metaanswer.c strict_answer(); 0: off) */
 	int strict_lookup_attrs;
 	int warm_ahead; /* a listing's entries whose cached records are read ahead (0: off) */
+	/* the fleet (include/peers.h) */
+	char *peers;          /* NULL: no peers */
+	char *peer_self;      /* NULL: the entry equal to listen */
+	int peer_timeout;     /* ms a fill waits for a peer */
+	int peer_connections; /* per peer */
 	/* Where each key's value came from, by its place in config.c's table:
 	 * NULL for the default, else "FILE:LINE" or "flag --key". Owned. */
 	char *origin[CFS_CONFIG_KEYS];

@@ -95,6 +95,11 @@ void engine_submit(struct cfs_req *req, void *engine);
  * each request as a proto_submit_fn does. Until one is set, the program's
  * calls are answered PROG_UNAVAIL. 0, or -ENOSPC (ENGINE_ROOMS set). */
 int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, void *arg);
+/* The fleet's peers (include/peers.h; NULL: none): chunk fills ask the
+ * owner of a chunk before the filer (read.c). p must outlive the engine's
+ * calls to it: stopped after engine_stop(), before the origin. */
+struct peers;
+void engine_set_peers(struct engine *e, struct peers *p);
 /* Revalidation at lock time (revalidate.c): a GETATTR of fh as cred,
  * its answer observed as a client's GETATTR would be (cached data under
  * other attributes dropped, ttl mode's record refreshed). done gets 0 or

@@ -170,6 +170,13 @@ typedef int (*upstream_alive_fn)(void *priv);
 int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream **out,
 		   char *err, size_t errlen);
 void upstream_stop(struct upstream *up);
+/* A pool to HOST:NFSPORT without MOUNT, FSINFO or a wait: its connections
+ * connect in the background (the fleet's peers, include/peers.h: another
+ * cachefsd that takes the filer's handles). cfg's soft, upstream_timeout
+ * and reconnect_max apply; cfg must outlive the pool. info's root handle
+ * and FSINFO stay empty. 0 or -errno with a message in err. */
+int upstream_open(struct loop *l, const struct cfs_config *cfg, const char *host, int nfsport,
+                  int nconns, struct upstream **out, char *err, size_t errlen);
 
 /* Sends NFSv3 procedure proc with args (a libnfs *3args struct, or NULL for
  * NULL) as cred. args and everything it points to must stay valid until the

@@ -169,6 +169,17 @@ static const struct cfg_key keys[] = {
 	 "after the server answered a LOOKUP of the file, the first since, is answered with "
 	 "the attributes that LOOKUP just gave (an open's LOOKUP and GETATTR, back to back; "
 	 "docs/coherence.md); 0: forward every GETATTR"},
+	{"peers", CFG_STR, OFF(peers), NULL, 0, 0, "HOST:PORT[,HOST:PORT...]",
+	 "the fleet's nodes (this one included or not), the same list on every node: a chunk "
+	 "missed is asked of the node that owns it (rendezvous hashing of handle and chunk) "
+	 "before the filer; unset: no peers"},
+	{"peer_self", CFG_STR, OFF(peer_self), NULL, 0, 0, "HOST:PORT",
+	 "this node's entry in peers (default: the entry equal to listen)"},
+	{"peer_timeout", CFG_INT, OFF(peer_timeout), "500", 10, 60000, "MILLISECONDS",
+	 "how long a fill waits for a peer before it goes to the filer (the peer is then left "
+	 "out for a back-off, 1 s doubling to 30 s)"},
+	{"peer_connections", CFG_INT, OFF(peer_connections), "2", 1, 16, "N",
+	 "TCP connections to each peer"},
 	{"warm_ahead", CFG_INT, OFF(warm_ahead), "1024", 0, 4096, "N",
 	 "when a listing (READDIRPLUS) reaches a client, read the cache-disk pages of the "
 	 "records (and inline bytes) of its first N regular files on a worker, in the order "
@@ -443,6 +454,21 @@ static int listen_ok(const char *v)
 	return port >= 1 && port <= 65535;
 }
 
+/* "HOST:PORT[,HOST:PORT...]" (commas, blanks around them allowed). */
+static int peers_ok(const char *v)
+{
+	char *copy = strdup(v), *save = NULL;
+	int n = 0, ok = copy != NULL;
+
+	for (char *t = copy ? strtok_r(copy, ", \t", &save) : NULL; t && ok;
+	     t = strtok_r(NULL, ", \t", &save)) {
+		ok = addr_port_ok(t);
+		n++;
+	}
+	free(copy);
+	return ok && n > 0;
+}
+
 /* What statd matches against the name a client mounted: a host name or
  * an address. */
 static int nsm_name_ok(const char *v)
@@ -468,6 +494,10 @@ static int check_value(const char *key, const char *v, uint64_t n, char *err, si
 		errf(err, errlen, "'%s' must be an absolute path", v);
 	else if (strcmp(key, "control_socket") == 0 && strlen(v) > 107)
 		errf(err, errlen, "'%s' is longer than 107 bytes", v);
+	else if (strcmp(key, "peers") == 0 && !peers_ok(v))
+		errf(err, errlen, "'%s' is not HOST:PORT[,HOST:PORT...] (port 1..65535)", v);
+	else if (strcmp(key, "peer_self") == 0 && !addr_port_ok(v))
+		errf(err, errlen, "'%s' is not HOST:PORT (port 1..65535)", v);
 	else if (strcmp(key, "metrics_listen") == 0 && strcmp(v, "off") != 0 && !addr_port_ok(v))
 		errf(err, errlen, "'%s' is not ADDR:PORT (or off)", v);
 	else if (strcmp(key, "nsm_name") == 0 && !nsm_name_ok(v))

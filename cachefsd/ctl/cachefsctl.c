@@ -576,6 +576,19 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_reads)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_short_reads)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_early)));
+	if (kv_num(s, ENGINE_STAT(peer_fills)) + kv_num(s, ENGINE_STAT(peer_fallbacks)) +
+	    kv_num(s, ENGINE_STAT(peer_served)))
+		printf("peers        bytes: %s from the filer, %s from peers, %s from the cache; "
+		       "fills asked of peers: %llu ok, %llu refused, %llu timed out, %llu fell back "
+		       "to the filer; %llu READs of peers answered\n",
+		       human_bytes(b1, sizeof(b1), (double)kv_num(s, ENGINE_STAT(fill_bytes))),
+		       human_bytes(b2, sizeof(b2), (double)kv_num(s, ENGINE_STAT(peer_bytes))),
+		       human_bytes(b3, sizeof(b3), (double)kv_num(s, ENGINE_STAT(bytes_from_cache))),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peer_fills)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peer_refused)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peer_timeouts)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peer_fallbacks)),
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peer_served)));
 	if (kv_num(s, ENGINE_STAT(fill_mixed)) + kv_num(s, ENGINE_STAT(fill_noattrs)) +
 	    kv_num(s, ENGINE_STAT(fill_bad_replies)))
 		printf("             given up: %llu (file changed between the chunk's READs), %llu "

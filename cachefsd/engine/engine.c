@@ -122,6 +122,11 @@ int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, voi
 	return -ENOSPC;
 }
 
+void engine_set_peers(struct engine *e, struct peers *p)
+{
+	e->peers = p;
+}
+
 struct engine_counters *engine_counters_rw(struct engine *e)
 {
 	return &e->ctr;

@@ -61,6 +61,7 @@ struct engine {
 	struct loop *loop;
 	const struct cfs_config *cfg;
 	struct origin *up;
+	struct peers *peers; /* NULL: no fleet (engine_set_peers()) */
 	const struct engine_io *io; /* how up is called and clients answered */
 	struct store *store;
 	struct workers *workers;

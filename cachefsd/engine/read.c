@@ -29,6 +29,7 @@
 #include "engine_int.h"
 #include "fillplan.h"
 #include "log.h"
+#include "peers.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@
 
 #define OP_MAGIC   0x524f5031u /* "ROP1" */
 #define FILL_MAGIC 0x46494c31u /* "FIL1" */
+#define PEER_READ_MAGIC 0x50524431u /* "PRD1" */
 #define MAX_OP_CHUNKS 32       /* 1 MiB READ over 64 KiB chunks, unaligned: 17 */
 #define MAX_READAHEAD_FILLS 32       /* memory: each holds a chunk buffer */
 #define FILL_PAUSE_MS       60000    /* fills blocked by the upstream are tried again after */
@@ -89,6 +91,22 @@ struct fill {
 	uint32_t cap;     /* bytes allocated at c->buf */
 	struct fill_plan plan;
 	struct fill_read rd[FILL_WINDOW];
+	struct peer_read *pr; /* the chunk asked of its owner (peers), until it answers */
+};
+
+/* The READ of a whole chunk asked of the peer that owns it. It outlives
+ * the fill when the fill stopped waiting for it (peer_timeout): f is NULL
+ * then, and the answer, when it comes, is dropped. Its own copy of the
+ * handle: the pool may send it again after a reconnect. */
+struct peer_read {
+	uint32_t magic;
+	struct engine *e;
+	struct fill *f;
+	int peer;
+	struct loop_timer *timer;
+	struct cfs_cred cred;
+	uint8_t fh[NFS3_FHSIZE];
+	READ3args args;
 };
 
 struct disk_job {
@@ -118,6 +136,7 @@ static int readahead_room(const struct engine *e, uint64_t bytes);
 static void fill_read_done(int status, void *res, void *priv);
 static uint64_t size_hint(const struct cobj *o);
 static void read_start(struct engine *e, struct cfs_req *req, int asked);
+static int peer_ask(struct fill *f);
 
 static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
 {
@@ -214,6 +233,10 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 
 	if (ra == 0 || o->seq < 1 || size <= e->cfg->inline_max || end >= size)
 		return;
+	/* a peer asks only the chunks this node owns: reading ahead for it
+	 * would fetch the other owners' chunks from the filer */
+	if (peers_cred_from_peer(cred))
+		return;
 	first = (uint32_t)(end / cs);
 	if (o->ra_next > first)
 		first = o->ra_next;
@@ -283,6 +306,8 @@ static void reply_data(struct read_op *op, const fattr3 *attrs, const uint8_t *d
 	res.READ3res_u.resok.eof = eof;
 	res.READ3res_u.resok.data.data_len = n;
 	res.READ3res_u.resok.data.data_val = (char *)data;
+	if (peers_cred_from_peer(&req->cred))
+		e->ctr.peer_served++;
 	if (op->filled) {
 		e->ctr.read_misses++;
 	} else {
@@ -820,7 +845,7 @@ static void fill_failed(struct engine *e, struct chunk *c)
 
 static void fill_free(struct fill *f)
 {
-	assert(f->finished && f->plan.nout == 0);
+	assert(f->finished && f->plan.nout == 0 && f->pr == NULL);
 	chunk_release(f->e->objs, f->c);
 	f->magic = 0;
 	free(f);
@@ -1054,6 +1079,189 @@ static void fill_read_done(int status, void *res, void *priv)
 		fill_free(f);
 }
 
+/* --- fills from peers (include/peers.h) ----------------------------------- */
+
+/* The fill goes to the filer after all: the plan starts over as fill_start()
+ * made it (nothing of it was used while the peer was asked). */
+static void peer_fallback(struct fill *f)
+{
+	struct engine *e = f->e;
+
+	e->ctr.peer_fallbacks++;
+	if (f->c->idx == UINT32_MAX) {
+		fill_give_up(f); /* detached by a change meanwhile */
+		return;
+	}
+	f->have_attrs = 0;
+	fill_plan_init(&f->plan, (uint32_t)e->cfg->chunk_size, e->fill_piece, FILL_WINDOW,
+	               left_from(size_hint(f->c->obj), f->cstart));
+	if (fill_plan_end(&f->plan) > f->cap) {
+		uint32_t cap = fill_plan_end(&f->plan);
+		uint8_t *b = realloc(f->c->buf, cap);
+
+		if (b == NULL) {
+			fill_give_up(f);
+			return;
+		}
+		f->c->buf = b;
+		f->cap = cap;
+	}
+	f->start_ms = loop_clock_us() / 1000;
+	if (fill_send(f) != 0 || f->plan.nout == 0)
+		fill_give_up(f);
+}
+
+/* The owner's answer: taken only when it is the whole chunk and its
+ * attributes are the snapshot this node knows as the freshest from the
+ * filer (fresh_attrs(): what a cached chunk must match to be served), so
+ * the bytes are those a fill from the filer would have brought. 1 when
+ * taken (the fill is complete). */
+static int peer_take(struct fill *f, const READ3resok *ok)
+{
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+	const fattr3 *a = &ok->file_attributes.post_op_attr_u.attributes;
+	uint32_t n = ok->data.data_len, slot;
+	uint32_t cs = (uint32_t)e->cfg->chunk_size;
+	struct fill_range r;
+	struct store_snap snap;
+
+	if (!ok->file_attributes.attributes_follow)
+		return 0;
+	store_snap_of(a, &snap);
+	if (fresh_attrs(c->obj, &snap) == NULL)
+		return 0;
+	/* one READ of the whole chunk as the file's size says; the plan
+	 * starts over for the filer when the answer is not that */
+	fill_plan_init(&f->plan, cs, cs, 1, left_from(a->size, f->cstart));
+	if (!fill_plan_next(&f->plan, &slot, &r))
+		return 0;
+	if (n != r.len || r.len > f->cap || fill_plan_reply(&f->plan, slot, n, ok->eof) != 0) {
+		fill_plan_cancel(&f->plan, slot);
+		return 0;
+	}
+	if (!fill_plan_done(&f->plan))
+		return 0; /* nothing out: the file ends later than its size says */
+	memcpy(c->buf, ok->data.data_val, n);
+	f->have_attrs = 1;
+	f->attrs = *a;
+	f->snap = snap;
+	f->fetched = n;
+	e->ctr.peer_bytes += n;
+	e->ctr.peer_fills++;
+	fill_complete(f);
+	return 1;
+}
+
+static void peer_read_done(int status, void *res, void *priv)
+{
+	struct peer_read *pr = priv;
+	struct fill *f = pr->f;
+	struct engine *e = pr->e;
+	READ3res *r = res;
+
+	assert(pr->magic == PEER_READ_MAGIC);
+	if (f == NULL) {
+		/* the fill stopped waiting (peer_timeout); a late answer still
+		 * says the peer is alive */
+		if (status == 0)
+			peers_outcome(e->peers, pr->peer, 1);
+		pr->magic = 0;
+		free(pr);
+		return;
+	}
+	assert(f->magic == FILL_MAGIC && f->pr == pr);
+	f->pr = NULL;
+	if (pr->timer)
+		loop_timer_cancel(e->loop, pr->timer);
+	if (status == -ECANCELED) {
+		fill_give_up(f); /* shutting down */
+	} else if (status != 0) {
+		/* no answer: the connection was lost, or the pool gave up */
+		e->ctr.peer_timeouts++;
+		peers_outcome(e->peers, pr->peer, 0);
+		peer_fallback(f);
+	} else {
+		peers_outcome(e->peers, pr->peer, 1);
+		if (f->finished || f->c->idx == UINT32_MAX) {
+			fill_give_up(f);
+		} else if (r->status != NFS3_OK || !peer_take(f, &r->READ3res_u.resok)) {
+			e->ctr.peer_refused++;
+			peer_fallback(f);
+		}
+	}
+	pr->magic = 0;
+	free(pr);
+	if (f->finished && f->plan.nout == 0)
+		fill_free(f);
+}
+
+/* peer_timeout passed without an answer: the peer is left out for a
+ * back-off and the fill goes to the filer now; the READ is dropped when
+ * it comes back (the peer pool, soft, ends it within a second or two). */
+static void peer_read_timeout(struct loop *l, void *arg)
+{
+	struct peer_read *pr = arg;
+	struct fill *f = pr->f;
+	struct engine *e = pr->e;
+
+	(void)l;
+	assert(pr->magic == PEER_READ_MAGIC && f && f->pr == pr);
+	pr->timer = NULL;
+	pr->f = NULL;
+	f->pr = NULL;
+	e->ctr.peer_timeouts++;
+	peers_outcome(e->peers, pr->peer, 0);
+	peer_fallback(f);
+	if (f->finished && f->plan.nout == 0)
+		fill_free(f);
+}
+
+/* Asks the chunk of the peer that owns it, when there is one other than
+ * this node: 1 when asked (the answer or the timeout goes on with the
+ * fill), 0 when the fill goes to the filer. Not for a READ a peer sent
+ * (the owner fills from the filer: no chains), not without a size known
+ * from the filer (the snapshot the answer must match), not for AUTH_NONE
+ * (the mark is in the AUTH_SYS machine name). */
+static int peer_ask(struct fill *f)
+{
+	struct engine *e = f->e;
+	struct chunk *c = f->c;
+	struct peer_read *pr;
+	int peer;
+
+	if (e->peers == NULL || f->cred.flavor != AUTH_UNIX || peers_cred_from_peer(&f->cred) ||
+	    !f->plan.size_known || fill_plan_end(&f->plan) == 0 || !c->obj->have_attrs ||
+	    c->obj->attrs_stale_us)
+		return 0;
+	peer = peers_owner(e->peers, f->fh, c->obj->fhlen, c->idx);
+	if (peer < 0)
+		return 0;
+	pr = calloc(1, sizeof(*pr));
+	if (pr == NULL)
+		return 0;
+	pr->magic = PEER_READ_MAGIC;
+	pr->e = e;
+	pr->f = f;
+	pr->peer = peer;
+	pr->cred = f->cred;
+	peers_mark_cred(&pr->cred);
+	memcpy(pr->fh, f->fh, c->obj->fhlen);
+	pr->args.file.data.data_len = c->obj->fhlen;
+	pr->args.file.data.data_val = (char *)pr->fh;
+	pr->args.offset = f->cstart;
+	pr->args.count = fill_plan_end(&f->plan);
+	if (peers_call(e->peers, peer, NFS3_READ, &pr->args, &pr->cred, peer_read_done, pr) != 0) {
+		free(pr);
+		e->ctr.peer_fallbacks++;
+		return 0;
+	}
+	pr->timer = loop_timer_add(e->loop, (uint64_t)peers_timeout_ms(e->peers), 0,
+	                           peer_read_timeout, pr);
+	f->pr = pr;
+	return 1;
+}
+
 static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred *cred,
                        uint64_t size_hint, int ra)
 {
@@ -1087,6 +1295,8 @@ static void fill_start(struct engine *e, struct chunk *c, const struct cfs_cred 
 	e->fills_inflight++;
 	if (ra)
 		e->ra_inflight++;
+	if (peer_ask(f))
+		return;
 	if (fill_send(f) != 0 || f->plan.nout == 0) {
 		fill_give_up(f);
 		if (f->plan.nout == 0)

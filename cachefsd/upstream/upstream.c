@@ -1114,6 +1114,55 @@ static int resolve(const char *host, char *addr, size_t len, char *err, size_t e
 	return 0;
 }
 
+/* The pool's connections, connecting from now on (each with its back-off). */
+static int pool_open(struct upstream *up, int nconns)
+{
+	up->nconns = nconns;
+	up->conns = calloc((size_t)up->nconns, sizeof(*up->conns));
+	if (up->conns == NULL)
+		return -ENOMEM;
+	up->ctr.conns_total = up->nconns;
+	up->jitter_seed = (uint32_t)(loop_clock_us() ^ (uint64_t)getpid()) | 1;
+	for (int i = 0; i < up->nconns; i++) {
+		struct up_conn *uc = &up->conns[i];
+		uc->magic = UPC_MAGIC;
+		uc->up = up;
+		uc->idx = i;
+		uc->fd = -1;
+		uc->backoff_ms = BACKOFF_MIN_MS;
+		uc_connect(uc);
+	}
+	up->tick = loop_timer_add(up->loop, 100, 100, tick, up);
+	return 0;
+}
+
+int upstream_open(struct loop *l, const struct cfs_config *cfg, const char *host, int nfsport,
+                  int nconns, struct upstream **out, char *err, size_t errlen)
+{
+	struct upstream *up = calloc(1, sizeof(*up));
+	int rc;
+
+	if (up == NULL)
+		return -ENOMEM;
+	up->loop = l;
+	up->cfg = cfg;
+	up->info.version = 3;
+	snprintf(up->info.url.host, sizeof(up->info.url.host), "%s", host);
+	snprintf(up->info.url.path, sizeof(up->info.url.path), "/");
+	up->info.url.nfsport = nfsport;
+	up->info.url.mountport = nfsport;
+	rc = resolve(host, up->info.addr, sizeof(up->info.addr), err, errlen);
+	if (rc == 0)
+		rc = pool_open(up, nconns);
+	if (rc) {
+		free(up->conns);
+		free(up);
+		return rc;
+	}
+	*out = up;
+	return 0;
+}
+
 int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream **out,
 		   char *err, size_t errlen)
 {
@@ -1169,24 +1218,9 @@ int upstream_start(struct loop *l, const struct cfs_config *cfg, struct upstream
 	boot_close(&b);
 
 	/* the pool */
-	up->nconns = cfg->upstream_connections;
-	up->conns = calloc((size_t)up->nconns, sizeof(*up->conns));
-	if (up->conns == NULL) {
-		rc = -ENOMEM;
+	rc = pool_open(up, cfg->upstream_connections);
+	if (rc)
 		goto fail;
-	}
-	up->ctr.conns_total = up->nconns;
-	up->jitter_seed = (uint32_t)(loop_clock_us() ^ (uint64_t)getpid()) | 1;
-	for (int i = 0; i < up->nconns; i++) {
-		struct up_conn *uc = &up->conns[i];
-		uc->magic = UPC_MAGIC;
-		uc->up = up;
-		uc->idx = i;
-		uc->fd = -1;
-		uc->backoff_ms = BACKOFF_MIN_MS;
-		uc_connect(uc);
-	}
-	up->tick = loop_timer_add(l, 100, 100, tick, up);
 
 	/* FSINFO of the root, as root: what the proxy advertises is derived
 	 * from it */

@@ -195,6 +195,11 @@ static void test_file_errors(void **state)
 		{"metrics_listen = 127.0.0.1:http\n", ":1: metrics_listen: '127.0.0.1:http' is not"},
 		{"metrics_listen = 127.0.0.1:70000\n", ":1: metrics_listen: '127.0.0.1:70000' is"},
 		{"metrics_listen = :9469\n", ":1: metrics_listen: ':9469' is not ADDR:PORT"},
+		{"peers = 10.0.0.1:2049,10.0.0.2\n",
+		 ":1: peers: '10.0.0.1:2049,10.0.0.2' is not HOST:PORT[,HOST:PORT...]"},
+		{"peers = ,\n", ":1: peers: ',' is not HOST:PORT[,HOST:PORT...]"},
+		{"peer_self = node1\n", ":1: peer_self: 'node1' is not HOST:PORT"},
+		{"peer_timeout = 5\n", ":1: peer_timeout: 5 is out of range 10..60000"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
