@@ -73,6 +73,9 @@ struct n4_coh {
 	uint64_t size;
 	int has_dir_change;
 	uint64_t dir_change;
+	/* the v3 attributes each came with (the origin's tokens match an
+	 * fattr3 of the answer by them: struct origin_coh) */
+	fattr3 obj_attrs, dir_attrs;
 };
 
 struct n4_stats {

@@ -65,6 +65,11 @@ int origin_max_inflight(const struct origin *o)
 	return o->ops->max_inflight(o->be);
 }
 
+const struct origin_coh *origin_answer_coh(const struct origin *o)
+{
+	return o->ops->answer_coh ? o->ops->answer_coh(o->be) : NULL;
+}
+
 /* --- NFSv3: upstream.c ---------------------------------------------------- */
 
 static int v3_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,
