@@ -79,7 +79,7 @@ rewrite_same_second()
 rewrite_same_second "$H_TMP/v1" "$H_TMP/v2"
 ctime_ns=$(($(stat -c %Z "$EXP/f") * 1000000000))
 h_log "ganesha's change attribute: $c1 before, $c2 after a same-second same-size rewrite (size mtime ctime $(stat -c '%s %Y %Z' "$EXP/f"); ctime in ns $ctime_ns)"
-[ -n "$c1" ] && [ -n "$c2" ] || h_fail "no change attribute from ganesha over NFSv4.0"
+{ [ -n "$c1" ] && [ -n "$c2" ]; } || h_fail "no change attribute from ganesha over NFSv4.0"
 
 printf -v H_URL_v4 '%s' "nfs://127.0.0.1$P4?nfsport=$H_NFSPORT_up"
 printf -v H_EXPORT_v4 '%s' "$P4"

@@ -295,7 +295,9 @@ EOF
 # pseudo path /NAME (what MOUNT takes then: Mount_Path_Pseudo; H_URL_<NAME>
 # and H_MOUNTPATH_<NAME> name it) and NFSv4.0 only (Minor_Versions = 0) at
 # /NAME4 (H_PSEUDO4_<NAME>), with a lease of H_GANESHA_LEASE seconds
-# [60] and the v4 recovery records under $H_TMP. Unset, nothing changes.
+# [60] and the v4 recovery records under $H_TMP; H_GANESHA_GRACE=N gives
+# it a grace period of N s after each (re)start instead of none. Unset,
+# nothing changes.
 h_start_ganesha()
 {
 	local name=$1 dir=${2:-$H_TMP/$1-export}
@@ -312,7 +314,12 @@ h_start_ganesha()
 	if [ "${H_GANESHA_V4SPLIT:-}" = 1 ]; then
 		mkdir -p "$H_TMP/$name-recov"
 		core_extra="Mount_Path_Pseudo = true;"
-		v4opts="Graceless = true; Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
+		v4opts="Minor_Versions = 0; Lease_Lifetime = ${H_GANESHA_LEASE:-60}; RecoveryRoot = $H_TMP/$name-recov;"
+		if [ -n "${H_GANESHA_GRACE:-}" ]; then
+			v4opts+=" Graceless = false; Grace_Period = $H_GANESHA_GRACE;"
+		else
+			v4opts+=" Graceless = true;"
+		fi
 		exports="$(h_ganesha_export "$dir" "$name" 3 1)
 $(h_ganesha_export "$dir" "$name" 4 2 "/${name}4")"
 		mpath=/$name
