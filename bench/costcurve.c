@@ -276,12 +276,12 @@ static int put_object(const struct opts *o, struct store *s, uint64_t i, const u
 	if (!is_chunked(o, i)) {
 		for (uint64_t k = 0; k < size; k++)
 			data[k] = (uint8_t)(i + k * 7);
-		rc = store_inline_put(s, fh, fhlen, &a, data, (uint32_t)size);
+		rc = store_inline_put(s, fh, fhlen, &a, NULL, data, (uint32_t)size);
 	} else {
 		uint8_t z = 0;
 		uint32_t n = (uint32_t)((size + CHUNK - 1) / CHUNK);
 
-		rc = store_obj_reset(s, fh, fhlen, &a, &obj);
+		rc = store_obj_reset(s, fh, fhlen, &a, NULL, &obj);
 		if (rc == 0)
 			rc = store_data_write(s, obj.data_id, size - 1, &z, 1, 1);
 		for (uint32_t c = 0; rc == 0 && c < n; c++) {

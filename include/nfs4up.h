@@ -73,6 +73,9 @@ struct n4_coh {
 	uint64_t size;
 	int has_dir_change;
 	uint64_t dir_change;
+	/* the v3 attributes each came with (the origin's tokens match an
+	 * fattr3 of the answer by them: struct origin_coh) */
+	fattr3 obj_attrs, dir_attrs;
 };
 
 struct n4_stats {
@@ -99,6 +102,7 @@ struct n4_stats {
 	uint64_t open_fallbacks; /* WRITE / SETATTR(size) re-sent with an open's stateid */
 	uint64_t write_refused;  /* ... refused, no name known to OPEN by */
 	uint64_t close_errors;   /* OPEN_CONFIRM / CLOSE that failed (logged) */
+	uint64_t reopens;        /* fallback opens lost with the client ID, opened again */
 };
 
 /* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,

@@ -5,8 +5,9 @@
  * structs out, the caller's credential, a callback that comes exactly once.
  * Behind it a backend speaks the filer's protocol:
  *   3  cachefsd/upstream/upstream.c, the NFSv3 pool (MOUNT, NFSv3), as before;
- *   4  cachefsd/upstream/origin_nfs4.c over nfs4.c, the NFSv4.0 client (first
- *      step: reads; writes and namespace calls answer NFS3ERR_ROFS).
+ *   4  cachefsd/upstream/origin_nfs4.c over nfs4.c, the NFSv4.0 client; its
+ *      answers come with the objects' change attributes
+ *      (origin_answer_coh()), the coherence snapshot of an NFSv4 filer.
  * upstream_version (config) chooses: auto takes 3 when the server's MOUNT
  * and NFSv3 answer for the export, else 4. docs/design.md, "The origin
  * interface". */
@@ -24,6 +25,23 @@
 struct origin;
 struct store;
 struct n4_client;
+
+/* The coherence tokens of an answer: for each object whose attributes the
+ * answer carries and whose filer sent a change attribute with them (NFSv4),
+ * that attribute with the fields of the fattr3 it came with that identify
+ * it (fsid, fileid) and the version (size, mtime, ctime). The engine takes
+ * the change attribute for an fattr3 of the answer equal in those fields
+ * (engine_reply_chg()). NFSv3 answers have none. */
+#define ORIGIN_COH_MAX 2
+struct origin_chg {
+	uint64_t fsid, fileid, size;
+	nfstime3 mtime, ctime;
+	uint64_t change;
+};
+struct origin_coh {
+	unsigned n;
+	struct origin_chg c[ORIGIN_COH_MAX];
+};
 
 /* What a backend does; be is the backend's own state. */
 struct origin_ops {
@@ -51,6 +69,10 @@ struct origin_ops {
 	/* the filer's own handle for one a client sent (NULL: the same
 	 * bytes); origin_fh_upstream() */
 	int (*fh_upstream)(void *be, const void *fh, uint32_t len, uint8_t *out, uint32_t *outlen);
+	/* the coherence tokens of the answer whose callback is running (only
+	 * from inside an upstream_cb of this backend; NULL outside one); NULL
+	 * op: none ever (NFSv3) */
+	const struct origin_coh *(*answer_coh)(const void *be);
 };
 
 /* Starts the backend cfg->upstream_version chooses (auto: 3 when MOUNT and
@@ -89,6 +111,9 @@ struct n4_client *origin_nfs4_client(struct origin *o);
 #define ORIGIN_FH_MAX 128
 int origin_fh_upstream(struct origin *o, const void *fh, uint32_t len, uint8_t *out,
                        uint32_t *outlen);
+/* The coherence tokens of the answer being delivered: valid only inside an
+ * upstream_cb of o; NULL outside one and for NFSv3. */
+const struct origin_coh *origin_answer_coh(const struct origin *o);
 
 /* The NFSv4.0 backend (origin_nfs4.c). */
 int origin_nfs4_start(struct loop *l, const struct cfs_config *cfg, struct origin **out, char *err,

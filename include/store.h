@@ -47,12 +47,24 @@
 
 struct store;
 
+/* The change attribute an NFSv4 filer sent with a file's attributes:
+ * exact where mtime and ctime are not (a same-size rewrite within one
+ * timestamp tick moves it). has 0: none (NFSv3, or not sent). */
+struct store_chg {
+	uint64_t change;
+	int has;
+};
+
 /* What the cached data of an object was stored under. Two snapshots that
- * differ in any field mean the file changed upstream. */
+ * differ in any field mean the file changed upstream: one with a change
+ * attribute never equals one without (a record of an NFSv3 run is not
+ * taken by an NFSv4 run, nor the other way). */
 struct store_snap {
 	uint64_t size;
 	uint32_t mtime_s, mtime_ns;
 	uint32_t ctime_s, ctime_ns;
+	uint32_t has_change;
+	uint64_t change;
 };
 
 #define STORE_OBJ_INLINE 0x1u /* data is inline (inline_len bytes) */
@@ -256,11 +268,12 @@ unsigned store_warm_objs(struct store *s, const uint8_t *fhs, size_t stride, con
  * that does not unpack is dropped, logged, and reads as none), -EIO when
  * the index cannot be read. */
 int store_obj_get(struct store *s, const void *fh, uint32_t fhlen, struct store_obj *out);
-/* Creates or replaces the record with the snapshot taken from attrs, for a
- * chunked object with chunk size chunk_size. Any data it had is dropped (and
- * a new data_id assigned). Fills *out with the new record if out != NULL. */
+/* Creates or replaces the record with the snapshot taken from attrs and
+ * chg (NULL: no change attribute), for a chunked object with chunk size
+ * chunk_size. Any data it had is dropped (and a new data_id assigned).
+ * Fills *out with the new record if out != NULL. */
 int store_obj_reset(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
-		    struct store_obj *out);
+		    const struct store_chg *chg, struct store_obj *out);
 /* Stores newer full attributes without changing the snapshot or the data
  * (for replies); -ENOENT when there is no record. */
 int store_obj_set_attrs(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs);
@@ -277,9 +290,10 @@ void store_touch(struct store *s, const void *fh, uint32_t fhlen);
 /* --- inline objects ----------------------------------------------------- */
 
 /* Creates or replaces the object as inline with the whole file's bytes
- * (len <= inline_max, and len == attrs->size), snapshot from attrs. */
+ * (len <= inline_max, and len == attrs->size), snapshot from attrs and chg
+ * (NULL: none). */
 int store_inline_put(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
-		     const void *data, uint32_t len);
+		     const struct store_chg *chg, const void *data, uint32_t len);
 /* Copies the inline bytes of an inline object into buf (buflen >= its
  * length), fills *obj. -ENOENT: no inline data. -EBADMSG: checksum mismatch;
  * the data has been dropped and store_stats-independent counter
@@ -525,8 +539,10 @@ int store_fh_decode(struct store *s, const void *fh, uint32_t fhlen, uint8_t *ou
 /* The number of mappings in the index; 0 when it cannot be read. */
 uint64_t store_fh_count(struct store *s);
 
-/* The snapshot fields of attrs. */
+/* The snapshot fields of attrs (no change attribute). */
 void store_snap_of(const fattr3 *attrs, struct store_snap *out);
+/* ... with the change attribute chg (NULL or !chg->has: none). */
+void store_snap_of_chg(const fattr3 *attrs, const struct store_chg *chg, struct store_snap *out);
 int store_snap_equal(const struct store_snap *a, const struct store_snap *b);
 
 #endif

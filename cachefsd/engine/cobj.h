@@ -39,6 +39,7 @@ struct chunk {
 	int eof;	      /* the upstream said EOF at the end of this chunk */
 	int have_attrs;	      /* attributes the upstream sent with a fill */
 	fattr3 attrs;
+	struct store_chg chg; /* ... and the change attribute (NFSv4) */
 	struct op_wait *waiters;
 	struct fill *fill;    /* while FILLING: the fill (read.c), which holds the chunk */
 	int refs;	      /* users besides the table: workers, fills */
@@ -90,6 +91,9 @@ struct cobj {
 	int refs;		    /* pinned by operations in progress */
 	int have_attrs;
 	fattr3 attrs; /* freshest known */
+	/* the change attribute an NFSv4 filer sent with them (has 0: none):
+	 * part of the snapshot the cached data is compared with */
+	struct store_chg chg;
 	uint64_t attrs_ms;
 	struct access_ent *access;
 	int naccess;

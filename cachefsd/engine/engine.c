@@ -246,6 +246,7 @@ const struct engine_io engine_io_real = {
     .info = origin_info,
     .counters = origin_counters,
     .max_inflight = origin_max_inflight,
+    .answer_coh = origin_answer_coh,
     .reply = proto_reply,
     .req_alive = proto_req_alive,
     .reply_read = proto_reply_read,
@@ -583,6 +584,7 @@ int engine_invalidate_fh(struct engine *e, const void *fh, uint32_t fhlen)
 		cobj_drop_chunks(e->objs, o);
 		cobj_access_clear(o);
 		o->have_attrs = 0;
+		o->chg.has = 0;
 		o->ra_next = 0;
 	}
 	store_obj_drop(e->store, fh, fhlen, 1);

@@ -39,6 +39,8 @@ struct engine_io {
 	const struct upstream_info *(*info)(const struct origin *up);
 	const struct upstream_counters *(*counters)(const struct origin *up);
 	int (*max_inflight)(const struct origin *up);
+	/* the coherence tokens of the answer being delivered (origin.h) */
+	const struct origin_coh *(*answer_coh)(const struct origin *up);
 	/* an NFS answer with its result struct; frees req (proto_reply()) */
 	int (*reply)(struct cfs_req *req, void *res);
 	/* whether req's client is still there to answer (proto_req_alive()) */
@@ -159,6 +161,11 @@ static inline int engine_up_max_inflight(const struct engine *e)
 {
 	return e->io->max_inflight(e->up);
 }
+
+/* The change attribute the answer being delivered carries for attributes
+ * a (observe.c): out->has 0 when it carries none (NFSv3; outside an
+ * answer; attributes it has no token for, as READDIRPLUS entries). */
+void engine_reply_chg(const struct engine *e, const fattr3 *a, struct store_chg *out);
 
 static inline int engine_reply(struct engine *e, struct cfs_req *req, void *res)
 {

@@ -162,16 +162,29 @@ static int ctime_before(const fattr3 *a, const fattr3 *b)
 	       (a->ctime.seconds == b->ctime.seconds && a->ctime.nseconds < b->ctime.nseconds);
 }
 
-/* 1 when attrs, from a reply to a call issued at call_us, may be older
- * than what the proxy knows of o and must not replace it. */
-static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs, uint64_t call_us)
+static int time_eq(const nfstime3 *a, const nfstime3 *b)
+{
+	return a->seconds == b->seconds && a->nseconds == b->nseconds;
+}
+
+/* 1 when attrs (with an NFSv4 filer's change attribute chg), from a reply
+ * to a call issued at call_us, may be older than what the proxy knows of
+ * o and must not replace it. A smaller change attribute under the same
+ * ctime is older: the change attributes of Linux nfsd and nfs-ganesha
+ * only grow (RFC 7530 promises only that they differ). */
+static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs,
+                    const struct store_chg *chg, uint64_t call_us)
 {
 	/* o was changed through the proxy in a way no reply described (a
 	 * name of it removed or replaced): only calls issued after that
 	 * change's reply say what it is now */
 	if (o->attrs_stale_us && call_us < o->attrs_stale_us)
 		return 1;
-	if (!o->have_attrs || !ctime_before(attrs, &o->attrs))
+	if (!o->have_attrs)
+		return 0;
+	if (!ctime_before(attrs, &o->attrs) &&
+	    !(time_eq(&attrs->ctime, &o->attrs.ctime) && chg->has && o->chg.has &&
+	      chg->change < o->chg.change))
 		return 0;
 	/* a call issued before a change made through the proxy (a slow
 	 * fill's READ answered before a truncate) says what was before it */
@@ -180,11 +193,31 @@ static int outdated(struct engine *e, const struct cobj *o, const fattr3 *attrs,
 	return loop_now(e->loop) - o->attrs_ms < REORDER_MS;
 }
 
+void engine_reply_chg(const struct engine *e, const fattr3 *a, struct store_chg *out)
+{
+	const struct origin_coh *t = e->io->answer_coh ? e->io->answer_coh(e->up) : NULL;
+
+	out->has = 0;
+	out->change = 0;
+	for (unsigned i = 0; t && i < t->n && i < ORIGIN_COH_MAX; i++) {
+		const struct origin_chg *c = &t->c[i];
+
+		if (c->fileid == a->fileid && c->fsid == a->fsid && c->size == a->size &&
+		    time_eq(&c->mtime, &a->mtime) && time_eq(&c->ctime, &a->ctime)) {
+			out->has = 1;
+			out->change = c->change;
+			return;
+		}
+	}
+}
+
 void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *attrs)
 {
 	struct cobj *o;
 	struct store_obj rec;
 	struct store_snap now;
+	struct store_chg chg;
+	int same;
 
 	if (fh->data.data_len == 0 || fh->data.data_len > NFS3_FHSIZE)
 		return;
@@ -197,15 +230,23 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;
-	if (outdated(e, o, attrs, e->obs_call_us)) {
+	/* an NFSv4 filer's change attribute, where the answer has one for
+	 * these attributes (engine_reply_chg()) */
+	engine_reply_chg(e, attrs, &chg);
+	if (outdated(e, o, attrs, &chg, e->obs_call_us)) {
 		cobj_put(e->objs, o);
 		return;
 	}
 	o->attrs_stale_us = 0;
-	if (o->have_attrs && o->attrs.ctime.seconds == attrs->ctime.seconds &&
-	    o->attrs.ctime.nseconds == attrs->ctime.nseconds &&
-	    o->attrs.mtime.seconds == attrs->mtime.seconds &&
-	    o->attrs.mtime.nseconds == attrs->mtime.nseconds && o->attrs.size == attrs->size) {
+	same = o->have_attrs && time_eq(&o->attrs.ctime, &attrs->ctime) &&
+	       time_eq(&o->attrs.mtime, &attrs->mtime) && o->attrs.size == attrs->size;
+	/* attributes without a change attribute (a READDIRPLUS entry)
+	 * keep the one known when the times say the same version, and
+	 * leave none when they do not (the cached data is then not served
+	 * until an answer with one comes: a GETATTR, the READ itself) */
+	if (!chg.has && same)
+		chg = o->chg;
+	if (same && chg.has == o->chg.has && chg.change == o->chg.change) {
 		/* nothing that matters changed: no store lookup */
 		o->attrs = *attrs;
 		o->attrs_ms = loop_now(e->loop);
@@ -213,15 +254,16 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 		cobj_put(e->objs, o);
 		return;
 	}
-	if (o->have_attrs && (o->attrs.ctime.seconds != attrs->ctime.seconds ||
-			      o->attrs.ctime.nseconds != attrs->ctime.nseconds))
+	if (o->have_attrs && (!time_eq(&o->attrs.ctime, &attrs->ctime) ||
+			      (chg.has && o->chg.has && chg.change != o->chg.change)))
 		cobj_access_clear(o); /* mode, owner or ACL may have changed */
 	o->attrs = *attrs;
+	o->chg = chg;
 	o->have_attrs = 1;
 	o->attrs_ms = loop_now(e->loop);
 	meta_put_attrs(e, fh, attrs);
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0) {
-		store_snap_of(attrs, &now);
+		store_snap_of_chg(attrs, &chg, &now);
 		if (!store_snap_equal(&now, &rec.snap))
 			engine_drop_data(e, o, "attributes changed upstream");
 	}
@@ -433,6 +475,7 @@ void engine_purge(struct engine *e, const nfs_fh3 *fh)
 		cobj_invalidate(e->objs, o); /* fills in flight too */
 		cobj_access_clear(o);
 		o->have_attrs = 0;
+		o->chg.has = 0;
 	}
 	store_obj_drop(e->store, fh->data.data_val, fh->data.data_len, 1);
 	meta_purge(e, fh);

@@ -85,6 +85,7 @@ struct fill {
 	int finished;   /* completed or given up: READs still out are ignored */
 	int have_attrs; /* attrs: of the latest answer; all must agree on the snapshot */
 	fattr3 attrs;
+	struct store_chg chg; /* the change attribute the latest answer had for attrs */
 	struct store_snap snap;
 	uint64_t start_ms; /* when its first READ was sent (loop_clock_us() / 1000) */
 	uint64_t fetched; /* payload bytes received */
@@ -155,7 +156,7 @@ static const fattr3 *fresh_attrs(const struct cobj *o, const struct store_snap *
 
 	if (!o->have_attrs || o->attrs_stale_us)
 		return NULL;
-	store_snap_of(&o->attrs, &known);
+	store_snap_of_chg(&o->attrs, &o->chg, &known);
 	return store_snap_equal(&known, snap) ? &o->attrs : NULL;
 }
 
@@ -375,7 +376,7 @@ static void op_finish(struct read_op *op)
 			struct chunk *c = op->chunks[i];
 			struct store_snap s;
 
-			store_snap_of(&c->attrs, &s);
+			store_snap_of_chg(&c->attrs, &c->chg, &s);
 			attrs = c->have_attrs ? fresh_attrs(op->obj, &s) : NULL;
 			if (attrs == NULL)
 				break;
@@ -631,7 +632,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 		e->ctr.fresh_skips++;
 		return 0;
 	}
-	store_snap_of(&c->attrs, &snap);
+	store_snap_of_chg(&c->attrs, &c->chg, &snap);
 	if (fresh_attrs(o, &snap) == NULL) {
 		/* the proxy knows of a newer version (or of a change no reply
 		 * described): these bytes would be dropped at the next READ */
@@ -649,7 +650,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 			if (store_reserve(e->store, c->len + 256) != 0) {
 				store_fill_refused(e->store, 0);
 			} else if ((rc = store_inline_put(e->store, o->fh, o->fhlen, &c->attrs,
-			                                  c->buf, c->len)) != 0) {
+			                                  &c->chg, c->buf, c->len)) != 0) {
 				store_fill_refused(e->store, rc);
 			} else {
 				e->ctr.stores++;
@@ -658,7 +659,7 @@ static uint64_t store_fill(struct engine *e, struct chunk *c, uint64_t start_ms)
 			return 0;
 		}
 		cobj_drop_chunks(e->objs, o);
-		rc = store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &rec);
+		rc = store_obj_reset(e->store, o->fh, o->fhlen, &c->attrs, &c->chg, &rec);
 		if (rc != 0) {
 			store_fill_refused(e->store, rc);
 			return 0;
@@ -899,6 +900,7 @@ static void fill_complete(struct fill *f)
 	c->eof = f->plan.eof_at == len;
 	c->have_attrs = 1;
 	c->attrs = f->attrs;
+	c->chg = f->chg;
 	e->ctr.fills++;
 	if (f->readahead)
 		e->ctr.readahead_fills++;
@@ -989,6 +991,7 @@ static void fill_piece_in(struct fill *f, struct fill_read *rd, const READ3resok
 	uint32_t n = ok->data.data_len;
 	const fattr3 *a = &ok->file_attributes.post_op_attr_u.attributes;
 	struct store_snap snap;
+	struct store_chg chg;
 
 	if (!ok->file_attributes.attributes_follow) {
 		/* no snapshot: nothing of this chunk could be stored */
@@ -998,7 +1001,8 @@ static void fill_piece_in(struct fill *f, struct fill_read *rd, const READ3resok
 		fill_trouble(e, ENGINE_FILL_NO_ATTRS);
 		return;
 	}
-	store_snap_of(a, &snap);
+	engine_reply_chg(e, a, &chg);
+	store_snap_of_chg(a, &chg, &snap);
 	if (f->have_attrs && !store_snap_equal(&snap, &f->snap)) {
 		/* the file changed between two READs of the chunk: its bytes
 		 * are of two versions. The clients' READs are forwarded. */
@@ -1009,6 +1013,7 @@ static void fill_piece_in(struct fill *f, struct fill_read *rd, const READ3resok
 	}
 	f->have_attrs = 1;
 	f->attrs = *a;
+	f->chg = chg;
 	f->snap = snap;
 	if (n > want.len || fill_plan_reply(&f->plan, rd->slot, n, ok->eof) != 0) {
 		e->ctr.fill_bad_replies++;
@@ -1319,6 +1324,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	const fattr3 *a = &pa->post_op_attr_u.attributes;
 	struct store_obj rec;
 	struct store_snap snap;
+	struct store_chg chg;
 	struct cobj *o;
 	struct chunk *c;
 
@@ -1331,7 +1337,8 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 	o = cobj_get(e->objs, fh->data.data_val, fh->data.data_len);
 	if (o == NULL)
 		return;
-	store_snap_of(a, &snap);
+	engine_reply_chg(e, a, &chg);
+	store_snap_of_chg(a, &chg, &snap);
 	/* a warm walk: the last READ of this version came from the store */
 	if (o->inline_known && store_snap_equal(&o->inline_snap, &snap)) {
 		cobj_put(e->objs, o);
@@ -1546,7 +1553,13 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 	if (rrc == 0 || (rrc != -EBADMSG && store_obj_get(e->store, o->fh, o->fhlen, &op->rec) == 0)) {
 		struct store_snap s;
 		known = o->have_attrs ? &o->attrs : &op->rec.attrs;
-		store_snap_of(known, &s);
+		/* not in memory (a restart): the record's attributes are
+		 * those it was stored under, with its change attribute */
+		store_snap_of_chg(known,
+		                  o->have_attrs ? &o->chg
+		                                : &(struct store_chg){op->rec.snap.change,
+		                                                      (int)op->rec.snap.has_change},
+		                  &s);
 		if (!store_snap_equal(&s, &op->rec.snap))
 			engine_drop_data(e, o, "attributes changed upstream");
 		else if (!engine_stored_trusted(e, &op->rec)) {

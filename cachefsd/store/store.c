@@ -1352,10 +1352,20 @@ void store_snap_of(const fattr3 *attrs, struct store_snap *out)
 	out->ctime_ns = attrs->ctime.nseconds;
 }
 
+void store_snap_of_chg(const fattr3 *attrs, const struct store_chg *chg, struct store_snap *out)
+{
+	store_snap_of(attrs, out);
+	if (chg && chg->has) {
+		out->has_change = 1;
+		out->change = chg->change;
+	}
+}
+
 int store_snap_equal(const struct store_snap *a, const struct store_snap *b)
 {
 	return a->size == b->size && a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns &&
-	       a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns;
+	       a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns &&
+	       a->has_change == b->has_change && (!a->has_change || a->change == b->change);
 }
 
 /* --- test hooks ------------------------------------------------------------ */

@@ -22,8 +22,11 @@
  *            (seeded with the key's xxh3-64, as mcache's)  10 + n bytes
  *            Never removed but with the whole index (store_fhmap.c).
  *
- * Object record (REC_HDR = 156 bytes before the inline bytes):
- *     0 u8  version (1)      1 u8 guard            2 u16 guard_hour
+ * Object record (REC_HDR = 156 bytes before the inline bytes; version 2:
+ * REC_HDR2 = 164, the snapshot's change attribute at 156):
+ *     0 u8  version (1: no change attribute, an NFSv3 filer's; 2: with
+ *           one, an NFSv4 filer's)
+ *                            1 u8 guard            2 u16 guard_hour
  *     4 u32 flags
  *       (guard and guard_hour: STORE_GUARD_*, store.h; builds before them
  *       wrote zeros there, STORE_GUARD_LEGACY)
@@ -35,7 +38,11 @@
  *   116 u32 chunk_size     120 u64 data_id       128 u64 cached_bytes
  *   136 u64 last_access (unix ms: the API gives seconds)
  *   144 u32 inline_len     148 u64 inline xxh3-64
- *   156 inline bytes
+ *   156 inline bytes (version 1)
+ *   156 u64 snap.change, 164 inline bytes (version 2)
+ * Builds before version 2 refuse a version-2 record (dropped as damaged:
+ * the data is fetched again), so an NFSv4 run's snapshot is never taken
+ * without its change attribute.
  *
  * Data ids: next_data_id is persistent and only grows. Each open starts a
  * new run at the next multiple of 2^40 and makes that durable before any
@@ -98,15 +105,18 @@ static inline uint64_t store_get_be64(const uint8_t *p)
 	return v;
 }
 
-#define STORE_REC_VERSION 1
-#define STORE_REC_HDR     156
-#define STORE_ATTRS_OFF   32
-#define STORE_ATTRS_LEN   84
-#define STORE_CACHED_OFF  128
-#define STORE_ACCESS_OFF  136
-#define STORE_CHUNK_VAL   12
-#define STORE_META_LEN    64
-#define STORE_RUN_SHIFT   40
+#define STORE_REC_VERSION  1
+#define STORE_REC_VERSION2 2
+#define STORE_REC_HDR      156
+#define STORE_REC_HDR2     164
+#define STORE_REC_HDR_MAX  STORE_REC_HDR2
+#define STORE_ATTRS_OFF    32
+#define STORE_ATTRS_LEN    84
+#define STORE_CACHED_OFF   128
+#define STORE_ACCESS_OFF   136
+#define STORE_CHUNK_VAL    12
+#define STORE_META_LEN     64
+#define STORE_RUN_SHIFT    40
 
 /* Accesses (store_touch) are kept in memory with their exact time and
  * written to the LRU index in rounds: one every this many seconds (or when
@@ -381,7 +391,10 @@ void store_meta_memo_free(struct store *s);
 int store_meta_open(struct store *s, MDB_txn *txn);
 
 /* store_rec.c */
-/* Packs the record header (STORE_REC_HDR bytes) into b. */
+/* The length of o's record header: STORE_REC_HDR, or STORE_REC_HDR2 when
+ * its snapshot has a change attribute. */
+size_t store_rec_hdr(const struct store_obj *o);
+/* Packs the record header (store_rec_hdr(o) bytes) into b. */
 void store_rec_pack(uint8_t *b, const struct store_obj *o, uint64_t csum);
 /* Packs attributes (STORE_ATTRS_LEN bytes) into p. */
 void store_attrs_pack(uint8_t *p, const fattr3 *a);

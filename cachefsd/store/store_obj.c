@@ -234,10 +234,10 @@ static int rec_patch64(struct store *s, const void *fh, uint32_t fhlen, size_t o
 
 static int rec_put(struct store *s, const void *fh, uint32_t fhlen, const struct store_obj *o)
 {
-	uint8_t b[STORE_REC_HDR];
+	uint8_t b[STORE_REC_HDR_MAX];
 
 	store_rec_pack(b, o, 0);
-	return db_put(s, s->db_obj, fh, fhlen, b, sizeof(b), "object put");
+	return db_put(s, s->db_obj, fh, fhlen, b, store_rec_hdr(o), "object put");
 }
 
 int store_unlink_later(struct store *s, uint64_t data_id, uint64_t bytes)
@@ -291,10 +291,11 @@ static int remove_data(struct store *s, const void *fh, uint32_t fhlen, struct s
 	return 0;
 }
 
-static void obj_fill(struct store *s, struct store_obj *o, const fattr3 *attrs)
+static void obj_fill(struct store *s, struct store_obj *o, const fattr3 *attrs,
+                     const struct store_chg *chg)
 {
 	memset(o, 0, sizeof(*o));
-	store_snap_of(attrs, &o->snap);
+	store_snap_of_chg(attrs, chg, &o->snap);
 	o->attrs = *attrs;
 	o->chunk_size = s->chunk_size;
 	o->last_access = store_now_ms(s);
@@ -383,7 +384,7 @@ int store_obj_get(struct store *s, const void *fh, uint32_t fhlen, struct store_
 }
 
 int store_obj_reset(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
-                    struct store_obj *out)
+                    const struct store_chg *chg, struct store_obj *out)
 {
 	struct store_obj o;
 	int rc;
@@ -392,7 +393,7 @@ int store_obj_reset(struct store *s, const void *fh, uint32_t fhlen, const fattr
 		return -EINVAL;
 	if (op_txn(s, &rc) == NULL)
 		return rc;
-	obj_fill(s, &o, attrs);
+	obj_fill(s, &o, attrs, chg);
 	o.data_id = store_new_data_id(s);
 	rc = replace_begin(s, fh, fhlen, o.last_access);
 	if (rc == 0)
@@ -611,7 +612,7 @@ int store_touch_flush(struct store *s, uint32_t budget, int force)
 /* --- inline objects ------------------------------------------------------- */
 
 int store_inline_put(struct store *s, const void *fh, uint32_t fhlen, const fattr3 *attrs,
-                     const void *data, uint32_t len)
+                     const struct store_chg *chg, const void *data, uint32_t len)
 {
 	struct store_obj o;
 	MDB_val k = {fhlen, (void *)fh}, v;
@@ -623,20 +624,20 @@ int store_inline_put(struct store *s, const void *fh, uint32_t fhlen, const fatt
 		return -EINVAL;
 	if (op_txn(s, &rc) == NULL)
 		return rc;
-	obj_fill(s, &o, attrs);
+	obj_fill(s, &o, attrs, chg);
 	o.flags = STORE_OBJ_INLINE;
 	o.cached_bytes = len;
 	o.inline_len = len;
 	rc = replace_begin(s, fh, fhlen, o.last_access);
 	if (rc)
 		return rc;
-	v.mv_size = STORE_REC_HDR + (size_t)len;
+	v.mv_size = store_rec_hdr(&o) + (size_t)len;
 	rc = mdb_put(s->wtxn, s->db_obj, &k, &v, MDB_RESERVE);
 	if (rc)
 		return store_txn_fail(s, rc, "inline put");
 	store_rec_pack(v.mv_data, &o, XXH3_64bits(data, len));
 	if (len)
-		memcpy((uint8_t *)v.mv_data + STORE_REC_HDR, data, len);
+		memcpy((uint8_t *)v.mv_data + store_rec_hdr(&o), data, len);
 	s->txn_bytes += fhlen + v.mv_size;
 	s->tot.bytes += len;
 	return 0;

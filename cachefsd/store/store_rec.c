@@ -65,11 +65,18 @@ static void unpack_attrs(const uint8_t *p, fattr3 *a)
 	a->ctime.nseconds = store_get_le32(p + 80);
 }
 
+size_t store_rec_hdr(const struct store_obj *o)
+{
+	return o->snap.has_change ? STORE_REC_HDR2 : STORE_REC_HDR;
+}
+
 void store_rec_pack(uint8_t *b, const struct store_obj *o, uint64_t csum)
 {
 	uint8_t *p = b;
 
-	*p++ = STORE_REC_VERSION;
+	/* version 1 without a change attribute: an NFSv3 run writes what
+	 * builds before version 2 read */
+	*p++ = o->snap.has_change ? STORE_REC_VERSION2 : STORE_REC_VERSION;
 	*p++ = o->guard;
 	*p++ = (uint8_t)o->guard_hour;
 	*p++ = (uint8_t)(o->guard_hour >> 8);
@@ -86,17 +93,27 @@ void store_rec_pack(uint8_t *b, const struct store_obj *o, uint64_t csum)
 	p = put64(p, o->cached_bytes);
 	p = put64(p, o->last_access);
 	p = put32(p, o->inline_len);
-	put64(p, csum);
+	p = put64(p, csum);
+	if (o->snap.has_change)
+		put64(p, o->snap.change);
 }
 
 int store_rec_unpack(const void *val, size_t len, struct store_obj *o, uint64_t *csum,
                      const uint8_t **inl)
 {
 	const uint8_t *b = val;
+	size_t hdr;
 
-	if (len < STORE_REC_HDR || b[0] != STORE_REC_VERSION)
+	if (len < STORE_REC_HDR || (b[0] != STORE_REC_VERSION && b[0] != STORE_REC_VERSION2))
+		return -EINVAL;
+	hdr = b[0] == STORE_REC_VERSION2 ? STORE_REC_HDR2 : STORE_REC_HDR;
+	if (len < hdr)
 		return -EINVAL;
 	memset(o, 0, sizeof(*o));
+	if (b[0] == STORE_REC_VERSION2) {
+		o->snap.has_change = 1;
+		o->snap.change = store_get_le64(b + STORE_REC_HDR);
+	}
 	/* an unknown ground is no ground: the engine treats it as LEGACY */
 	o->guard = b[1] <= STORE_GUARD_ASSUMED ? b[1] : STORE_GUARD_LEGACY;
 	o->guard_hour = (uint16_t)(b[2] | (b[3] << 8));
@@ -120,15 +137,15 @@ int store_rec_unpack(const void *val, size_t len, struct store_obj *o, uint64_t 
 	    (o->chunk_size & (o->chunk_size - 1)) != 0)
 		return -EINVAL;
 	if (o->flags & STORE_OBJ_INLINE) {
-		if (len != STORE_REC_HDR + (size_t)o->inline_len ||
-		    o->cached_bytes != o->inline_len || o->data_id != 0)
+		if (len != hdr + (size_t)o->inline_len || o->cached_bytes != o->inline_len ||
+		    o->data_id != 0)
 			return -EINVAL;
-	} else if (len != STORE_REC_HDR || o->inline_len != 0) {
+	} else if (len != hdr || o->inline_len != 0) {
 		return -EINVAL;
 	}
 	if (csum)
 		*csum = store_get_le64(b + 148);
 	if (inl)
-		*inl = b + STORE_REC_HDR;
+		*inl = b + hdr;
 	return 0;
 }

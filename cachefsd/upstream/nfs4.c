@@ -58,6 +58,7 @@ struct n4_call {
 	int opened;         /* an open of ours is held: CLOSE before answering */
 	int fallback;       /* the OPEN fallback was tried (once per call) */
 	n4_build_fn rbuild; /* n4_compound_call(): builds the COMPOUND itself */
+	int reopened;       /* ... and opened again once, its open lost (reopen()) */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -962,6 +963,34 @@ static void phase_failed(struct n4_client *cl, const char *what, int st)
 	            st < 0 ? "an answer that does not decode" : nfsstat4_to_str(st));
 }
 
+/* The fallback's open went with the client ID (the server restarted, or
+ * the lease expired, between the OPEN and the WRITE or OPEN_CONFIRM that
+ * uses its stateid): OPEN again with a new owner, once per call, and send
+ * the write with that open's stateid. 1 when under way (send: sent now;
+ * else the caller queues it), 0 when not a fallback's or tried already.
+ * CREATE's open is not redone: the file was made. */
+static int reopen(struct n4_client *cl, struct n4_call *c, int send)
+{
+	if (c->rq.proc == NFS3_CREATE || !c->fallback || c->reopened || c->held == NULL)
+		return 0;
+	c->reopened = 1;
+	c->opened = 0;
+	cl->st.reopens++;
+	snprintf(c->rq.owner, sizeof(c->rq.owner), "cachefsd-open-%llu",
+	         (unsigned long long)++cl->owner_seq);
+	c->rq.seqid = 0;
+	c->rq.phase = N4_PH_OPEN;
+	if (send)
+		next_phase(cl, c, N4_PH_OPEN);
+	return 1;
+}
+
+static int stateid_lost(int st)
+{
+	return st == NFS4ERR_STALE_STATEID || st == NFS4ERR_BAD_STATEID || st == NFS4ERR_EXPIRED ||
+	       st == NFS4ERR_ADMIN_REVOKED;
+}
+
 /* An answer to one of the open-state COMPOUNDs (OPEN, OPEN_CONFIRM, CLOSE). */
 static void phase_done(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res)
 {
@@ -1003,6 +1032,8 @@ static void phase_done(struct n4_client *cl, struct n4_call *c, const COMPOUND4r
 		next_phase(cl, c, N4_PH_MAIN);
 		return;
 	case N4_PH_CONFIRM:
+		if (stateid_lost(st) && reopen(cl, c, 1))
+			return;
 		if (st != NFS4_OK) {
 			/* an unconfirmed open goes with the lease: nothing to
 			 * close */
@@ -1038,6 +1069,23 @@ static int hold(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res
 }
 
 static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4res *res);
+
+/* A seqid operation answered DELAY or GRACE moved its owner's seqid on
+ * (RFC 7530 section 9.1.7 excepts neither): sent again with the same seqid
+ * it would be a replay, answered from the server's replay cache with the
+ * same DELAY or GRACE for ever. An OPEN (CREATE's, or the fallback's) goes
+ * again under a new owner (whether the server kept a new owner whose first
+ * OPEN failed is its choice); OPEN_CONFIRM and CLOSE with the next seqid. */
+static void delay_seqid(struct n4_client *cl, struct n4_call *c)
+{
+	if (c->rq.phase == N4_PH_OPEN || (c->rq.phase == N4_PH_MAIN && c->rq.proc == NFS3_CREATE)) {
+		snprintf(c->rq.owner, sizeof(c->rq.owner), "cachefsd-open-%llu",
+		         (unsigned long long)++cl->owner_seq);
+		c->rq.seqid = 0;
+	} else if (c->rq.phase == N4_PH_CONFIRM || c->rq.phase == N4_PH_CLOSE) {
+		c->rq.seqid++;
+	}
+}
 
 /* An answer from the second connection (big_send()). */
 static void big_done(int status, const uint8_t *resb, uint32_t len, void *priv)
@@ -1126,10 +1174,19 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 
 	switch (n4_action_of_req(&c->rq, (int)res->status)) {
 	case N4_DELAY:
+		delay_seqid(cl, c);
 		call_delay(cl, c);
 		return;
-	case N4_RECOVER:
-		wait_push(cl, c, 1);
+	case N4_RECOVER: {
+		/* an open of ours goes with the client ID: CREATE's file was
+		 * made and a CLOSE finds nothing to close (answered as held),
+		 * a fallback's write needs a new open (reopen()) */
+		int done = c->opened && (c->rq.proc == NFS3_CREATE || c->rq.phase == N4_PH_CLOSE);
+
+		if (c->opened && !done && !reopen(cl, c, 0))
+			done = 1; /* reopened once already: the refusal stands */
+		if (!done)
+			wait_push(cl, c, 1);
 		if (cl->state == N4S_UP) {
 			cl->st.recoveries++;
 			if (cl->reset_st == 0)
@@ -1138,12 +1195,22 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 			         cl->cfg.host, nfsstat4_to_str(res->status));
 			setup_begin(cl, SOP_SETCLIENTID);
 		}
+		if (done) {
+			c->opened = 0;
+			answer_held(cl, c);
+		}
 		return;
+	}
 	case N4_STATEID:
 		if (c->rq.proc != NFS3_READ) {
 			/* a WRITE or a size-changing SETATTR refused with the
 			 * anonymous stateid: OPEN the file by its name, once */
 			const struct n4_name *n = name_of(cl, &c->rq.fh);
+			/* the fallback's own open stateid refused: its open was
+			 * lost (a restart while the write was out) */
+			if (c->fallback && c->opened && c->rq.phase == N4_PH_MAIN &&
+			    stateid_lost((int)res->status) && reopen(cl, c, 1))
+				return;
 			if (c->fallback || hold(cl, c, res) != 0)
 				break;
 			c->fallback = 1;

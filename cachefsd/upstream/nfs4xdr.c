@@ -1380,6 +1380,7 @@ static void coh_obj(struct n4_coh *c, const struct n4_attrs *a, int have)
 		c->has_change = 1;
 		c->change = a->change;
 		c->size = a->f.size;
+		c->obj_attrs = a->f;
 	}
 }
 
@@ -1388,6 +1389,7 @@ static void coh_dir(struct n4_coh *c, const struct n4_attrs *a, int have)
 	if (have > 0 && n4_has(a, FATTR4_CHANGE)) {
 		c->has_dir_change = 1;
 		c->dir_change = a->change;
+		c->dir_attrs = a->f;
 	}
 }
 

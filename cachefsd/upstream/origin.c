@@ -87,6 +87,11 @@ int origin_fh_upstream(struct origin *o, const void *fh, uint32_t len, uint8_t *
 	return 0;
 }
 
+const struct origin_coh *origin_answer_coh(const struct origin *o)
+{
+	return o->ops->answer_coh ? o->ops->answer_coh(o->be) : NULL;
+}
+
 /* --- NFSv3: upstream.c ---------------------------------------------------- */
 
 static int v3_call_for(void *be, uint32_t proc, void *args, const struct cfs_cred *cred,

@@ -54,6 +54,8 @@ struct o4 {
 	struct store *store;
 	uint8_t root_up[N4_FHSIZE]; /* the filer's root handle: the map's key */
 	uint32_t root_up_len;
+	/* the coherence tokens of the answer being delivered (answer_coh) */
+	const struct origin_coh *cur_coh;
 };
 
 /* A fill's budget (engine_up_max_inflight): one connection, but the server
@@ -113,13 +115,35 @@ static int answer_later(struct o4 *o, struct o4_call *k, int status)
 
 /* --- answers of the v4 client ------------------------------------------- */
 
+static void chg_add(struct origin_coh *t, const fattr3 *a, uint64_t change)
+{
+	struct origin_chg *c;
+
+	if (t->n == ORIGIN_COH_MAX)
+		return;
+	c = &t->c[t->n++];
+	c->fsid = a->fsid;
+	c->fileid = a->fileid;
+	c->size = a->size;
+	c->mtime = a->mtime;
+	c->ctime = a->ctime;
+	c->change = change;
+}
+
 static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv)
 {
 	struct o4_call *k = priv;
 	struct o4 *o = k->o;
 	struct ofh_res fhs;
+	struct origin_coh toks;
 
-	(void)coh;
+	/* the change attributes the answer came with: the engine's snapshot
+	 * of an NFSv4 filer's files (docs/coherence.md) */
+	toks.n = 0;
+	if (coh && coh->has_change)
+		chg_add(&toks, &coh->obj_attrs, coh->change);
+	if (coh && coh->has_dir_change)
+		chg_add(&toks, &coh->dir_attrs, coh->dir_change);
 	if (status == -ENOTSUP || status == -EPROTO) {
 		/* a READ the filer refuses with both special stateids, or an
 		 * answer that does not decode: the client gets an I/O error, as
@@ -161,8 +185,10 @@ static void n4_done(int status, void *res3, const struct n4_coh *coh, void *priv
 			o->ctr.read_bytes += r->READ3res_u.resok.count;
 	}
 	count_answer(o, k, status);
+	o->cur_coh = status == 0 ? &toks : NULL;
 	k->cb(status, status == 0 ? res3 : NULL, k->priv);
 	ofh_res_restore(&fhs); /* nfs4.c frees its answer's own handles */
+	o->cur_coh = NULL;
 	free(k);
 }
 
@@ -272,6 +298,11 @@ static const struct upstream_counters *o4_counters(const void *be)
 	return &o->ctr;
 }
 
+static const struct origin_coh *o4_answer_coh(const void *be)
+{
+	return ((const struct o4 *)be)->cur_coh;
+}
+
 static int o4_max_inflight(const void *be)
 {
 	(void)be;
@@ -363,6 +394,7 @@ static const struct origin_ops o4_ops = {
     .use_store = o4_use_store,
     .nfs4_client = o4_nfs4_client,
     .fh_upstream = o4_fh_upstream,
+    .answer_coh = o4_answer_coh,
 };
 
 /* --- start -------------------------------------------------------------- */

@@ -164,7 +164,7 @@ static void make_template(void)
 		snprintf(fh, sizeof(fh), "fh-%04d", i);
 		if (i % 4 == 0) {
 			a.size = 2 * (64 << 10);
-			if (store_obj_reset(s, fh, (uint32_t)strlen(fh), &a, &o) != 0)
+			if (store_obj_reset(s, fh, (uint32_t)strlen(fh), &a, NULL, &o) != 0)
 				abort();
 			for (uint32_t k = 0; k < 2; k++)
 				if (store_data_write(s, o.data_id, (uint64_t)k << 16, chunk,
@@ -173,7 +173,7 @@ static void make_template(void)
 				                    store_checksum(chunk, sizeof(chunk)),
 				                    sizeof(chunk)) != 0)
 					abort();
-		} else if (store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, len) != 0) {
+		} else if (store_inline_put(s, fh, (uint32_t)strlen(fh), &a, NULL, data, len) != 0) {
 			abort();
 		}
 		snprintf(key, sizeof(key), "m-%04d", i);
@@ -417,7 +417,7 @@ static void use(struct store *s)
 		uint8_t p[5];
 		for (uint32_t i = 0; i < sizeof(p); i++)
 			p[i] = pattern(i);
-		store_inline_put(s, "new", 3, &a, p, sizeof(p));
+		store_inline_put(s, "new", 3, &a, NULL, p, sizeof(p));
 	}
 	store_meta_put(s, "m-new", 5, "x", 1);
 	store_touch_flush(s, 1000, 1);

@@ -48,6 +48,9 @@ struct origin {
 	struct upstream_counters ctr;
 	struct call calls[MAX_CALLS];
 	int ncalls;
+	/* the change attributes an NFSv4 filer sends (up_change()): every
+	 * answer carries them for the attributes they were set for */
+	struct origin_coh coh;
 };
 
 static inline int up_call_for(struct origin *up, uint32_t proc, void *args,
@@ -74,6 +77,11 @@ static inline const struct upstream_info *up_info(const struct origin *up)
 static inline const struct upstream_counters *up_counters(const struct origin *up)
 {
 	return &up->ctr;
+}
+
+static inline const struct origin_coh *up_answer_coh(const struct origin *up)
+{
+	return &up->coh;
 }
 
 static inline int up_max_inflight(const struct origin *up)
@@ -204,6 +212,7 @@ static const struct engine_io scripted = {
     .info = up_info,
     .counters = up_counters,
     .max_inflight = up_max_inflight,
+    .answer_coh = up_answer_coh,
     .reply = catch_reply,
     .req_alive = client_alive,
 };
@@ -546,6 +555,22 @@ static inline fattr3 attrs(uint64_t fileid, ftype3 type, uint64_t size, uint32_t
 
 #define DIR_ATTRS attrs(1, NF3DIR, 4096, 100, 100)
 
+/* From now on the scripted filer speaks NFSv4: its answers carrying
+ * attributes *a come with change attribute change (replacing the one set
+ * for the same file before). */
+static inline void up_change(const fattr3 *a, uint64_t change)
+{
+	struct origin_coh *t = &g->up.coh;
+	unsigned i;
+
+	for (i = 0; i < t->n && t->c[i].fileid != a->fileid; i++)
+		;
+	assert_true(i < ORIGIN_COH_MAX);
+	t->c[i] = (struct origin_chg){a->fsid, a->fileid, a->size, a->mtime, a->ctime, change};
+	if (i == t->n)
+		t->n++;
+}
+
 /* The oldest call not answered yet: it must be proc. */
 static inline struct call *next_call(uint32_t proc)
 {
@@ -849,7 +874,7 @@ static const char g_cached[] = "cached bytes";
 
 static inline void seed_data(char *h, const fattr3 *a)
 {
-	assert_int_equal(store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, g_cached,
+	assert_int_equal(store_inline_put(engine_store(g->e), h, (uint32_t)strlen(h), a, NULL, g_cached,
 	                                  sizeof(g_cached)),
 	                 0);
 }

@@ -108,6 +108,110 @@ static void test_changed_file_refilled(void **state)
 	assert_memory_equal(last_answer(NFS3_READ)->data, g_file, FILE_LEN);
 }
 
+/* An NFSv4 filer: the snapshot is its change attribute (with the times
+ * and size). A rewrite that leaves size, mtime and ctime equal (a
+ * filesystem with coarse timestamps, times set back) but moves the change
+ * attribute drops the cached data: the next READ gets the new bytes from
+ * the filer, which are then cached under the new change attribute. */
+static void test_change_attr_snapshot(void **state)
+{
+	static const char newer[] = "ABCDEFGHIJKLM";
+	fattr3 a = attrs(7, NF3REG, FILE_LEN, 200, 200);
+	struct store_obj rec;
+
+	(void)state;
+	start(0);
+	up_change(&a, 41);
+	read_file(h_file);
+	upstream_has_file(&a);
+	assert_memory_equal(last_answer(NFS3_READ)->data, g_file, FILE_LEN);
+	assert_true(has_data(h_file));
+	assert_int_equal(store_obj_get(engine_store(g->e), h_file, (uint32_t)strlen(h_file), &rec),
+	                 0);
+	assert_true(rec.snap.has_change && rec.snap.change == 41);
+	read_file(h_file); /* a hit */
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->read_hits, 1);
+
+	/* the same attributes with another change attribute: an open's
+	 * GETATTR shows it, and the data goes */
+	up_change(&a, 42);
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_false(has_data(h_file));
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	answer_read(newer, FILE_LEN, 1, &a);
+	assert_memory_equal(last_answer(NFS3_READ)->data, newer, FILE_LEN);
+	read_file(h_file); /* cached again, under the new change attribute */
+	assert_int_equal(calls_waiting(), 0);
+	assert_memory_equal(last_answer(NFS3_READ)->data, newer, FILE_LEN);
+	assert_int_equal(ctr()->read_hits, 2);
+
+	/* attributes without a change attribute (as a READDIRPLUS entry
+	 * of an NFSv4 filer) and the same times keep the known one */
+	g->up.coh.n = 0;
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_true(has_data(h_file));
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->read_hits, 3);
+}
+
+/* Data a fill took from the filer under one change attribute is neither
+ * served nor stored once another answer shows another change attribute
+ * with the same times (the file rewritten while the fill was out). */
+static void test_change_attr_fill_outdated(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, FILE_LEN, 200, 200);
+
+	(void)state;
+	start(0);
+	up_change(&a, 41);
+	read_file(h_file);
+	assert_int_equal(calls_waiting(), 1);
+	/* a GETATTR answered first says version 42 */
+	getattr(h_file);
+	up_change(&a, 42);
+	{
+		struct call *rd = next_call(NFS3_READ), *ga = next_call(NFS3_GETATTR);
+		GETATTR3res gr;
+		READ3res rr;
+
+		memset(&gr, 0, sizeof(gr));
+		gr.status = NFS3_OK;
+		gr.GETATTR3res_u.resok.obj_attributes = a;
+		ga->cb(0, &gr, ga->priv);
+		/* the READ's answer comes back with version 41 */
+		up_change(&a, 41);
+		memset(&rr, 0, sizeof(rr));
+		rr.status = NFS3_OK;
+		rr.READ3res_u.resok.file_attributes = post(&a);
+		rr.READ3res_u.resok.count = FILE_LEN;
+		rr.READ3res_u.resok.eof = 1;
+		rr.READ3res_u.resok.data.data_len = FILE_LEN;
+		rr.READ3res_u.resok.data.data_val = (char *)g_file;
+		rd->cb(0, &rr, rd->priv);
+	}
+	assert_false(has_data(h_file));
+}
+
+/* A record an NFSv3 run stored (no change attribute) is not taken by an
+ * NFSv4 run: its first answer drops it. */
+static void test_v3_record_not_taken_by_v4(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, sizeof(g_cached), 200, 200);
+
+	(void)state;
+	start(0);
+	seed_data(h_file, &a);
+	up_change(&a, 9);
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_false(has_data(h_file));
+}
+
 /* Data let into the cache by a build that judged the fresh guard by this
  * host's clock alone (the index's LEGACY ground) is not served: it is
  * fetched again and judged again. So is data let in only on the
@@ -590,6 +694,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_miss_fills_then_hits, stop),
 	    cmocka_unit_test_teardown(test_fresh_file_not_stored, stop),
 	    cmocka_unit_test_teardown(test_changed_file_refilled, stop),
+	    cmocka_unit_test_teardown(test_change_attr_snapshot, stop),
+	    cmocka_unit_test_teardown(test_change_attr_fill_outdated, stop),
+	    cmocka_unit_test_teardown(test_v3_record_not_taken_by_v4, stop),
 	    cmocka_unit_test_teardown(test_unsound_guard_fetched_again, stop),
 	    cmocka_unit_test_teardown(test_writer_passthrough_then_cached, stop),
 	    cmocka_unit_test_teardown(test_evidence_mode_access_grant, stop),

@@ -345,7 +345,7 @@ static void test_cull_keeps(void **state)
 	for (int i = 0; i < 2; i++) {
 		up_fh(up[i], 128, 20 + (unsigned)i);
 		roundtrip(c->s, up[i], 128, fh[i]);
-		assert_int_equal(store_inline_put(c->s, fh[i], 64, &a, data, sizeof(data)), 0);
+		assert_int_equal(store_inline_put(c->s, fh[i], 64, &a, NULL, data, sizeof(data)), 0);
 	}
 	assert_int_equal(store_commit(c->s), 0);
 	assert_int_equal(store_cull_to(c->s, 0, 100), 2);
@@ -354,7 +354,7 @@ static void test_cull_keeps(void **state)
 	assert_int_equal(st.objects, 0);
 	assert_int_equal(store_obj_get(c->s, fh[0], 64, &o), -ENOENT);
 	/* a record forgotten (stale data, a REMOVE through the proxy) */
-	assert_int_equal(store_obj_reset(c->s, fh[1], 64, &a, &o), 0);
+	assert_int_equal(store_obj_reset(c->s, fh[1], 64, &a, NULL, &o), 0);
 	assert_int_equal(store_obj_drop(c->s, fh[1], 64, 1), 0);
 	assert_int_equal(store_commit(c->s), 0);
 	reopen(c);
@@ -502,7 +502,7 @@ static void test_index_full(void **state)
 	for (i = 0; rc == 0 && i < 12; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		store_test_set_now(c->s, 1000 + (uint64_t)i);
-		rc = store_inline_put(c->s, name, (uint32_t)strlen(name), &a, data, sizeof(data));
+		rc = store_inline_put(c->s, name, (uint32_t)strlen(name), &a, NULL, data, sizeof(data));
 		if (rc == 0)
 			rc = store_commit(c->s);
 	}

@@ -238,7 +238,7 @@ static void test_missing_identity(void **state)
 	char path[256], file[512], log[1024];
 	struct cap k;
 
-	assert_int_equal(store_obj_reset(s, "X", 1, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "X", 1, &a, NULL, &o), 0);
 
 	assert_int_equal(store_data_write(s, o.data_id, 0, "abc", 3, 1), 0);
 	assert_int_equal(store_chunk_put(s, "X", 1, o.data_id, 0, 1, 3), 0);
@@ -277,7 +277,7 @@ static void test_objects(void **state)
 	assert_int_equal(store_obj_get(s, "fh1", 0, &o), -EINVAL);
 	assert_int_equal(store_obj_get(s, "fh1", 65, &o), -EINVAL);
 
-	assert_int_equal(store_obj_reset(s, "fh1", 3, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "fh1", 3, &a, NULL, &o), 0);
 	assert_int_not_equal(o.data_id, 0);
 	assert_int_equal(o.chunk_size, 64 << 10);
 	assert_int_equal(o.flags, 0);
@@ -309,7 +309,7 @@ static void test_objects(void **state)
 	assert_false(store_snap_equal(&o2.snap, &snap));
 
 	/* A reset replaces the data id. */
-	assert_int_equal(store_obj_reset(s, "fh1", 3, &b, &o2), 0);
+	assert_int_equal(store_obj_reset(s, "fh1", 3, &b, NULL, &o2), 0);
 	assert_true(o2.data_id > o.data_id);
 	assert_int_equal(o2.snap.mtime_s, 2000);
 
@@ -351,7 +351,7 @@ static void test_inline(void **state)
 
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 7);
-	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, sizeof(data)), 0);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, NULL, data, sizeof(data)), 0);
 	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), 0);
 	assert_int_equal(len, sizeof(data));
 	assert_memory_equal(buf, data, sizeof(data));
@@ -368,27 +368,81 @@ static void test_inline(void **state)
 	assert_int_equal(st.bytes, sizeof(data));
 
 	/* Size must match the attributes and the limit. */
-	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, 10), -EINVAL);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, NULL, data, 10), -EINVAL);
 	big_data = calloc(1, 70000);
-	assert_int_equal(store_inline_put(s, "fh", 2, &big, big_data, 70000), -EINVAL);
+	assert_int_equal(store_inline_put(s, "fh", 2, &big, NULL, big_data, 70000), -EINVAL);
 	free(big_data);
 
 	/* Replacing, then a chunked reset over it. */
-	assert_int_equal(store_inline_put(s, "fh", 2, &a2, "0123456789", 10), 0);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a2, NULL, "0123456789", 10), 0);
 	store_get_stats(s, &st);
 	assert_int_equal(st.bytes, 10);
 	assert_int_equal(st.objects, 1);
-	assert_int_equal(store_obj_reset(s, "fh", 2, &a2, &o), 0);
+	assert_int_equal(store_obj_reset(s, "fh", 2, &a2, NULL, &o), 0);
 	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), -ENOENT);
 	store_get_stats(s, &st);
 	assert_int_equal(st.bytes, 0);
 
 	/* Empty file. */
 	a2 = attrs(0, 3);
-	assert_int_equal(store_inline_put(s, "e", 1, &a2, NULL, 0), 0);
+	assert_int_equal(store_inline_put(s, "e", 1, &a2, NULL, NULL, 0), 0);
 	assert_int_equal(store_inline_get(s, "e", 1, &o, buf, 0, &len), 0);
 	assert_int_equal(len, 0);
 	assert_int_equal(store_commit(s), 0);
+}
+
+/* An NFSv4 filer's change attribute is part of the snapshot: kept in a
+ * version-2 record (chunked and inline), and a snapshot with one never
+ * equals one without (an NFSv3 run's record is not taken by an NFSv4
+ * run, nor the other way). Records without one stay version 1, as builds
+ * before it wrote and read them. */
+static void test_change_snapshot(void **state)
+{
+	struct ctx *c = *state;
+	struct store *s = open_ok(c);
+	fattr3 a = attrs(10, 1000);
+	struct store_chg chg = {0x1234567890ull, 1};
+	struct store_snap with, without, other;
+	struct store_obj o;
+	struct raw r;
+	MDB_val k = {2, "fh"}, v;
+	uint8_t buf[64];
+	uint32_t len = 0;
+
+	assert_int_equal(store_obj_reset(s, "fc", 2, &a, &chg, &o), 0);
+	assert_int_equal(store_obj_get(s, "fc", 2, &o), 0);
+	assert_true(o.snap.has_change);
+	assert_true(o.snap.change == 0x1234567890ull);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, &chg, "0123456789", 10), 0);
+	assert_int_equal(store_inline_put(s, "f3", 2, &a, NULL, "0123456789", 10), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_inline_get(s, "fh", 2, &o, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, 10);
+	assert_memory_equal(buf, "0123456789", 10);
+	assert_true(o.snap.has_change && o.snap.change == chg.change);
+	assert_int_equal(store_inline_get(s, "f3", 2, &o, buf, sizeof(buf), &len), 0);
+	assert_false(o.snap.has_change);
+
+	store_snap_of_chg(&a, &chg, &with);
+	store_snap_of(&a, &without);
+	assert_true(store_snap_equal(&with, &with));
+	assert_false(store_snap_equal(&with, &without));
+	assert_false(store_snap_equal(&without, &with));
+	chg.change++;
+	store_snap_of_chg(&a, &chg, &other);
+	assert_false(store_snap_equal(&with, &other));
+	store_close(s);
+	c->s = NULL;
+
+	raw_open(c, &r, "objects");
+	assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
+	assert_int_equal(v.mv_size, STORE_REC_HDR2 + 10);
+	assert_int_equal(((const uint8_t *)v.mv_data)[0], STORE_REC_VERSION2);
+	k.mv_data = "f3";
+	assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
+	assert_int_equal(v.mv_size, STORE_REC_HDR + 10);
+	assert_int_equal(((const uint8_t *)v.mv_data)[0], STORE_REC_VERSION);
+	raw_close(&r);
 }
 
 static void test_inline_checksum(void **state)
@@ -407,7 +461,7 @@ static void test_inline_checksum(void **state)
 	uint32_t len;
 
 	memset(data, 'x', sizeof(data));
-	assert_int_equal(store_inline_put(s, "fh", 2, &a, data, sizeof(data)), 0);
+	assert_int_equal(store_inline_put(s, "fh", 2, &a, NULL, data, sizeof(data)), 0);
 	store_close(s);
 	c->s = NULL;
 
@@ -545,7 +599,7 @@ static void test_chunks(void **state)
 	uint64_t csum;
 	uint32_t len;
 
-	assert_int_equal(store_obj_reset(s, "F", 1, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "F", 1, &a, NULL, &o), 0);
 	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 0, 111, 65536), 0);
 	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 5, 555, 1000), 0);
 	assert_int_equal(store_commit(s), 0);
@@ -581,7 +635,7 @@ static void test_chunks(void **state)
 	assert_int_equal(o2.cached_bytes, 2000);
 
 	/* A put for the data id before a reset is stale. */
-	assert_int_equal(store_obj_reset(s, "F", 1, &a, &o2), 0);
+	assert_int_equal(store_obj_reset(s, "F", 1, &a, NULL, &o2), 0);
 	assert_int_equal(store_chunk_put(s, "F", 1, o.data_id, 1, 1, 10), -ESTALE);
 	assert_int_equal(store_chunk_get(s, "F", 1, 5, &csum, &len), -ENOENT);
 	store_get_stats(s, &st);
@@ -630,7 +684,7 @@ static void test_data_files(void **state)
 	fattr3 a = attrs(1 << 20, 1);
 	struct store_obj o;
 
-	assert_int_equal(store_obj_reset(s, "D", 1, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "D", 1, &a, NULL, &o), 0);
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i ^ (i >> 8));
 	/* Chunk 3 only: a sparse file. */
@@ -680,10 +734,10 @@ static void test_persistence(void **state)
 	uint32_t len;
 
 	store_test_set_now(s, 10000);
-	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, NULL, &o), 0);
 	assert_int_equal(store_chunk_put(s, "chunked", 7, o.data_id, 2, 0xabcdef, 4242), 0);
 	store_test_set_now(s, 9000);
-	assert_int_equal(store_inline_put(s, "small", 5, &b, "abcd", 4), 0);
+	assert_int_equal(store_inline_put(s, "small", 5, &b, NULL, "abcd", 4), 0);
 	assert_int_equal(store_commit(s), 0);
 	store_get_stats(s, &st);
 	assert_int_equal(st.oldest_access, 9000);
@@ -710,7 +764,7 @@ static void test_persistence(void **state)
 	assert_memory_equal(buf, "abcd", 4);
 
 	/* Data ids are never reused: a new run starts above the old one. */
-	assert_int_equal(store_obj_reset(s, "other", 5, &a, &o2), 0);
+	assert_int_equal(store_obj_reset(s, "other", 5, &a, NULL, &o2), 0);
 	assert_true(o2.data_id > o.data_id);
 	assert_int_equal(o2.data_id >> STORE_RUN_SHIFT, (o.data_id >> STORE_RUN_SHIFT) + 1);
 }
@@ -727,9 +781,9 @@ static void test_guard(void **state)
 	struct store_obj o;
 	uint8_t rec[STORE_REC_HDR];
 
-	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "chunked", 7, &a, NULL, &o), 0);
 	assert_int_equal(o.guard, STORE_GUARD_SOUND);
-	assert_int_equal(store_inline_put(s, "small", 5, &b, "abcd", 4), 0);
+	assert_int_equal(store_inline_put(s, "small", 5, &b, NULL, "abcd", 4), 0);
 	assert_int_equal(store_obj_set_guard(s, "chunked", 7, STORE_GUARD_ASSUMED, 0xbeef), 0);
 	assert_int_equal(store_chunk_put(s, "chunked", 7, o.data_id, 2, 0xabcdef, 4242), 0);
 	a.mode = 0600;
@@ -770,11 +824,11 @@ static void test_lru_order(void **state)
 	s = open_ok(c);
 	memset(d, 1, sizeof(d));
 	store_test_set_now(s, 1000);
-	assert_int_equal(store_inline_put(s, "A", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_inline_put(s, "A", 1, &a, NULL, d, sizeof(d)), 0);
 	store_test_set_now(s, 1010);
-	assert_int_equal(store_inline_put(s, "B", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_inline_put(s, "B", 1, &a, NULL, d, sizeof(d)), 0);
 	store_test_set_now(s, 1020);
-	assert_int_equal(store_inline_put(s, "C", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_inline_put(s, "C", 1, &a, NULL, d, sizeof(d)), 0);
 	assert_int_equal(store_commit(s), 0);
 	store_get_stats(s, &st);
 	assert_int_equal(st.oldest_access, 1000);
@@ -831,7 +885,7 @@ static void test_lru_order(void **state)
 
 	/* Next in line: A, then C. */
 	store_test_set_now(s, 2000);
-	assert_int_equal(store_inline_put(s, "D", 1, &a, d, sizeof(d)), 0);
+	assert_int_equal(store_inline_put(s, "D", 1, &a, NULL, d, sizeof(d)), 0);
 	assert_int_equal(store_cull_step(s, 10), 1);
 	assert_int_equal(store_obj_get(s, "A", 1, &o), -ENOENT);
 	assert_int_equal(store_obj_get(s, "C", 1, &o), 0);
@@ -876,7 +930,7 @@ static void test_cull_files(void **state)
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "obj%d", i);
 		store_test_set_now(s, 5000 + (uint64_t)i * 100);
-		assert_int_equal(store_obj_reset(s, name, 4, &a, &o), 0);
+		assert_int_equal(store_obj_reset(s, name, 4, &a, NULL, &o), 0);
 		assert_int_equal(store_data_write(s, o.data_id, 0, chunk, sizeof(chunk), 1), 0);
 		assert_int_equal(store_chunk_put(s, name, 4, o.data_id, 0,
 		                                 store_checksum(chunk, sizeof(chunk)),
@@ -1079,7 +1133,7 @@ static void test_commit_backoff(void **state)
 	assert_int_equal(st.fill_reason, STORE_FILL_WRITE_ERRORS);
 	assert_int_equal(st.commit_failures, 1);
 	/* in the backoff: a change stays in the open batch, commits wait */
-	assert_int_equal(store_inline_put(s, "Q", 1, &a, "abc", 3), 0);
+	assert_int_equal(store_inline_put(s, "Q", 1, &a, NULL, "abc", 3), 0);
 	w = store_commit_wait_ms(s);
 	assert_true(w > 0 && w <= STORE_RETRY_MIN_MS);
 	assert_int_equal(store_commit(s), -EAGAIN);
@@ -1209,7 +1263,7 @@ static void test_orphans(void **state)
 	struct store_obj o;
 	FILE *f;
 
-	assert_int_equal(store_obj_reset(s, "L", 1, &a, &o), 0);
+	assert_int_equal(store_obj_reset(s, "L", 1, &a, NULL, &o), 0);
 	assert_int_equal(store_data_write(s, o.data_id, 0, "0123456789", 10, 1), 0);
 	assert_int_equal(store_chunk_put(s, "L", 1, o.data_id, 0, 1, 10), 0);
 	data_file(c, o.data_id, live, sizeof(live));
@@ -1249,8 +1303,8 @@ static void test_corrupt_index(void **state)
 	struct dirent *de;
 	int found = 0;
 
-	assert_int_equal(store_inline_put(s, "X", 1, &a, "abc", 3), 0);
-	assert_int_equal(store_obj_reset(s, "Y", 1, &a, &o), 0);
+	assert_int_equal(store_inline_put(s, "X", 1, &a, NULL, "abc", 3), 0);
+	assert_int_equal(store_obj_reset(s, "Y", 1, &a, NULL, &o), 0);
 	assert_int_equal(store_data_write(s, o.data_id, 0, "abc", 3, 1), 0);
 	data_file(c, o.data_id, old, sizeof(old));
 	store_close(s);
@@ -1284,7 +1338,7 @@ static void test_corrupt_index(void **state)
 	closedir(d);
 	assert_int_equal(found, 1);
 	/* And it works. */
-	assert_int_equal(store_inline_put(s, "X", 1, &a, "xyz", 3), 0);
+	assert_int_equal(store_inline_put(s, "X", 1, &a, NULL, "xyz", 3), 0);
 	assert_int_equal(store_commit(s), 0);
 	reopen(c);
 	assert_int_equal(store_obj_get(c->s, "X", 1, &o), 0);
@@ -1306,9 +1360,9 @@ static void test_bad_records(void **state)
 	char log[4096];
 	struct cap cp;
 
-	assert_int_equal(store_inline_put(s, "A", 1, &a, "abc", 3), 0);
-	assert_int_equal(store_inline_put(s, "B", 1, &a, "abc", 3), 0);
-	assert_int_equal(store_obj_reset(s, "C", 1, &a, &o), 0);
+	assert_int_equal(store_inline_put(s, "A", 1, &a, NULL, "abc", 3), 0);
+	assert_int_equal(store_inline_put(s, "B", 1, &a, NULL, "abc", 3), 0);
+	assert_int_equal(store_obj_reset(s, "C", 1, &a, NULL, &o), 0);
 	assert_int_equal(store_chunk_put(s, "C", 1, o.data_id, 0, 5, 3), 0);
 	store_close(s);
 	c->s = NULL;
@@ -1366,7 +1420,7 @@ static void test_index_full(void **state)
 	for (i = 0; i < 100; i++) {
 		snprintf(fh, sizeof(fh), "f%d", i);
 		store_test_set_now(s, 1000 + (uint64_t)i);
-		rc = store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, sizeof(data));
+		rc = store_inline_put(s, fh, (uint32_t)strlen(fh), &a, NULL, data, sizeof(data));
 		if (rc == 0)
 			rc = store_commit(s);
 		if (rc)
@@ -1397,7 +1451,7 @@ static void test_index_full(void **state)
 	assert_int_equal(store_commit(s), 0);
 	assert_int_equal(store_obj_get(s, "f0", 2, &o), -ENOENT);
 	assert_int_equal(store_obj_get(s, "f1", 2, &o), -ENOENT);
-	assert_int_equal(store_inline_put(s, "new", 3, &a, data, sizeof(data)), 0);
+	assert_int_equal(store_inline_put(s, "new", 3, &a, NULL, data, sizeof(data)), 0);
 	assert_int_equal(store_commit(s), 0);
 	assert_int_equal(store_cull_step(s, 2), 0);
 	/* room again: the gauge falls a minute after the last full write;
@@ -1426,11 +1480,11 @@ static void test_stale_writer(void **state)
 	struct store_obj o1, o2;
 	char p1[512], p2[512];
 
-	assert_int_equal(store_obj_reset(s, "W", 1, &a, &o1), 0);
+	assert_int_equal(store_obj_reset(s, "W", 1, &a, NULL, &o1), 0);
 	assert_int_equal(store_data_write(s, o1.data_id, 0, "abc", 3, 1), 0);
 	assert_int_equal(store_chunk_put(s, "W", 1, o1.data_id, 0, 1, 3), 0);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(store_obj_reset(s, "W", 1, &a, &o2), 0);
+	assert_int_equal(store_obj_reset(s, "W", 1, &a, NULL, &o2), 0);
 	assert_int_equal(store_data_write(s, o2.data_id, 0, "def", 3, 1), 0);
 	data_file(c, o1.data_id, p1, sizeof(p1));
 	data_file(c, o2.data_id, p2, sizeof(p2));
@@ -1476,7 +1530,7 @@ static void test_index_prefetch(void **state)
 		fattr3 a = attrs(sizeof(data), (uint32_t)i + 1);
 		snprintf(fh, sizeof(fh), "fh%05d", i);
 		data[0] = (uint8_t)i;
-		assert_int_equal(store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, sizeof(data)),
+		assert_int_equal(store_inline_put(s, fh, (uint32_t)strlen(fh), &a, NULL, data, sizeof(data)),
 				 0);
 	}
 	assert_int_equal(store_commit(s), 0);
@@ -1536,7 +1590,7 @@ static void test_costs(void **state)
 	t0 = now_ms();
 	for (int i = 0; i < n; i++) {
 		memcpy(fh, &i, sizeof(i));
-		assert_int_equal(store_inline_put(s, fh, sizeof(fh), &a, data, 1024), 0);
+		assert_int_equal(store_inline_put(s, fh, sizeof(fh), &a, NULL, data, 1024), 0);
 	}
 	t1 = now_ms();
 	assert_int_equal(store_commit(s), 0);
@@ -1574,7 +1628,7 @@ static void test_costs(void **state)
 	t0 = now_ms();
 	for (int i = 0; i < n; i++) {
 		memcpy(fh, &i, sizeof(i));
-		assert_int_equal(store_obj_reset(s, fh, sizeof(fh), &a, &o), 0);
+		assert_int_equal(store_obj_reset(s, fh, sizeof(fh), &a, NULL, &o), 0);
 		assert_int_equal(store_chunk_put(s, fh, sizeof(fh), o.data_id, 0, 1, 1024), 0);
 	}
 	assert_int_equal(store_commit(s), 0);
@@ -1625,7 +1679,7 @@ static void populate(struct store *s, int n)
 
 		snprintf(fh, sizeof(fh), "fh-%06d", i);
 		if (i % 3 == 0) {
-			assert_int_equal(store_obj_reset(s, fh, (uint32_t)strlen(fh), &a, &o), 0);
+			assert_int_equal(store_obj_reset(s, fh, (uint32_t)strlen(fh), &a, NULL, &o), 0);
 			for (uint32_t k = 0; k < 3; k++)
 				assert_int_equal(store_chunk_put(s, fh, (uint32_t)strlen(fh),
 				                                 o.data_id, k, k + 1, 1000),
@@ -1633,7 +1687,7 @@ static void populate(struct store *s, int n)
 		} else {
 			a.size = len;
 			assert_int_equal(
-			    store_inline_put(s, fh, (uint32_t)strlen(fh), &a, data, len), 0);
+			    store_inline_put(s, fh, (uint32_t)strlen(fh), &a, NULL, data, len), 0);
 		}
 		snprintf(key, sizeof(key), "m-%06d", i);
 		assert_int_equal(store_meta_put(s, key, strlen(key), data, (size_t)(i % 700)), 0);
@@ -1967,7 +2021,7 @@ static void test_index_damage(void **state)
 			         store_damage_name(d->reason), log);
 		assert_int_equal(st.objects, 0);
 		/* it works: a put, a commit, a reopen without a recovery */
-		assert_int_equal(store_inline_put(c->s, "X", 1, &a, "xyz", 3), 0);
+		assert_int_equal(store_inline_put(c->s, "X", 1, &a, NULL, "xyz", 3), 0);
 		assert_int_equal(store_commit(c->s), 0);
 		assert_int_equal(store_test_wait_idle(c->s, 5000), 0);
 		cap_begin(&k, c->root, log, sizeof(log));
@@ -2110,7 +2164,7 @@ static void test_runtime_damage(void **state)
 	struct cap k;
 
 	open_ok(c);
-	assert_int_equal(store_inline_put(c->s, "X", 1, &a, "abc", 3), 0);
+	assert_int_equal(store_inline_put(c->s, "X", 1, &a, NULL, "abc", 3), 0);
 	assert_int_equal(store_commit(c->s), 0);
 	cap_begin(&k, c->root, log, sizeof(log));
 	store_set_broken(c->s, MDB_CORRUPTED, "object lookup");
@@ -2371,7 +2425,7 @@ static void test_data_file_safety(void **state)
 	for (int pass = 0; pass < 2; pass++) {
 		store_test_set_openat2(pass == 0);
 		/* planted where the next new object's file goes */
-		assert_int_equal(store_obj_reset(s, "P", 1, &a, &o), 0);
+		assert_int_equal(store_obj_reset(s, "P", 1, &a, NULL, &o), 0);
 		data_file(c, o.data_id, path, sizeof(path));
 		{
 			char dir[520];
@@ -2395,7 +2449,7 @@ static void test_data_file_safety(void **state)
 		assert_true(o2.data_id != o.data_id); /* a new file next time */
 
 		/* a file of ours swapped for a link to a victim */
-		assert_int_equal(store_obj_reset(s, "L", 1, &a, &o), 0);
+		assert_int_equal(store_obj_reset(s, "L", 1, &a, NULL, &o), 0);
 		assert_int_equal(store_data_write(s, o.data_id, 0, "chunk0", 6, 1), 0);
 		f = fopen(victim, "w");
 		fputs("VICTIM", f);
@@ -2419,7 +2473,7 @@ static void test_data_file_safety(void **state)
 
 		/* a hard link to someone's file; a directory level swapped for
 		 * a link */
-		assert_int_equal(store_obj_reset(s, "H", 1, &a, &o), 0);
+		assert_int_equal(store_obj_reset(s, "H", 1, &a, NULL, &o), 0);
 		assert_int_equal(store_data_write(s, o.data_id, 0, "x", 1, 1), 0);
 		data_file(c, o.data_id, path, sizeof(path));
 		assert_int_equal(unlink(path), 0);
@@ -2454,6 +2508,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_objects, setup, teardown),
 
 	    cmocka_unit_test_setup_teardown(test_inline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_change_snapshot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_inline_checksum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_files, setup, teardown),
