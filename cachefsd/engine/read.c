@@ -1227,7 +1227,10 @@ static void peer_read_timeout(struct loop *l, void *arg)
  * fill), 0 when the fill goes to the filer. Not for a READ a peer sent
  * (the owner fills from the filer: no chains), not without a size known
  * from the filer (the snapshot the answer must match), not for AUTH_NONE
- * (the mark is in the AUTH_SYS machine name). */
+ * (the mark is in the AUTH_SYS machine name), not for a file whose
+ * snapshot holds an NFSv4 change attribute (a peer answers over NFSv3,
+ * without one: its bytes could never match, and asking would make the
+ * owner fetch them from the filer for nothing). */
 static int peer_ask(struct fill *f)
 {
 	struct engine *e = f->e;
@@ -1237,7 +1240,7 @@ static int peer_ask(struct fill *f)
 
 	if (e->peers == NULL || f->cred.flavor != AUTH_UNIX || peers_cred_from_peer(&f->cred) ||
 	    !f->plan.size_known || fill_plan_end(&f->plan) == 0 || !c->obj->have_attrs ||
-	    c->obj->attrs_stale_us)
+	    c->obj->attrs_stale_us || c->obj->chg.has)
 		return 0;
 	peer = peers_owner(e->peers, f->fh, c->obj->fhlen, c->idx);
 	if (peer < 0)
