@@ -14,6 +14,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -303,6 +305,15 @@ static void conn_connected(struct rpc_context *rpc, int status, void *data, void
 		        data ? (const char *)data : "?");
 		conn_fail_later(cl);
 		return;
+	}
+	/* no Nagle: one connection carries every call, so a small COMPOUND
+	 * sent while another's is unacknowledged (an ACCESS right after a
+	 * read-ahead's READ) would wait a round trip for the ACK (libnfs
+	 * leaves the option off; the v3 pool dodges it by picking an idle
+	 * connection) */
+	{
+		int one = 1;
+		(void)setsockopt(rpc_get_fd(rpc), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	/* with a client ID from before, a RENEW tells whether the server
 	 * still knows it (a restarted server answers STALE_CLIENTID) */
