@@ -99,6 +99,7 @@ struct n4_stats {
 	uint64_t open_fallbacks; /* WRITE / SETATTR(size) re-sent with an open's stateid */
 	uint64_t write_refused;  /* ... refused, no name known to OPEN by */
 	uint64_t close_errors;   /* OPEN_CONFIRM / CLOSE that failed (logged) */
+	uint64_t readdir_retries; /* READDIRs re-sent bigger after SERVERFAULT */
 };
 
 /* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,
@@ -215,6 +216,7 @@ struct n4_req {
 	uint64_t offset; /* READ */
 	uint32_t count;  /* READ; READDIR(PLUS)'s maxcount */
 	uint32_t dircount;
+	uint32_t rdmax; /* READDIR(PLUS): the v4 maxcount asked (n4_readdir_max()) */
 	uint64_t cookie;
 	char cookieverf[NFS3_COOKIEVERFSIZE];
 	uint32_t access;
@@ -259,6 +261,19 @@ enum n4_phase {
 	N4_PH_CONFIRM, /* PUTFH(ofh) OPEN_CONFIRM(sid, seqid) */
 	N4_PH_CLOSE,   /* PUTFH(ofh) CLOSE(seqid, sid) */
 };
+
+/* The v4 READDIR maxcount asked for a v3 client's count: v4's entries are
+ * bigger than v3's (a bitmap, the attributes as fattr4, owner and group as
+ * strings, the handle as an attribute), so the v3 count would bring fewer
+ * entries than a v3 page holds. The count times N4_RD_SCALE_NUM /
+ * N4_RD_SCALE_DEN (measured on nfs-ganesha: a v4 entry is 1.2-1.5 times
+ * the v3 one, plain and plus), at most N4_RD_MAX; what goes beyond the
+ * client's count is trimmed off (each entry carries its own cookie: the
+ * client goes on from the last one it got). */
+#define N4_RD_SCALE_NUM 3
+#define N4_RD_SCALE_DEN 2
+#define N4_RD_MAX       ((1u << 20) - 8192)
+uint32_t n4_readdir_max(uint32_t count);
 
 /* Frees what n4_req_from_v3() copied (WRITE's bytes, SYMLINK's target). */
 void n4_req_clear(struct n4_req *rq);

@@ -59,6 +59,7 @@ struct n4_call {
 	struct n4_out *held;
 	int opened;   /* an open of ours is held: CLOSE before answering */
 	int fallback; /* the OPEN fallback was tried (once per call) */
+	int rd_retry; /* READDIR(PLUS) re-sent bigger after SERVERFAULT */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -1121,6 +1122,19 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 	struct n4_out out;
 	int rc;
 
+	if (res->status == NFS4ERR_SERVERFAULT && c->rq.phase == N4_PH_MAIN && !c->rd_retry &&
+	    (c->rq.proc == NFS3_READDIR || c->rq.proc == NFS3_READDIRPLUS) &&
+	    c->rq.rdmax < N4_RD_MAX) {
+		/* nfs-ganesha fails a READDIR whose listing's end just does
+		 * not fit the maxcount ("Encode of EOD failed"): once more
+		 * with room to spare, the answer trimmed to the client's
+		 * count as always */
+		c->rd_retry = 1;
+		c->rq.rdmax = n4_readdir_max(c->rq.rdmax);
+		cl->st.readdir_retries++;
+		send_or_fail(cl, c);
+		return;
+	}
 	switch (n4_action_of_req(&c->rq, (int)res->status)) {
 	case N4_DELAY:
 		call_delay(cl, c);

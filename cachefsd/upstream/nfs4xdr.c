@@ -1097,6 +1097,7 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		memcpy(rq->cookieverf, a->cookieverf, sizeof(rq->cookieverf));
 		rq->dircount = a->count;
 		rq->count = a->count;
+		rq->rdmax = n4_readdir_max(a->count);
 		return fh_in(&rq->fh, &a->dir);
 	}
 	case NFS3_READDIRPLUS: {
@@ -1105,6 +1106,7 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		memcpy(rq->cookieverf, a->cookieverf, sizeof(rq->cookieverf));
 		rq->dircount = a->dircount;
 		rq->count = a->maxcount;
+		rq->rdmax = n4_readdir_max(a->maxcount);
 		rc = fh_in(&rq->fh, &a->dir);
 		return rc;
 	}
@@ -1206,6 +1208,13 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 	return rc;
 }
 
+uint32_t n4_readdir_max(uint32_t count)
+{
+	uint64_t m = (uint64_t)count * N4_RD_SCALE_NUM / N4_RD_SCALE_DEN;
+
+	return m > N4_RD_MAX ? (count > N4_RD_MAX ? count : N4_RD_MAX) : (uint32_t)m;
+}
+
 /* v3 READDIR cookies 1 and 2 are ours: "." and "..", which v4 does not
  * list. RFC 7530 (section 16.24.4) reserves them: servers never issue
  * them. Both, and 0, start the v4 listing from its beginning. */
@@ -1271,7 +1280,7 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 		rc |= n4_op_getattr(b, N4_ATTRS, 2);
 		rc |= n4_op_readdir(
 		    b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf, rq->dircount,
-		    rq->count, rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
+		    rq->rdmax ? rq->rdmax : rq->count, rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
 		/* ".." comes next: its fileid, and for READDIRPLUS its handle
 		 * and attributes as v3 servers give them (after READDIR, whose
 		 * answer stands if LOOKUPP fails) */
