@@ -266,8 +266,9 @@ enum n4_phase {
  * bigger than v3's (a bitmap, the attributes as fattr4, owner and group as
  * strings, the handle as an attribute), so the v3 count would bring fewer
  * entries than a v3 page holds. The count times N4_RD_SCALE_NUM /
- * N4_RD_SCALE_DEN (measured on nfs-ganesha: a v4 entry is 1.2-1.5 times
- * the v3 one, plain and plus), at most N4_RD_MAX; what goes beyond the
+ * N4_RD_SCALE_DEN (nfs-ganesha's v4 pages at the v3 count held 1/1.3 of
+ * the entries its v3 pages hold, plain and plus: 1.5 leaves room for
+ * longer owner strings), at most N4_RD_MAX; what goes beyond the
  * client's count is trimmed off (each entry carries its own cookie: the
  * client goes on from the last one it got). */
 #define N4_RD_SCALE_NUM 3

@@ -1212,7 +1212,7 @@ uint32_t n4_readdir_max(uint32_t count)
 {
 	uint64_t m = (uint64_t)count * N4_RD_SCALE_NUM / N4_RD_SCALE_DEN;
 
-	return m > N4_RD_MAX ? (count > N4_RD_MAX ? count : N4_RD_MAX) : (uint32_t)m;
+	return m > N4_RD_MAX ? N4_RD_MAX : (uint32_t)m;
 }
 
 /* v3 READDIR cookies 1 and 2 are ours: "." and "..", which v4 does not

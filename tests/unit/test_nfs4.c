@@ -459,7 +459,8 @@ static void test_build(void **state)
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.cookie, 0);
 		assert_memory_equal(b.ops[2].nfs_argop4_u.opreaddir.cookieverf, zero, 8);
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.dircount, 1000);
-		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 8000);
+		/* v4's entries are bigger: more asked, trimmed to 8000 */
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 12000);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
 		                 N4_ATTRS_DIRENT);
 		encodes(&b);
@@ -486,6 +487,15 @@ static void test_build(void **state)
 		assert_int_equal(n4_build(&b, &rq), 0);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
 		                 N4_ATTRS_FILEID);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 6144);
+		/* the retry after a SERVERFAULT asks more again; never over
+		 * what libnfs takes in one reply */
+		rq.rdmax = n4_readdir_max(rq.rdmax);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 9216);
+		assert_int_equal(n4_readdir_max(1u << 20), N4_RD_MAX);
+		assert_int_equal(n4_readdir_max(0xffffffffu), N4_RD_MAX);
+		assert_int_equal(n4_readdir_max(0), 0);
 	}
 	/* not a procedure of the module (NULL is the caller's), and handles
 	 * v4 does not take */
