@@ -1130,7 +1130,7 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 		 * with room to spare, the answer trimmed to the client's
 		 * count as always */
 		c->rd_retry = 1;
-		c->rq.rdmax = n4_readdir_max(c->rq.rdmax);
+		c->rq.rdmax = n4_readdir_max(c->rq.rdmax, N4_RD_RETRY);
 		cl->st.readdir_retries++;
 		send_or_fail(cl, c);
 		return;
@@ -1238,6 +1238,12 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 	} else {
 		rc = n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, &out);
 		if (rc == 0) {
+			if (out.rd_short && cl->st.readdir_scale < N4_RD_SCALE_MAX) {
+				cl->st.readdir_scale += 4;
+				log_debug("nfs4 upstream %s: a READDIR page short of the "
+				          "client's count: maxcount x%u/16 from now on",
+				          cl->cfg.host, cl->st.readdir_scale);
+			}
 			names_learn(cl, &c->rq, &out);
 			cl->st.replies++;
 			cl->st.owner_nobody += out.nobody != 0;
@@ -1288,6 +1294,8 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 		         (unsigned long long)++cl->owner_seq);
 		c->rq.seqid = 0;
 	}
+	if (proc == NFS3_READDIR || proc == NFS3_READDIRPLUS)
+		c->rq.rdmax = n4_readdir_max(c->rq.count, cl->st.readdir_scale);
 	cl->st.calls++;
 	if (cl->wait_head || cl->state != N4S_UP || !cl->have_root) {
 		wait_push(cl, c, 0); /* no overtaking */
@@ -1333,6 +1341,7 @@ int n4_start(struct loop *l, const struct n4_config *cfg, struct n4_client **out
 	if (cl == NULL)
 		return -ENOMEM;
 	cl->magic = N4C_MAGIC;
+	cl->st.readdir_scale = N4_RD_SCALE;
 	cl->loop = l;
 	cl->cfg = *cfg;
 	cl->fd = -1;
