@@ -1278,9 +1278,10 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 	case NFS3_READDIRPLUS: {
 		int first = rq->cookie <= COOKIE_DOTDOT;
 		rc |= n4_op_getattr(b, N4_ATTRS, 2);
-		rc |= n4_op_readdir(
-		    b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf, rq->dircount,
-		    rq->rdmax ? rq->rdmax : rq->count, rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
+		rc |=
+		    n4_op_readdir(b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf,
+		                  rq->dircount, rq->rdmax ? rq->rdmax : rq->count,
+		                  rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
 		/* ".." comes next: its fileid, and for READDIRPLUS its handle
 		 * and attributes as v3 servers give them (after READDIR, whose
 		 * answer stands if LOOKUPP fails) */

@@ -2025,12 +2025,14 @@ static int page_alone(struct chk *one, const struct res *p, const struct res *al
 	 * entry: attributes and a handle as long, for READDIRPLUS. */
 	if (!p->eof && p->nents > 0 && p->nents < all->nents) {
 		const struct dent *last = &p->ents[p->nents - 1];
-		uint32_t next = 4 + 8 + 4 + (((uint32_t)strlen(all->ents[p->nents].name) + 3) & ~3u) + 8;
+		uint32_t next =
+		    4 + 8 + 4 + (((uint32_t)strlen(all->ents[p->nents].name) + 3) & ~3u) + 8;
 
 		if (plus)
 			next += 4 + 84 + 4 + 4 + (last->has_fh ? ((last->fh.len + 3) & ~3u) : 64);
 		if (page_bytes(p, plus) + next <= mc)
-			chk_add(one, "proxy page of %zu entries, %u bytes: the next (%u bytes) fits",
+			chk_add(one,
+			        "proxy page of %zu entries, %u bytes: the next (%u bytes) fits",
 			        p->nents, page_bytes(p, plus), next);
 	}
 	return 1;
