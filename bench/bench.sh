@@ -86,6 +86,9 @@
 #   --label-a NAME / --label-b NAME   names of the two builds in the report
 #                         (default A and B; letters, digits, . _ -)
 #   --keep                keep the temp dir (logs) after the run
+# BENCH_STATS=1 in the environment keeps every cachefsd row's counters
+# before and after the run (raw/stats/PROFILE-WORKLOAD-ROW[-BUILD]-RUN-{0,1}.txt):
+# which upstream procedure took how long (upstream_rtt_us_*), for instance
 set -u
 set -o pipefail
 
@@ -591,6 +594,11 @@ run_one()
 		rss=$(b_proc_hwm "$proxy_pid")
 	fi
 	[ -n "$cfs" ] && st1=$(b_cfs_stats "$cfs")
+	if [ -n "$cfs" ] && [ -n "${BENCH_STATS:-}" ]; then
+		mkdir -p "$out/raw/stats"
+		printf '%s\n' "$st0" >"$out/raw/stats/$profile-$wl-$label${bcol:+-$bcol}-$run-0.txt"
+		printf '%s\n' "$st1" >"$out/raw/stats/$profile-$wl-$label${bcol:+-$bcol}-$run-1.txt"
+	fi
 	if [ -n "$vfile" ]; then
 		local want
 		if [ -n "$tree_src" ] && [[ $path == tree* ]]; then

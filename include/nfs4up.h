@@ -103,6 +103,8 @@ struct n4_stats {
 	uint64_t write_refused;  /* ... refused, no name known to OPEN by */
 	uint64_t close_errors;   /* OPEN_CONFIRM / CLOSE that failed (logged) */
 	uint64_t reopens;        /* fallback opens lost with the client ID, opened again */
+	uint64_t readdir_retries; /* READDIRs re-sent bigger after SERVERFAULT */
+	uint32_t readdir_scale;   /* the v4 maxcount asked per client byte, 16ths */
 };
 
 /* status 0: res3 is the NFSv3 result of the call's procedure (GETATTR3res *,
@@ -237,6 +239,7 @@ struct n4_req {
 	uint64_t offset; /* READ */
 	uint32_t count;  /* READ; READDIR(PLUS)'s maxcount */
 	uint32_t dircount;
+	uint32_t rdmax; /* READDIR(PLUS): the v4 maxcount asked (n4_readdir_max()) */
 	uint64_t cookie;
 	char cookieverf[NFS3_COOKIEVERFSIZE];
 	uint32_t access;
@@ -281,6 +284,23 @@ enum n4_phase {
 	N4_PH_CONFIRM, /* PUTFH(ofh) OPEN_CONFIRM(sid, seqid) */
 	N4_PH_CLOSE,   /* PUTFH(ofh) CLOSE(seqid, sid) */
 };
+
+/* The v4 READDIR maxcount asked for a v3 client's count: v4's entries are
+ * bigger than v3's (a bitmap, the attributes as fattr4, owner and group as
+ * strings, the handle as an attribute), so the v3 count would bring fewer
+ * entries than a v3 page holds. The count times N4_RD_SCALE_NUM /
+ * scale16 / 16, at most N4_RD_MAX; what goes beyond the client's count is
+ * trimmed off (each entry carries its own cookie: the client goes on from
+ * the last one it got). The scale starts at N4_RD_SCALE (nfs-ganesha's v4
+ * pages at the v3 count held 1/1.3 of the entries its v3 pages hold, plain
+ * and plus) and the client raises it by 1/4 whenever a filer's page came
+ * back short of the client's count (n4_out.rd_short: longer owner strings
+ * or handles), up to N4_RD_SCALE_MAX. */
+#define N4_RD_SCALE     24 /* 1.5 */
+#define N4_RD_SCALE_MAX 64 /* 4 */
+#define N4_RD_RETRY     24 /* the retry after SERVERFAULT: 1.5 times the last */
+#define N4_RD_MAX       ((1u << 20) - 8192)
+uint32_t n4_readdir_max(uint32_t count, uint32_t scale16);
 
 /* Frees what n4_req_from_v3() copied (WRITE's bytes, SYMLINK's target). */
 void n4_req_clear(struct n4_req *rq);
@@ -376,6 +396,8 @@ struct n4_out {
 	void *ents; /* entry3 / entryplus3 array of READDIR(PLUS) */
 	char *link; /* READLINK's target, NUL-terminated */
 	int nobody; /* some owner fell back to nobody */
+	int rd_short; /* READDIR(PLUS): neither trimmed nor the end, and room
+	               * left for another entry: the maxcount asked was short */
 };
 
 /* 0 (out holds the v3 result, whatever its nfsstat3), or -EPROTO (the

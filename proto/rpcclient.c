@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,12 @@ static void do_connect(struct rpcc *c)
 	if (fd < 0) {
 		conn_fail(c, -errno);
 		return;
+	}
+	{
+		/* no Nagle: the tail of a call would wait a round trip for
+		 * the ACK of the one before */
+		int one = 1;
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	if (connect(fd, (struct sockaddr *)&a, len_of(&a)) != 0 && errno != EINPROGRESS) {
 		int err = errno;

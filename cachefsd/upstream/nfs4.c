@@ -14,6 +14,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +61,7 @@ struct n4_call {
 	int fallback;       /* the OPEN fallback was tried (once per call) */
 	n4_build_fn rbuild; /* n4_compound_call(): builds the COMPOUND itself */
 	int reopened;       /* ... and opened again once, its open lost (reopen()) */
+	int rd_retry;       /* READDIR(PLUS) re-sent bigger after SERVERFAULT */
 	struct loop_timer *delay_timer;
 	struct n4_call *next, *prev; /* the waiting or the in-flight list */
 };
@@ -310,6 +313,15 @@ static void conn_connected(struct rpc_context *rpc, int status, void *data, void
 		        data ? (const char *)data : "?");
 		conn_fail_later(cl);
 		return;
+	}
+	/* no Nagle: one connection carries every call, so a small COMPOUND
+	 * sent while another's is unacknowledged (an ACCESS right after a
+	 * read-ahead's READ) would wait a round trip for the ACK (libnfs
+	 * leaves the option off; the v3 pool dodges it by picking an idle
+	 * connection) */
+	{
+		int one = 1;
+		(void)setsockopt(rpc_get_fd(rpc), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	/* with a client ID from before, a RENEW tells whether the server
 	 * still knows it (a restarted server answers STALE_CLIENTID) */
@@ -1172,6 +1184,19 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 	struct n4_out out;
 	int rc;
 
+	if (res->status == NFS4ERR_SERVERFAULT && c->rq.phase == N4_PH_MAIN && !c->rd_retry &&
+	    (c->rq.proc == NFS3_READDIR || c->rq.proc == NFS3_READDIRPLUS) &&
+	    c->rq.rdmax < N4_RD_MAX) {
+		/* nfs-ganesha fails a READDIR whose listing's end just does
+		 * not fit the maxcount ("Encode of EOD failed"): once more
+		 * with room to spare, the answer trimmed to the client's
+		 * count as always */
+		c->rd_retry = 1;
+		c->rq.rdmax = n4_readdir_max(c->rq.rdmax, N4_RD_RETRY);
+		cl->st.readdir_retries++;
+		send_or_fail(cl, c);
+		return;
+	}
 	switch (n4_action_of_req(&c->rq, (int)res->status)) {
 	case N4_DELAY:
 		delay_seqid(cl, c);
@@ -1303,6 +1328,12 @@ static void call_answer(struct n4_client *cl, struct n4_call *c, const COMPOUND4
 	} else {
 		rc = n4_reply_to_v3(&c->rq, res, cl->cfg.idmap_domain, &out);
 		if (rc == 0) {
+			if (out.rd_short && cl->st.readdir_scale < N4_RD_SCALE_MAX) {
+				cl->st.readdir_scale += 4;
+				log_debug("nfs4 upstream %s: a READDIR page short of the "
+				          "client's count: maxcount x%u/16 from now on",
+				          cl->cfg.host, cl->st.readdir_scale);
+			}
 			names_learn(cl, &c->rq, &out);
 			cl->st.replies++;
 			cl->st.owner_nobody += out.nobody != 0;
@@ -1353,6 +1384,8 @@ int n4_call(struct n4_client *cl, uint32_t proc, const void *args3, const struct
 		         (unsigned long long)++cl->owner_seq);
 		c->rq.seqid = 0;
 	}
+	if (proc == NFS3_READDIR || proc == NFS3_READDIRPLUS)
+		c->rq.rdmax = n4_readdir_max(c->rq.count, cl->st.readdir_scale);
 	cl->st.calls++;
 	if (cl->wait_head || cl->state != N4S_UP || !cl->have_root) {
 		wait_push(cl, c, 0); /* no overtaking */
@@ -1455,6 +1488,7 @@ int n4_start(struct loop *l, const struct n4_config *cfg, struct n4_client **out
 	if (cl == NULL)
 		return -ENOMEM;
 	cl->magic = N4C_MAGIC;
+	cl->st.readdir_scale = N4_RD_SCALE;
 	cl->loop = l;
 	cl->cfg = *cfg;
 	cl->fd = -1;

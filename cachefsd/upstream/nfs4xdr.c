@@ -1071,6 +1071,7 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		memcpy(rq->cookieverf, a->cookieverf, sizeof(rq->cookieverf));
 		rq->dircount = a->count;
 		rq->count = a->count;
+		rq->rdmax = n4_readdir_max(a->count, N4_RD_SCALE);
 		return fh_in(&rq->fh, &a->dir);
 	}
 	case NFS3_READDIRPLUS: {
@@ -1079,6 +1080,7 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 		memcpy(rq->cookieverf, a->cookieverf, sizeof(rq->cookieverf));
 		rq->dircount = a->dircount;
 		rq->count = a->maxcount;
+		rq->rdmax = n4_readdir_max(a->maxcount, N4_RD_SCALE);
 		rc = fh_in(&rq->fh, &a->dir);
 		return rc;
 	}
@@ -1180,6 +1182,13 @@ int n4_req_from_v3(struct n4_req *rq, uint32_t proc, const void *args3)
 	return rc;
 }
 
+uint32_t n4_readdir_max(uint32_t count, uint32_t scale16)
+{
+	uint64_t m = (uint64_t)count * scale16 / 16;
+
+	return m > N4_RD_MAX ? N4_RD_MAX : (uint32_t)m;
+}
+
 /* v3 READDIR cookies 1 and 2 are ours: "." and "..", which v4 does not
  * list. RFC 7530 (section 16.24.4) reserves them: servers never issue
  * them. Both, and 0, start the v4 listing from its beginning. */
@@ -1243,9 +1252,10 @@ int n4_build(struct n4_compound *b, const struct n4_req *rq)
 	case NFS3_READDIRPLUS: {
 		int first = rq->cookie <= COOKIE_DOTDOT;
 		rc |= n4_op_getattr(b, N4_ATTRS, 2);
-		rc |= n4_op_readdir(
-		    b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf, rq->dircount,
-		    rq->count, rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
+		rc |=
+		    n4_op_readdir(b, first ? 0 : rq->cookie, first ? zero_verf : rq->cookieverf,
+		                  rq->dircount, rq->rdmax ? rq->rdmax : rq->count,
+		                  rq->proc == NFS3_READDIR ? N4_ATTRS_FILEID : N4_ATTRS_DIRENT, 2);
 		/* ".." comes next: its fileid, and for READDIRPLUS its handle
 		 * and attributes as v3 servers give them (after READDIR, whose
 		 * answer stands if LOOKUPP fails) */
@@ -1415,6 +1425,7 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 	                           : &out->u.readdir.READDIR3res_u.resok.dir_attributes;
 	const READDIR4resok *ok;
 	size_t n = 0, names = 0, esz = plus ? sizeof(entryplus3) : sizeof(entry3);
+	uint32_t ent_n = 0, ent_bytes = 0; /* the filer's entries given, their v3 bytes */
 	uint64_t dotdot_id;
 	uint32_t used, cap = rq->count;
 	int eof, truncated = 0;
@@ -1524,6 +1535,8 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 			break;
 		}
 		used += sz;
+		ent_n++;
+		ent_bytes += sz;
 		memcpy(namebuf, e.name.utf8string_val, nl);
 		namebuf[nl] = 0;
 		if (plus) {
@@ -1559,6 +1572,9 @@ static int readdir_to_v3(const struct n4_req *rq, const COMPOUND4res *res, const
 			out->u.readdir.status = NFS3ERR_TOOSMALL;
 		return 0;
 	}
+	/* the filer's page ended with room for another entry as big as
+	 * these: its entries are bigger than the maxcount asked allowed for */
+	out->rd_short = !truncated && !eof && ent_n > 0 && cap - used >= ent_bytes / ent_n;
 	/* link the array */
 	for (size_t i = 0; i + 1 < n; i++) {
 		if (plus)

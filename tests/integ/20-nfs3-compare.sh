@@ -32,7 +32,7 @@ h_start_upstream up
 # map one to one instead of being the same bytes, FSINFO's rtmult, wtmult
 # and dtpref, ganesha's LINK of a directory, the small first pages)
 V4=()
-[ "${H_UPVERS_up:-}" = 4 ] && [ "${SELFTEST:-0}" != 1 ] && V4=(--v4-upstream)
+[ "${H_UPVERS_up:-}" = 4 ] && [ "${SELFTEST:-0}" != 1 ] && V4=(--v4-upstream --verbose)
 if [ "${SELFTEST:-0}" = 1 ]; then
 	h_log "SELFTEST=1: comparing $H_KIND_up with itself, cachefsd not started"
 	proxy_url=$H_URL_up

@@ -504,7 +504,8 @@ static void test_build(void **state)
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.cookie, 0);
 		assert_memory_equal(b.ops[2].nfs_argop4_u.opreaddir.cookieverf, zero, 8);
 		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.dircount, 1000);
-		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 8000);
+		/* v4's entries are bigger: more asked, trimmed to 8000 */
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 12000);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
 		                 N4_ATTRS_DIRENT);
 		encodes(&b);
@@ -531,6 +532,16 @@ static void test_build(void **state)
 		assert_int_equal(n4_build(&b, &rq), 0);
 		assert_ptr_equal(b.ops[2].nfs_argop4_u.opreaddir.attr_request.bitmap4_val,
 		                 N4_ATTRS_FILEID);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 6144);
+		/* the retry after a SERVERFAULT asks more again; never over
+		 * what libnfs takes in one reply */
+		rq.rdmax = n4_readdir_max(rq.rdmax, N4_RD_RETRY);
+		assert_int_equal(n4_build(&b, &rq), 0);
+		assert_int_equal(b.ops[2].nfs_argop4_u.opreaddir.maxcount, 9216);
+		assert_int_equal(n4_readdir_max(4096, 28), 7168); /* a raised scale */
+		assert_int_equal(n4_readdir_max(1u << 20, N4_RD_SCALE), N4_RD_MAX);
+		assert_int_equal(n4_readdir_max(0xffffffffu, N4_RD_SCALE_MAX), N4_RD_MAX);
+		assert_int_equal(n4_readdir_max(0, N4_RD_SCALE), 0);
 	}
 	/* not a procedure of the module (NULL is the caller's), and handles
 	 * v4 does not take */
@@ -632,6 +643,7 @@ static void test_reply_readdirplus(void **state)
 	assert_int_equal(out.u.readdirplus.status, NFS3_OK);
 	READDIRPLUS3resok *ok = &out.u.readdirplus.READDIRPLUS3res_u.resok;
 	assert_true(ok->reply.eof);
+	assert_false(out.rd_short); /* the end: nothing more to ask */
 	assert_memory_equal(ok->cookieverf, "VERIFIER", 8);
 	assert_true(ok->dir_attributes.attributes_follow);
 	assert_true(out.coh.has_dir_change);
@@ -681,6 +693,7 @@ static void test_reply_readdirplus(void **state)
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	ok = &out.u.readdirplus.READDIRPLUS3res_u.resok;
 	assert_false(ok->reply.eof);
+	assert_false(out.rd_short); /* trimmed: the filer gave enough */
 	assert_string_equal(ok->reply.entries->nextentry->nextentry->name, "alpha");
 	assert_null(ok->reply.entries->nextentry->nextentry->nextentry);
 	n4_out_free(&out);
@@ -688,6 +701,16 @@ static void test_reply_readdirplus(void **state)
 	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
 	assert_null(out.u.readdirplus.READDIRPLUS3res_u.resok.reply.entries->nextentry->nextentry);
 	n4_out_free(&out);
+
+	/* the filer's page ends (no eof) with the client's count far from
+	 * full: the maxcount asked was short */
+	rq.count = 65536;
+	rd->nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.eof = 0;
+	assert_int_equal(n4_reply_to_v3(&rq, &f.res, "", &out), 0);
+	assert_false(out.u.readdirplus.READDIRPLUS3res_u.resok.reply.eof);
+	assert_true(out.rd_short);
+	n4_out_free(&out);
+	rd->nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.eof = 1;
 
 	/* not even one entry fits */
 	rq.count = 100;
