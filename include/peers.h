@@ -60,6 +60,9 @@ const char *peers_name(const struct peers *p, int i);
 /* Nodes in the list (this one included when it is in it) and their state. */
 int peers_count(const struct peers *p);
 void peers_state(const struct peers *p, int i, struct peers_node_state *out);
+/* The other nodes usable now (a connection answered, no back-off): the
+ * peers_up gauge. 0 for NULL. */
+int peers_up(const struct peers *p);
 
 /* A credential a peer sent (its machine name starts with PEERS_MARK). */
 int peers_cred_from_peer(const struct cfs_cred *c);

@@ -287,3 +287,12 @@ void peers_state(const struct peers *p, int i, struct peers_node_state *out)
 	out->up = usable(p, pe);
 	out->down_until = pe->down_until;
 }
+
+int peers_up(const struct peers *p)
+{
+	int n = 0;
+
+	for (int i = 0; p && i < p->n; i++)
+		n += !p->p[i].self && usable(p, &p->p[i]);
+	return n;
+}

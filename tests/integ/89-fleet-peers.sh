@@ -105,9 +105,14 @@ done
 grep -q "peers: 3 nodes, this one 127.0.0.1:$H_PORT_n2" "$H_LOG_n2" ||
 	h_fail "node 2 did not find itself among the peers: $(grep peers "$H_LOG_n2")"
 # the files past the fresh guard (the owners keep what they fill), and the
-# nodes' pools to each other up (reconnect_max 1 s)
+# nodes' pools to each other up (reconnect_max 1 s): each node's peers_up
+# gauge says 2
 h_past_guard "$t_data" up
-sleep 1.2
+peers_up_is() { [ "$(h_stat "$1" peers_up)" = "$2" ]; }
+for n in n1 n2 n3; do
+	h_wait_until 10 peers_up_is "$n" 2 ||
+		h_fail "$n sees $(h_stat "$n" peers_up) peers up 10 s after the fleet started (want 2)"
+done
 
 rd_set() { # rd_set NODE FILE...: each file read through NODE, bytes checked
 	local node=$1 p="H_PORT_$1" f w
