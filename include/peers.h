@@ -21,7 +21,7 @@
 /* The AUTH_SYS machine name a node puts before the caller's when it asks a
  * peer: the peer fills such a READ from the filer itself, never from
  * another peer (no chains, no loops when views of the live nodes differ). */
-#define PEERS_MARK           "cachefsd-peer:"
+#define PEERS_MARK "cachefsd-peer:"
 /* The mark of a probe: a node asks the chunk it owns of the node that
  * would own it without it (peers_runner_up()), which likely held it
  * before this node joined or came back empty. The asked node answers from

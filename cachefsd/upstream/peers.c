@@ -74,7 +74,8 @@ int peers_cred_is_probe(const struct cfs_cred *c)
 
 int peers_cred_from_peer(const struct cfs_cred *c)
 {
-	return (c->flavor == AUTH_UNIX && strncmp(c->machine, PEERS_MARK, strlen(PEERS_MARK)) == 0) ||
+	return (c->flavor == AUTH_UNIX &&
+	        strncmp(c->machine, PEERS_MARK, strlen(PEERS_MARK)) == 0) ||
 	       peers_cred_is_probe(c);
 }
 
