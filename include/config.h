@@ -105,6 +105,7 @@ struct cfs_config {
 	char *peer_self;      /* NULL: the entry equal to listen */
 	int peer_timeout;     /* ms a fill waits for a peer */
 	int peer_connections; /* per peer */
+	int peer_keep;        /* keep chunks taken from their owner (else served only) */
 	/* Where each key's value came from, by its place in config.c's table:
 	 * NULL for the default, else "FILE:LINE" or "flag --key". Owned. */
 	char *origin[CFS_CONFIG_KEYS];

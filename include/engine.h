@@ -100,6 +100,9 @@ int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, voi
  * calls to it: stopped after engine_stop(), before the origin. */
 struct peers;
 void engine_set_peers(struct engine *e, struct peers *p);
+/* Gauges that are read, not counted (peers_up): set to what they are now;
+ * before the stats or /metrics are written. */
+void engine_refresh_gauges(struct engine *e);
 /* Revalidation at lock time (revalidate.c): a GETATTR of fh as cred,
  * its answer observed as a client's GETATTR would be (cached data under
  * other attributes dropped, ttl mode's record refreshed). done gets 0 or

@@ -21,7 +21,13 @@
 /* The AUTH_SYS machine name a node puts before the caller's when it asks a
  * peer: the peer fills such a READ from the filer itself, never from
  * another peer (no chains, no loops when views of the live nodes differ). */
-#define PEERS_MARK           "cachefsd-peer:"
+#define PEERS_MARK "cachefsd-peer:"
+/* The mark of a probe: a node asks the chunk it owns of the node that
+ * would own it without it (peers_runner_up()), which likely held it
+ * before this node joined or came back empty. The asked node answers from
+ * its cache only, with NFS3ERR_JUKEBOX when it holds nothing: it never
+ * fills a probe from the filer nor forwards it. */
+#define PEERS_PROBE_MARK     "cachefsd-probe:"
 #define PEERS_BACKOFF_MIN_MS 1000
 #define PEERS_BACKOFF_MAX_MS 30000
 
@@ -60,11 +66,23 @@ const char *peers_name(const struct peers *p, int i);
 /* Nodes in the list (this one included when it is in it) and their state. */
 int peers_count(const struct peers *p);
 void peers_state(const struct peers *p, int i, struct peers_node_state *out);
+/* The other nodes usable now (a connection answered, no back-off): the
+ * peers_up gauge. 0 for NULL. */
+int peers_up(const struct peers *p);
 
-/* A credential a peer sent (its machine name starts with PEERS_MARK). */
+/* Who held chunk idx before this node owned it: when this node is its
+ * owner among the nodes usable now, the usable peer that would own it
+ * without this node; else -1. */
+int peers_runner_up(struct peers *p, const uint8_t *fh, uint32_t fhlen, uint64_t idx);
+
+/* A credential a peer sent (its machine name starts with PEERS_MARK or
+ * PEERS_PROBE_MARK). */
 int peers_cred_from_peer(const struct cfs_cred *c);
-/* The credential to ask a peer with: c's, machine name marked. */
-void peers_mark_cred(struct cfs_cred *c);
+/* A probe's credential (PEERS_PROBE_MARK): answered from the cache only. */
+int peers_cred_is_probe(const struct cfs_cred *c);
+/* The credential to ask a peer with: c's, machine name marked with
+ * PEERS_PROBE_MARK when probe, else PEERS_MARK. */
+void peers_mark_cred(struct cfs_cred *c, int probe);
 
 /* The rendezvous choice alone (tests/unit/test_peers.c): the id of a node
  * is a hash of its name as written; the node whose id hashed with (key,

@@ -180,6 +180,9 @@ static const struct cfg_key keys[] = {
 	 "out for a back-off, 1 s doubling to 30 s)"},
 	{"peer_connections", CFG_INT, OFF(peer_connections), "2", 1, 16, "N",
 	 "TCP connections to each peer"},
+	{"peer_keep", CFG_BOOL, OFF(peer_keep), "false", 0, 1, "BOOL",
+	 "keep a copy of the chunks taken from the peer that owns them (false: serve them and "
+	 "keep none, so that each chunk is cached once in the fleet, on its owner)"},
 	{"warm_ahead", CFG_INT, OFF(warm_ahead), "1024", 0, 4096, "N",
 	 "when a listing (READDIRPLUS) reaches a client, read the cache-disk pages of the "
 	 "records (and inline bytes) of its first N regular files on a worker, in the order "

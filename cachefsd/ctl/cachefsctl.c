@@ -577,10 +577,11 @@ static void stats_table(const struct reply *s, const struct reply *info)
 	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_short_reads)),
 	       (unsigned long long)kv_num(s, ENGINE_STAT(fill_early)));
 	if (kv_num(s, ENGINE_STAT(peer_fills)) + kv_num(s, ENGINE_STAT(peer_fallbacks)) +
-	    kv_num(s, ENGINE_STAT(peer_served)))
-		printf("peers        bytes: %s from the filer, %s from peers, %s from the cache; "
-		       "fills asked of peers: %llu ok, %llu refused, %llu timed out, %llu fell back "
-		       "to the filer; %llu READs of peers answered\n",
+	    kv_num(s, ENGINE_STAT(peer_served)) + kv_num(s, ENGINE_STAT(peers_up)))
+		printf("peers        %llu up; bytes: %s from the filer, %s from peers, %s from the "
+		       "cache; fills asked of peers: %llu ok, %llu refused, %llu timed out, %llu fell "
+		       "back to the filer; %llu READs of peers answered\n",
+		       (unsigned long long)kv_num(s, ENGINE_STAT(peers_up)),
 		       human_bytes(b1, sizeof(b1), (double)kv_num(s, ENGINE_STAT(fill_bytes))),
 		       human_bytes(b2, sizeof(b2), (double)kv_num(s, ENGINE_STAT(peer_bytes))),
 		       human_bytes(b3, sizeof(b3), (double)kv_num(s, ENGINE_STAT(bytes_from_cache))),

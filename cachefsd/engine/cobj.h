@@ -38,6 +38,8 @@ struct chunk {
 	uint32_t len;     /* bytes at buf (0 until READY) */
 	int eof;	      /* the upstream said EOF at the end of this chunk */
 	int have_attrs;	      /* attributes the upstream sent with a fill */
+	int unkept;           /* taken from its owner and not stored (peer_keep = no):
+	                       * of the version its attrs describe, served once */
 	fattr3 attrs;
 	struct store_chg chg; /* ... and the change attribute (NFSv4) */
 	struct op_wait *waiters;

@@ -12,6 +12,7 @@
 #include "engine_int.h"
 #include "engine_procs.h"
 #include "log.h"
+#include "peers.h"
 #include "procs.h"
 #include "proto.h"
 
@@ -125,6 +126,11 @@ int engine_set_room(struct engine *e, uint32_t prog, proto_submit_fn submit, voi
 void engine_set_peers(struct engine *e, struct peers *p)
 {
 	e->peers = p;
+}
+
+void engine_refresh_gauges(struct engine *e)
+{
+	e->ctr.peers_up = (uint64_t)peers_up(e->peers);
 }
 
 struct engine_counters *engine_counters_rw(struct engine *e)

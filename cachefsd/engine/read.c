@@ -93,6 +93,7 @@ struct fill {
 	struct fill_plan plan;
 	struct fill_read rd[FILL_WINDOW];
 	struct peer_read *pr; /* the chunk asked of its owner (peers), until it answers */
+	int unkept;           /* its bytes came from their owner: not stored (peer_keep) */
 };
 
 /* The READ of a whole chunk asked of the peer that owns it. It outlives
@@ -104,6 +105,7 @@ struct peer_read {
 	struct engine *e;
 	struct fill *f;
 	int peer;
+	int probe; /* asked of the runner-up, cache only (PEERS_PROBE_MARK) */
 	struct loop_timer *timer;
 	struct cfs_cred cred;
 	uint8_t fh[NFS3_FHSIZE];
@@ -138,6 +140,7 @@ static void fill_read_done(int status, void *res, void *priv);
 static uint64_t size_hint(const struct cobj *o);
 static void read_start(struct engine *e, struct cfs_req *req, int asked);
 static int peer_ask(struct fill *f);
+static int ahead_unkept(struct engine *e, const struct cobj *o, uint32_t idx);
 
 static uint64_t chunk_off(const struct chunk *c, uint32_t cs)
 {
@@ -170,6 +173,14 @@ static void op_free(struct read_op *op)
 	free(op);
 }
 
+/* A probe (PEERS_PROBE_MARK) the cache cannot answer: refused, never sent
+ * to the filer (the node that asked fills the chunk itself). */
+static void probe_refuse(struct engine *e, struct cfs_req *req)
+{
+	e->ctr.peer_probes_refused++;
+	engine_reply_status(e, req, NFS3ERR_JUKEBOX);
+}
+
 static void op_forward(struct read_op *op)
 {
 	struct engine *e = op->e;
@@ -177,8 +188,27 @@ static void op_forward(struct read_op *op)
 
 	op->req = NULL;
 	op_free(op);
+	if (peers_cred_is_probe(&req->cred)) {
+		probe_refuse(e, req);
+		return;
+	}
 	e->ctr.read_passthrough++;
 	engine_forward_read(e, req);
+}
+
+/* Whether chunk c holds bytes of the version op reads: the stored data
+ * it reads, or (a chunk taken from its owner and not kept) the snapshot of
+ * that data. */
+static int chunk_of_op(const struct read_op *op, const struct chunk *c)
+{
+	struct store_snap s;
+
+	if (!op->have_rec || c->data_id == op->rec.data_id)
+		return 1;
+	if (!c->unkept || !c->have_attrs)
+		return 0;
+	store_snap_of(&c->attrs, &s);
+	return store_snap_equal(&s, &op->rec.snap);
 }
 
 /* A chunk an op waits for is ready (or failed: fallback set). */
@@ -265,7 +295,7 @@ static void readahead(struct engine *e, struct cobj *o, const struct cfs_cred *c
 			}
 			continue;
 		}
-		if (!fills_allowed(e))
+		if (!fills_allowed(e) || ahead_unkept(e, o, idx))
 			continue;
 		c = chunk_new(e->objs, o, idx, CH_FILLING);
 		if (c == NULL)
@@ -398,8 +428,7 @@ static void op_finish(struct read_op *op)
 		/* from the op's own index: a chunk removed from its object
 		 * (a fill that was not stored) no longer knows its index */
 		uint64_t cstart = (uint64_t)op->lo * op->cs;
-		if (op->off >= cstart && end <= cstart + c->len &&
-		    (!op->have_rec || c->data_id == op->rec.data_id)) {
+		if (op->off >= cstart && end <= cstart + c->len && chunk_of_op(op, c)) {
 			if (c->idx != UINT32_MAX)
 				chunk_touch(e->objs, c);
 			/* a complete chunk: its buffer no longer moves */
@@ -423,7 +452,7 @@ static void op_finish(struct read_op *op)
 
 		if (from >= end)
 			break;
-		if (to < need_to || (op->have_rec && c->data_id != op->rec.data_id)) {
+		if (to < need_to || !chunk_of_op(op, c)) {
 			/* short chunk inside the file, or data of another version */
 			free(buf);
 			op_forward(op);
@@ -890,6 +919,7 @@ static void fill_complete(struct fill *f)
 		wake_waiters(c, 1); /* detached by a change: nothing served */
 		return;
 	}
+	c->unkept = f->unkept;
 	if (len < f->cap) {
 		/* the end of the file: give back what it does not use */
 		uint8_t *b = realloc(c->buf, len ? len : 1);
@@ -904,7 +934,11 @@ static void fill_complete(struct fill *f)
 	e->ctr.fills++;
 	if (f->readahead)
 		e->ctr.readahead_fills++;
-	c->data_id = store_fill(e, c, f->start_ms);
+	/* a chunk another node owns is served, not stored (peer_keep = no):
+	 * the fleet keeps one copy, on the owner */
+	c->data_id = f->unkept ? 0 : store_fill(e, c, f->start_ms);
+	if (f->unkept)
+		e->ctr.peer_unkept++;
 	chunk_ready(e->objs, c);
 	wake_waiters(c, 0);
 	if (c->data_id == 0)
@@ -1088,11 +1122,12 @@ static void fill_read_done(int status, void *res, void *priv)
 
 /* The fill goes to the filer after all: the plan starts over as fill_start()
  * made it (nothing of it was used while the peer was asked). */
-static void peer_fallback(struct fill *f)
+static void peer_fallback(struct fill *f, int count)
 {
 	struct engine *e = f->e;
 
-	e->ctr.peer_fallbacks++;
+	if (count)
+		e->ctr.peer_fallbacks++;
 	if (f->c->idx == UINT32_MAX) {
 		fill_give_up(f); /* detached by a change meanwhile */
 		return;
@@ -1121,7 +1156,7 @@ static void peer_fallback(struct fill *f)
  * filer (fresh_attrs(): what a cached chunk must match to be served), so
  * the bytes are those a fill from the filer would have brought. 1 when
  * taken (the fill is complete). */
-static int peer_take(struct fill *f, const READ3resok *ok)
+static int peer_take(struct fill *f, const READ3resok *ok, int probe)
 {
 	struct engine *e = f->e;
 	struct chunk *c = f->c;
@@ -1152,8 +1187,12 @@ static int peer_take(struct fill *f, const READ3resok *ok)
 	f->attrs = *a;
 	f->snap = snap;
 	f->fetched = n;
+	/* a probe brought a chunk this node owns: kept */
+	f->unkept = !probe && !e->cfg->peer_keep;
 	e->ctr.peer_bytes += n;
 	e->ctr.peer_fills++;
+	if (probe)
+		e->ctr.peer_probe_hits++;
 	fill_complete(f);
 	return 1;
 }
@@ -1185,14 +1224,20 @@ static void peer_read_done(int status, void *res, void *priv)
 		/* no answer: the connection was lost, or the pool gave up */
 		e->ctr.peer_timeouts++;
 		peers_outcome(e->peers, pr->peer, 0);
-		peer_fallback(f);
+		peer_fallback(f, 1);
 	} else {
 		peers_outcome(e->peers, pr->peer, 1);
 		if (f->finished || f->c->idx == UINT32_MAX) {
 			fill_give_up(f);
-		} else if (r->status != NFS3_OK || !peer_take(f, &r->READ3res_u.resok)) {
-			e->ctr.peer_refused++;
-			peer_fallback(f);
+		} else if (r->status != NFS3_OK ||
+		           !peer_take(f, &r->READ3res_u.resok, pr->probe)) {
+			/* a probe the runner-up could not answer from its
+			 * cache: the filer, as without peers */
+			if (pr->probe)
+				e->ctr.peer_probe_misses++;
+			else
+				e->ctr.peer_refused++;
+			peer_fallback(f, !pr->probe);
 		}
 	}
 	pr->magic = 0;
@@ -1217,32 +1262,51 @@ static void peer_read_timeout(struct loop *l, void *arg)
 	f->pr = NULL;
 	e->ctr.peer_timeouts++;
 	peers_outcome(e->peers, pr->peer, 0);
-	peer_fallback(f);
+	peer_fallback(f, 1);
 	if (f->finished && f->plan.nout == 0)
 		fill_free(f);
 }
 
+/* A chunk another node owns, with peer_keep = no: not read ahead (nor
+ * prefetched), since the bytes would be dropped before the READ that
+ * wants them comes (they are served only to READs waiting for the fill). */
+static int ahead_unkept(struct engine *e, const struct cobj *o, uint32_t idx)
+{
+	/* (a file with a change attribute is never asked of a peer:
+	 * peer_ask(); its chunks are read ahead as without peers) */
+	return e->peers && !e->cfg->peer_keep && !o->chg.has &&
+	       peers_owner(e->peers, o->fh, o->fhlen, idx) >= 0;
+}
+
 /* Asks the chunk of the peer that owns it, when there is one other than
- * this node: 1 when asked (the answer or the timeout goes on with the
- * fill), 0 when the fill goes to the filer. Not for a READ a peer sent
- * (the owner fills from the filer: no chains), not without a size known
- * from the filer (the snapshot the answer must match), not for AUTH_NONE
- * (the mark is in the AUTH_SYS machine name), not for a file whose
- * snapshot holds an NFSv4 change attribute (a peer answers over NFSv3,
- * without one: its bytes could never match, and asking would make the
- * owner fetch them from the filer for nothing). */
+ * this node; when this node owns it, probes the runner-up, the node that
+ * owned it before this one joined or came back empty (a warm replacement:
+ * it answers from its cache only). 1 when asked (the answer or the timeout
+ * goes on with the fill), 0 when the fill goes to the filer. A READ a peer
+ * sent is only probed for (its owner fills from the filer otherwise: no
+ * chains; a probe goes no further). Not without a size known from the
+ * filer (the snapshot the answer must match), not for AUTH_NONE (the mark
+ * is in the AUTH_SYS machine name), not for a file whose snapshot holds
+ * an NFSv4 change attribute (a peer answers over NFSv3, without one: its
+ * bytes could never match, and asking would make the owner fetch them from
+ * the filer for nothing). */
 static int peer_ask(struct fill *f)
 {
 	struct engine *e = f->e;
 	struct chunk *c = f->c;
 	struct peer_read *pr;
-	int peer;
+	int peer, probe = 0;
 
-	if (e->peers == NULL || f->cred.flavor != AUTH_UNIX || peers_cred_from_peer(&f->cred) ||
+	if (e->peers == NULL || f->cred.flavor != AUTH_UNIX || peers_cred_is_probe(&f->cred) ||
 	    !f->plan.size_known || fill_plan_end(&f->plan) == 0 || !c->obj->have_attrs ||
 	    c->obj->attrs_stale_us || c->obj->chg.has)
 		return 0;
-	peer = peers_owner(e->peers, f->fh, c->obj->fhlen, c->idx);
+	peer = peers_cred_from_peer(&f->cred) ? -1
+	                                      : peers_owner(e->peers, f->fh, c->obj->fhlen, c->idx);
+	if (peer < 0) {
+		peer = peers_runner_up(e->peers, f->fh, c->obj->fhlen, c->idx);
+		probe = 1;
+	}
 	if (peer < 0)
 		return 0;
 	pr = calloc(1, sizeof(*pr));
@@ -1252,8 +1316,9 @@ static int peer_ask(struct fill *f)
 	pr->e = e;
 	pr->f = f;
 	pr->peer = peer;
+	pr->probe = probe;
 	pr->cred = f->cred;
-	peers_mark_cred(&pr->cred);
+	peers_mark_cred(&pr->cred, probe);
 	memcpy(pr->fh, f->fh, c->obj->fhlen);
 	pr->args.file.data.data_len = c->obj->fhlen;
 	pr->args.file.data.data_val = (char *)pr->fh;
@@ -1261,9 +1326,12 @@ static int peer_ask(struct fill *f)
 	pr->args.count = fill_plan_end(&f->plan);
 	if (peers_call(e->peers, peer, NFS3_READ, &pr->args, &pr->cred, peer_read_done, pr) != 0) {
 		free(pr);
-		e->ctr.peer_fallbacks++;
+		if (!probe)
+			e->ctr.peer_fallbacks++;
 		return 0;
 	}
+	if (probe)
+		e->ctr.peer_probes++;
 	pr->timer = loop_timer_add(e->loop, (uint64_t)peers_timeout_ms(e->peers), 0,
 	                           peer_read_timeout, pr);
 	f->pr = pr;
@@ -1347,7 +1415,7 @@ void engine_lookup_prefetch(struct engine *e, const nfs_fh3 *fh, const post_op_a
 		cobj_put(e->objs, o);
 		return;
 	}
-	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) &&
+	if (o->chunks == NULL && o->nocache_until_ms <= loop_now(e->loop) && !ahead_unkept(e, o, 0) &&
 	    !(store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0 &&
 	      store_snap_equal(&rec.snap, &snap) && (rec.flags & STORE_OBJ_INLINE) &&
 	      engine_stored_trusted(e, &rec))) {
@@ -1367,7 +1435,8 @@ static void op_gather(struct read_op *op)
 {
 	struct engine *e = op->e;
 	struct cobj *o = op->obj;
-	int fill_ok = fills_allowed(e);
+	/* a probe is answered from the cache only */
+	int fill_ok = fills_allowed(e) && !peers_cred_is_probe(&op->req->cred);
 	struct chunk *early_c = NULL;
 
 	op->pending = 1; /* held until every chunk is requested */
@@ -1379,6 +1448,12 @@ static void op_gather(struct read_op *op)
 		if (c && c->state == CH_READY && op->have_rec && c->data_id != op->rec.data_id) {
 			chunk_remove(e->objs, c); /* bytes of an older version */
 			c = NULL;
+		}
+		if (c && c->state == CH_FILLING && peers_cred_is_probe(&op->req->cred)) {
+			/* a probe does not wait for a fill: that fill may be
+			 * the asking node's own, waiting on this node */
+			op->fallback = 1;
+			break;
 		}
 		if (c == NULL) {
 			if (op->have_rec &&
@@ -1508,6 +1583,10 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 			e->ctr.writer_passthrough++; /* being written: not cached */
 		if (o)
 			cobj_put(e->objs, o);
+		if (peers_cred_is_probe(&req->cred)) {
+			probe_refuse(e, req);
+			return;
+		}
 		e->ctr.read_passthrough++;
 		engine_forward_read(e, req);
 		return;
@@ -1515,7 +1594,10 @@ static void read_start(struct engine *e, struct cfs_req *req, int asked)
 	op = calloc(1, sizeof(*op));
 	if (op == NULL) {
 		cobj_put(e->objs, o);
-		engine_forward_read(e, req);
+		if (peers_cred_is_probe(&req->cred))
+			probe_refuse(e, req);
+		else
+			engine_forward_read(e, req);
 		return;
 	}
 	op->magic = OP_MAGIC;

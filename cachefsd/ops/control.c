@@ -133,6 +133,7 @@ const size_t control_counter_ndescs =
 
 void ops_write_stats(const struct ops_env *env, FILE *out)
 {
+	engine_refresh_gauges(env->engine);
 	engine_write_stats(env->engine, out);
 #define KV(name, v) fprintf(out, "%s %llu\n", name, (unsigned long long)(v))
 	KV("clients_connected", (uint64_t)proto_client_count(env->srv));

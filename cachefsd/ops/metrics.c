@@ -405,6 +405,7 @@ char *metrics_render(const struct ops_env *env, size_t *len)
 
 	if (f == NULL)
 		return NULL;
+	engine_refresh_gauges(env->engine);
 	render(env, f);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -66,20 +66,29 @@ int peers_rendezvous(const uint64_t *ids, const int *live, int n, const uint8_t 
 	return win;
 }
 
-int peers_cred_from_peer(const struct cfs_cred *c)
+int peers_cred_is_probe(const struct cfs_cred *c)
 {
-	return c->flavor == AUTH_UNIX && strncmp(c->machine, PEERS_MARK, strlen(PEERS_MARK)) == 0;
+	return c->flavor == AUTH_UNIX &&
+	       strncmp(c->machine, PEERS_PROBE_MARK, strlen(PEERS_PROBE_MARK)) == 0;
 }
 
-void peers_mark_cred(struct cfs_cred *c)
+int peers_cred_from_peer(const struct cfs_cred *c)
+{
+	return (c->flavor == AUTH_UNIX &&
+	        strncmp(c->machine, PEERS_MARK, strlen(PEERS_MARK)) == 0) ||
+	       peers_cred_is_probe(c);
+}
+
+void peers_mark_cred(struct cfs_cred *c, int probe)
 {
 	char m[CFS_MAX_MACHINE + 1];
-	size_t k = strlen(PEERS_MARK), n = strnlen(c->machine, CFS_MAX_MACHINE);
+	const char *mark = probe ? PEERS_PROBE_MARK : PEERS_MARK;
+	size_t k = strlen(mark), n = strnlen(c->machine, CFS_MAX_MACHINE);
 
 	/* the caller's name after the mark, cut to the longest AUTH_SYS allows */
 	if (k + n > CFS_MAX_MACHINE)
 		n = CFS_MAX_MACHINE - k;
-	memcpy(m, PEERS_MARK, k);
+	memcpy(m, mark, k);
 	memcpy(m + k, c->machine, n);
 	m[k + n] = 0;
 	memcpy(c->machine, m, sizeof(m));
@@ -234,6 +243,25 @@ int peers_owner(struct peers *p, const uint8_t *fh, uint32_t fhlen, uint64_t idx
 	return win < 0 || p->p[win].self ? -1 : win;
 }
 
+int peers_runner_up(struct peers *p, const uint8_t *fh, uint32_t fhlen, uint64_t idx)
+{
+	uint64_t ids[PEERS_MAX];
+	int live[PEERS_MAX];
+	int win;
+
+	for (int i = 0; i < p->n; i++) {
+		ids[i] = p->p[i].id;
+		live[i] = usable(p, &p->p[i]);
+	}
+	win = peers_rendezvous(ids, live, p->n, fh, fhlen, idx);
+	if (win < 0 || !p->p[win].self)
+		return -1;
+	/* the choice without this node: the rest weigh as before, so the
+	 * next heaviest is who won while this node was out of the list */
+	live[win] = 0;
+	return peers_rendezvous(ids, live, p->n, fh, fhlen, idx);
+}
+
 int peers_call(struct peers *p, int i, uint32_t proc, void *args, const struct cfs_cred *cred,
                upstream_cb cb, void *priv)
 {
@@ -286,4 +314,13 @@ void peers_state(const struct peers *p, int i, struct peers_node_state *out)
 	out->self = pe->self;
 	out->up = usable(p, pe);
 	out->down_until = pe->down_until;
+}
+
+int peers_up(const struct peers *p)
+{
+	int n = 0;
+
+	for (int i = 0; p && i < p->n; i++)
+		n += !p->p[i].self && usable(p, &p->p[i]);
+	return n;
 }

@@ -562,7 +562,10 @@ static int set_cred(struct up_conn *uc, const struct cfs_cred *cred)
 {
 	struct AUTH *auth;
 
-	if (uc->cred_set && cfs_cred_equal(&uc->cred, cred))
+	/* the machine name too: a peer's marks are in it (PEERS_MARK, a
+	 * probe's PEERS_PROBE_MARK), and cfs_cred_equal() leaves it out */
+	if (uc->cred_set && cfs_cred_equal(&uc->cred, cred) &&
+	    strcmp(uc->cred.machine, cred->machine) == 0)
 		return 0;
 	if (cred->flavor == AUTH_NONE) {
 		auth = libnfs_authnone_create();

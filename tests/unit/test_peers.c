@@ -114,16 +114,23 @@ static void test_mark(void **state)
 	(void)state;
 	snprintf(c.machine, sizeof(c.machine), "client7");
 	assert_false(peers_cred_from_peer(&c));
-	peers_mark_cred(&c);
+	peers_mark_cred(&c, 0);
 	assert_true(peers_cred_from_peer(&c));
+	assert_false(peers_cred_is_probe(&c));
 	assert_string_equal(c.machine, PEERS_MARK "client7");
+	/* a probe is from a peer too (never chained), and answered from the
+	 * cache only; an owner's probe for a peer's READ carries both marks */
+	peers_mark_cred(&c, 1);
+	assert_true(peers_cred_from_peer(&c));
+	assert_true(peers_cred_is_probe(&c));
+	assert_string_equal(c.machine, PEERS_PROBE_MARK PEERS_MARK "client7");
 	c.flavor = AUTH_NONE;
 	assert_false(peers_cred_from_peer(&c)); /* only AUTH_SYS carries the mark */
 	/* a machine name at its longest stays a valid one, marked */
 	c.flavor = AUTH_UNIX;
 	memset(c.machine, 'm', CFS_MAX_MACHINE);
 	c.machine[CFS_MAX_MACHINE] = 0;
-	peers_mark_cred(&c);
+	peers_mark_cred(&c, 0);
 	assert_true(peers_cred_from_peer(&c));
 	assert_int_equal(strlen(c.machine), CFS_MAX_MACHINE);
 }
