@@ -264,6 +264,16 @@ void engine_observe_attrs(struct engine *e, const nfs_fh3 *fh, const fattr3 *att
 	meta_put_attrs(e, fh, attrs);
 	if (store_obj_get(e->store, o->fh, o->fhlen, &rec) == 0) {
 		store_snap_of_chg(attrs, &chg, &now);
+		if (!chg.has && rec.snap.has_change) {
+			/* attributes without a change attribute (a READDIRPLUS
+			 * entry, the first sight after a restart) cannot tell an
+			 * NFSv4 filer's versions apart: the times decide whether
+			 * the data is gone; whether it is served waits for an
+			 * answer with one (read.c's fresh_attrs()), which is
+			 * compared with the record then */
+			now.has_change = 1;
+			now.change = rec.snap.change;
+		}
 		if (!store_snap_equal(&now, &rec.snap))
 			engine_drop_data(e, o, "attributes changed upstream");
 	}

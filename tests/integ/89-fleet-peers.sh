@@ -5,7 +5,7 @@
 # behind a veth pair, so every byte it sends is counted on the link
 # (/sys/class/net/VETH/statistics/rx_bytes of the host end); three cachefsd
 # nodes on this side list all three as peers.
-#  1. a 48 MiB data set (6 files of 8 MiB) read through node 1, then node
+#  1. a 104 MiB data set (13 files of 8 MiB) read through node 1, then node
 #     2, then node 3 (nfsread, a libnfs client): the bytes are the filer's
 #     every time; the filer link carries about 1x the data set (at most
 #     1.3x), not 3x: each chunk came from the filer once, to its owner,
@@ -88,14 +88,14 @@ link_tx() { cat "/sys/class/net/$VH/statistics/tx_bytes"; } # here -> filer
 
 # --- the data sets ----------------------------------------------------------
 MiB=1048576
-A_FILES=(a1 a2 a3 a4 a5 a6) # 6 x 8 MiB
+A_FILES=(a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12 a13) # 13 x 8 MiB: the issue's 100 MiB
 B_FILES=(b1 b2 b3)          # 3 x 8 MiB
 C_FILES=(c1 c2)             # 2 x 8 MiB
 for f in "${A_FILES[@]}" "${B_FILES[@]}" "${C_FILES[@]}"; do
 	h_mkdata "$E/$f.bin" 8192 "$f"
 	printf -v "want_$f" '%s' "$(h_md5 "$E/$f.bin")"
 done
-A_BYTES=$((48 * MiB))
+A_BYTES=$((104 * MiB))
 B_BYTES=$((24 * MiB))
 t_data=$EPOCHREALTIME
 
@@ -146,12 +146,12 @@ for n in n1 n2 n3; do
 	h_log "$n: peer_bytes $(h_stat "$n" peer_bytes) fill_bytes $(h_stat "$n" fill_bytes) bytes_from_cache $(h_stat "$n" bytes_from_cache) peer_fills $(h_stat "$n" peer_fills) refused $(h_stat "$n" peer_refused) timed_out $(h_stat "$n" peer_timeouts) fallbacks $(h_stat "$n" peer_fallbacks) served $(h_stat "$n" peer_served) unkept $(h_stat "$n" peer_unkept) probes $(h_stat "$n" peer_probes) (hits $(h_stat "$n" peer_probe_hits), misses $(h_stat "$n" peer_probe_misses), refused here $(h_stat "$n" peer_probes_refused)) passthrough $(h_stat "$n" read_passthrough) evidence_reads $(h_stat "$n" evidence_reads) stores $(h_stat "$n" stores) fresh_skips $(h_stat "$n" fresh_skips) upstream READs $(h_stat "$n" upstream_calls_READ)"
 done
 awk -v r="$rA" 'BEGIN { exit !(r >= 0.9 && r <= 1.3) }' ||
-	h_fail "reading the 48 MiB set through three nodes cost the filer link ${rA}x the set ($rxA bytes); want 0.9x..1.3x (each chunk once)"
+	h_fail "reading the 104 MiB set through three nodes cost the filer link ${rA}x the set ($rxA bytes); want 0.9x..1.3x (each chunk once)"
 for n in n1 n2 n3; do
 	pb=$(h_stat "$n" peer_bytes)
 	ps=$(h_stat "$n" peer_served)
 	[ "$pb" -gt $((A_BYTES / 4)) ] 2>/dev/null ||
-		h_fail "$n took $pb bytes from peers for the 48 MiB set (want more than a quarter of it)"
+		h_fail "$n took $pb bytes from peers for the 104 MiB set (want more than a quarter of it)"
 	[ "$ps" -gt 0 ] 2>/dev/null || h_fail "$n answered no peer's READ ($ps)"
 done
 
@@ -163,7 +163,7 @@ h_wait_until 10 sum_at_least $((A_BYTES * 9 / 10)) || true
 cs=$(cache_sum)
 rC=$(ratio "$cs" "$A_BYTES")
 awk -v r="$rC" 'BEGIN { exit !(r >= 0.9 && r <= 1.3) }' ||
-	h_fail "after the 48 MiB set through three nodes (peer_keep no), their caches hold ${rC}x the set ($cs bytes: $(h_stat n1 cache_bytes) + $(h_stat n2 cache_bytes) + $(h_stat n3 cache_bytes)); want 0.9x..1.3x (each chunk once, on its owner)"
+	h_fail "after the 104 MiB set through three nodes (peer_keep no), their caches hold ${rC}x the set ($cs bytes: $(h_stat n1 cache_bytes) + $(h_stat n2 cache_bytes) + $(h_stat n3 cache_bytes)); want 0.9x..1.3x (each chunk once, on its owner)"
 for n in n1 n2 n3; do
 	[ "$(h_stat "$n" peer_unkept)" -gt 0 ] 2>/dev/null ||
 		h_fail "$n kept every chunk it took from peers (peer_unkept $(h_stat "$n" peer_unkept))"
@@ -174,7 +174,7 @@ rd_set n1 "${A_FILES[@]}"
 rxA2=$(($(link_rx) - rx0))
 rA2=$(ratio "$rxA2" "$A_BYTES")
 awk -v r="$rA2" 'BEGIN { exit !(r < 0.05) }' ||
-	h_fail "re-reading the 48 MiB set through n1 cost the filer link ${rA2}x the set ($rxA2 bytes); want < 0.05x (every chunk from its owner's cache)"
+	h_fail "re-reading the 104 MiB set through n1 cost the filer link ${rA2}x the set ($rxA2 bytes); want < 0.05x (every chunk from its owner's cache)"
 h_log "set A again through n1: the filer link carried ${rA2}x the set"
 
 # what an operator reads: cachefsctl stats has the bytes by source
@@ -245,4 +245,4 @@ ph3=$(h_stat n3 peer_probe_hits)
 [ "$ph3" -gt 0 ] 2>/dev/null || h_fail "the replaced node 3 took no chunk it owns from its runner-up ($ph3 probe hits)"
 h_log "set B through the replaced n3, then n1: the filer link carried ${rR}x the set; n3 peer_bytes $pb3, probes $(h_stat n3 peer_probes) (hits $ph3, misses $(h_stat n3 peer_probe_misses)), cache_bytes $(h_stat n3 cache_bytes)"
 
-h_pass "48 MiB read through three peer nodes in turn: correct bytes, the filer link carried ${rA}x the set (not 3x), every node took bytes from its peers; node 3 stopped: 24 MiB through the other two, correct, the filer link ${rB}x that set (node 3's share once, nothing lost), tx to the filer $(link_tx) bytes in all; node 2 frozen: 16 MiB through node 1 in $took s ($to fills waited peer_timeout, then the filer); the fleet's caches held set A ${rC}x (peer_keep no), a re-read cost the filer ${rA2}x; node 3 replaced empty: set B through it and node 1 cost the filer ${rR}x, $ph3 chunks from their runner-up"
+h_pass "104 MiB read through three peer nodes in turn: correct bytes, the filer link carried ${rA}x the set (not 3x), every node took bytes from its peers; node 3 stopped: 24 MiB through the other two, correct, the filer link ${rB}x that set (node 3's share once, nothing lost), tx to the filer $(link_tx) bytes in all; node 2 frozen: 16 MiB through node 1 in $took s ($to fills waited peer_timeout, then the filer); the fleet's caches held set A ${rC}x (peer_keep no), a re-read cost the filer ${rA2}x; node 3 replaced empty: set B through it and node 1 cost the filer ${rR}x, $ph3 chunks from their runner-up"

@@ -197,6 +197,47 @@ static void test_change_attr_fill_outdated(void **state)
 	assert_false(has_data(h_file));
 }
 
+/* After a restart the proxy knows a file of an NFSv4 filer first from
+ * attributes without a change attribute (a READDIRPLUS entry, an answer
+ * the module gives none for): with the times and size of the stored
+ * snapshot that is no change, so the data stays (the bench's warm-disk tar
+ * over v4 refetched every file before); it is served once an answer with
+ * the stored change attribute comes, and dropped by one with another. */
+static void test_change_attr_record_kept_across_restart(void **state)
+{
+	fattr3 a = attrs(7, NF3REG, sizeof(g_cached), 200, 200);
+	struct store_chg chg = {.has = 1, .change = 41};
+	uint64_t hits;
+
+	(void)state;
+	start(0);
+	assert_int_equal(store_inline_put(engine_store(g->e), h_file, (uint32_t)strlen(h_file), &a,
+	                                  &chg, g_cached, sizeof(g_cached)),
+	                 0);
+	g->up.coh.n = 0; /* no change attribute in this answer */
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_true(has_data(h_file));
+	/* an answer with the stored one: served from the cache */
+	up_change(&a, 41);
+	getattr(h_file);
+	answer_getattr(&a);
+	hits = ctr()->read_hits;
+	read_file(h_file);
+	/* the caller's first READ: the filer's ACCESS is the evidence, the
+	 * bytes come from the cache (no READ upstream) */
+	assert_int_equal(calls_waiting(), 1);
+	answer_access(ACCESS3_READ, &a);
+	assert_int_equal(calls_waiting(), 0);
+	assert_int_equal(ctr()->read_hits, hits + 1);
+	assert_memory_equal(last_answer(NFS3_READ)->data, g_cached, sizeof(g_cached));
+	/* an answer with another one, the times the same: dropped */
+	up_change(&a, 42);
+	getattr(h_file);
+	answer_getattr(&a);
+	assert_false(has_data(h_file));
+}
+
 /* A record an NFSv3 run stored (no change attribute) is not taken by an
  * NFSv4 run: its first answer drops it. */
 static void test_v3_record_not_taken_by_v4(void **state)
@@ -697,6 +738,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_change_attr_snapshot, stop),
 	    cmocka_unit_test_teardown(test_change_attr_fill_outdated, stop),
 	    cmocka_unit_test_teardown(test_v3_record_not_taken_by_v4, stop),
+	    cmocka_unit_test_teardown(test_change_attr_record_kept_across_restart, stop),
 	    cmocka_unit_test_teardown(test_unsound_guard_fetched_again, stop),
 	    cmocka_unit_test_teardown(test_writer_passthrough_then_cached, stop),
 	    cmocka_unit_test_teardown(test_evidence_mode_access_grant, stop),
