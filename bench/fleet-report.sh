@@ -33,6 +33,10 @@ columns() # VALUE SCALE
 			printf "%s %.4f %.4f %.4f %.4f\n", s, m[s, "cold"], e[s, "cold"], m[s, "warm"], e[s, "warm"] } }' "$sum"
 }
 
+cb=$(meta client_bytes)
+# --parallel: the clients at the same time, a pass's seconds its wall time
+order="one after the other" secs="the three clients' reads added up"
+[ "$(meta parallel)" = 1 ] && order="all at the same time" secs="the pass's wall time (the clients ran at the same time)"
 charts=()
 if command -v gnuplot >/dev/null; then
 	mkdir -p "$dir/raw"
@@ -43,7 +47,7 @@ if command -v gnuplot >/dev/null; then
 			title="bytes that crossed the filer link per pass (3 clients), mean and SEM, lower is better"
 			ylabel="MB" ;;
 		seconds) columns seconds 1 >"$dat"
-			title="seconds per pass (3 clients, one after the other), mean and SEM, lower is better"
+			title="seconds per pass (3 clients, $order), mean and SEM, lower is better"
 			ylabel="seconds" ;;
 		esac
 		[ -s "$dat" ] || continue
@@ -65,7 +69,6 @@ EOF
 	done
 fi
 
-cb=$(meta client_bytes)
 {
 	echo "# cachefsd bench: fleet profile — $(meta date)"
 	echo
@@ -77,13 +80,13 @@ cb=$(meta client_bytes)
 	echo "| machine | $(meta host), $(meta cpus) CPUs, $(meta mem) |"
 	echo "| filer | nfs-ganesha $(meta ganesha), FSAL VFS, in its own network namespace behind a veth shaped to $(meta wan_rate) (tbf) and bench/relay's $(meta wan_delay_ms) ms each way; the data set in its page cache |"
 	echo "| data set | $(meta scale) scale, seed $(meta seed): $(cat "$dir/dataset.txt" 2>/dev/null) |"
-	echo "| workload | $(meta clients) clients, one after the other; each reads $(meta client_workload | sed 's/cat /cat:/g; s/tar /tar:/g') ($(awk -v b="$cb" 'BEGIN{printf "%.1f", b/1e6}') MB) with bench/nfsbench (libnfs, READ window $(meta window) × 1 MiB); client k through node k (1-node: all through the one node) |"
+	echo "| workload | $(meta clients) clients, $order; each reads $(meta client_workload | sed 's/cat /cat:/g; s/tar /tar:/g') ($(awk -v b="$cb" 'BEGIN{printf "%.1f", b/1e6}') MB) with bench/nfsbench (libnfs, READ window $(meta window) × 1 MiB); client k through node k (1-node: all through the one node) |"
 	echo "| method | per round every setup in turn: its nodes started with empty caches, the cold pass, the warm pass (the same reads again), the nodes stopped; n = $(meta n) rounds; round 1 checked every byte (size and xxh64) |"
 	echo "| load average | start $(meta load_at_start), end $(meta load_at_end) |"
 	echo
 	echo "## Fleet (wan)"
 	echo
-	echo "Filer MB: the bytes that crossed the filer link during the pass (both directions, the veth's counters: data, RPC headers, metadata calls), and that as a multiple of one client's data ($(awk -v b="$cb" 'BEGIN{printf "%.1f", b/1e6}') MB; direct moves about 3×, one per client). Seconds: the three clients' reads added up. × direct: direct's mean seconds for the same pass / this setup's (> 1: faster). From peers: what the client-facing nodes took from each other in the cold pass (3-peers). Mean ± SEM over n rounds:"
+	echo "Filer MB: the bytes that crossed the filer link during the pass (both directions, the veth's counters: data, RPC headers, metadata calls), and that as a multiple of one client's data ($(awk -v b="$cb" 'BEGIN{printf "%.1f", b/1e6}') MB; direct moves about 3×, one per client). Seconds: $secs. × direct: direct's mean seconds for the same pass / this setup's (> 1: faster). From peers: what the client-facing nodes took from each other in the cold pass (3-peers). Mean ± SEM over n rounds:"
 	echo
 	echo "| setup | filer MB cold | × data | filer MB warm | cold s | warm s | cold × direct | warm × direct | from peers MB (cold) | peer timeouts (cold) |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -27,6 +27,9 @@
 #   --setups LIST         direct,1-node,3-independent,3-cascade,3-peers
 #                         (default all, run in this order in every round)
 #   --mode strict|ttl     the nodes' mode (default strict; ttl = --meta-ttl 60)
+#   --parallel            the three clients read at the same time (default:
+#                         one after the other); a pass's seconds are then its
+#                         wall time, not the sum of the clients' reads
 #   --peer-timeout MS     3-peers' peer_timeout (default 5000: an owner
 #                         filling a chunk across the shaped link behind
 #                         other fills on a loaded machine is waited for;
@@ -46,7 +49,7 @@ root=$(cd "$here/.." && pwd)
 cmdline="bench/fleet.sh $*"
 [ -n "${BENCH_CMD:-}" ] && cmdline=$BENCH_CMD
 
-scale=quick n=3 seed=1 mode=strict peer_timeout=5000
+scale=quick n=3 seed=1 mode=strict peer_timeout=5000 parallel=0
 setups=direct,1-node,3-independent,3-cascade,3-peers
 wan_rate=100mbit wan_delay=5 window=4
 out='' build=$root/build
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--n) n=${2:?}; shift 2 ;;
 	--setups) setups=${2:?}; shift 2 ;;
 	--mode) mode=${2:?}; shift 2 ;;
+	--parallel) parallel=1; shift ;;
 	--peer-timeout) peer_timeout=${2:?}; shift 2 ;;
 	--wan-rate) wan_rate=${2:?}; shift 2 ;;
 	--wan-delay-ms) wan_delay=${2:?}; shift 2 ;;
@@ -157,6 +161,7 @@ cfs_mode=()
 	echo "n=$n"
 	echo "setups=$setups"
 	echo "clients=$CLIENTS"
+	echo "parallel=$parallel"
 	echo "client_workload=${WL[*]}"
 	echo "client_bytes=$client_bytes"
 	echo "mode=$mode"
@@ -268,51 +273,85 @@ rcsv=$out/fleet-clients.csv
 echo "setup,pass,run,seconds,bytes,expect_bytes,filer_bytes,filer_rx_bytes,node_fill_bytes,peer_bytes,cache_bytes,peer_timeouts,peer_refused,peer_served" >"$csv"
 echo "setup,pass,run,client,node,workload,seconds,bytes,expect_bytes,filer_bytes" >"$rcsv"
 
-# fleet_pass SETUP PASS RUN VERIFY: the three clients in turn, each its
-# whole workload through its node; one fleet.csv row for the pass
+# client_reads SETUP PASS RUN VERIFY K: client K's workload through its node
+# (NODES[(K-1) % #NODES], or the filer); its reads' fleet-clients.csv rows
+# into $B_TMP/client-K.csv, "SECONDS BYTES" (the sum of its reads) into
+# $B_TMP/client-K.sum. Returns 1 (and logs why) when a read fails or its
+# bytes differ from the data set. The filer-link bytes of a read are
+# recorded only when the clients run one after the other.
+client_reads()
+{
+	local s=$1 pass=$2 run=$3 verify=$4 k=$5 node host port mport wv verb path res sec bytes want c0 c1
+	local tsec=0 tbytes=0 vfile=$B_TMP/verify-$5.txt
+	if [ ${#NODES[@]} = 0 ]; then
+		node=filer host=127.0.0.1 port=$R_NFSPORT mport=$R_MNTPORT
+	else
+		node=${NODES[(k - 1) % ${#NODES[@]}]}
+		local pv="CFS_PORT_$node"
+		host=127.0.0.1 port=${!pv} mport=${!pv}
+	fi
+	: >"$B_TMP/client-$k.csv"
+	for wv in "${WL[@]}"; do
+		verb=${wv%% *} path=${wv#* }
+		local vargs=()
+		[ "$verify" = 1 ] && vargs=(--verify "$vfile")
+		c0=$(b_link_bytes)
+		res=$("$B_BIN/nfsbench" "$verb" --host "$host" --port "$port" --mountport "$mport" \
+			--export "$UP_EXPORT" --path "$path" --window "$window" --timeout 600 "${vargs[@]}") ||
+			{ b_log "nfsbench $verb $path by client $k via $node ($s, $pass) failed"; return 1; }
+		c1=$(b_link_bytes)
+		if [ "$verify" = 1 ]; then
+			want=$(awk -v p="$path" '$3==p || index($3, p"/")==1' "$DATA/MANIFEST" | sort)
+			[ "$want" = "$(sort "$vfile")" ] ||
+				{ b_log "VERIFY: $path by client $k via $node ($s, $pass): bytes differ from the data set"; return 1; }
+		fi
+		sec=$(sed -n 's/.*seconds=\([^ ]*\).*/\1/p' <<<"$res")
+		bytes=$(sed -n 's/.*bytes=\([^ ]*\).*/\1/p' <<<"$res")
+		want=$(manifest_bytes "$path")
+		[ "$bytes" = "$want" ] || b_log "WARNING: $path by client $k via $node read $bytes bytes, the data set has $want"
+		tsec=$(awk -v a="$tsec" -v b="$sec" 'BEGIN{printf "%.6f", a + b}')
+		tbytes=$((tbytes + bytes))
+		[ "$parallel" = 1 ] && c0='' # the link is shared: no per-read figure
+		echo "$s,$pass,$run,$k,$node,$verb-$path,$sec,$bytes,$want,${c0:+$((c1 - c0))}" >>"$B_TMP/client-$k.csv"
+	done
+	echo "$tsec $tbytes" >"$B_TMP/client-$k.sum"
+}
+
+# fleet_pass SETUP PASS RUN VERIFY: the clients, each its whole workload
+# through its node, one after the other (or all at once with --parallel);
+# one fleet.csv row for the pass. Its seconds: the clients' reads added up
+# (--parallel: the pass's wall time)
 fleet_pass()
 {
-	local s=$1 pass=$2 run=$3 verify=$4 k node host port mport wv verb path res sec bytes want
-	local tsec=0 tbytes=0 l0 l1 rx0 rx1 c0 c1 x
+	local s=$1 pass=$2 run=$3 verify=$4 k pids=() t0 t1 tsec=0 tbytes=0 a b
+	local l0 l1 rx0 rx1 x
 	local d0=$B_TMP/st0 d1=$B_TMP/st1
-	rm -rf "$d0" "$d1"
+	rm -rf "$d0" "$d1" "$B_TMP"/client-*
 	mkdir -p "$d0" "$d1"
 	b_link_quiet
 	for x in "${ALL[@]}"; do b_cfs_stats "$x" >"$d0/$x.txt"; done
 	l0=$(b_link_bytes)
 	rx0=$(cat "/sys/class/net/$B_VETH_H/statistics/rx_bytes")
+	t0=$EPOCHREALTIME
 	for ((k = 1; k <= CLIENTS; k++)); do
-		if [ ${#NODES[@]} = 0 ]; then
-			node=filer host=127.0.0.1 port=$R_NFSPORT mport=$R_MNTPORT
+		if [ "$parallel" = 1 ]; then
+			client_reads "$s" "$pass" "$run" "$verify" "$k" &
+			pids+=($!)
 		else
-			node=${NODES[(k - 1) % ${#NODES[@]}]}
-			local pv="CFS_PORT_$node"
-			host=127.0.0.1 port=${!pv} mport=${!pv}
+			client_reads "$s" "$pass" "$run" "$verify" "$k" || b_die "client $k failed ($s, $pass)"
 		fi
-		for wv in "${WL[@]}"; do
-			verb=${wv%% *} path=${wv#* }
-			local vargs=() vfile=$B_TMP/verify.txt
-			[ "$verify" = 1 ] && vargs=(--verify "$vfile")
-			c0=$(b_link_bytes)
-			res=$("$B_BIN/nfsbench" "$verb" --host "$host" --port "$port" --mountport "$mport" \
-				--export "$UP_EXPORT" --path "$path" --window "$window" --timeout 600 "${vargs[@]}") ||
-				b_die "nfsbench $verb $path by client $k via $node ($s, $pass) failed"
-			c1=$(b_link_bytes)
-			if [ "$verify" = 1 ]; then
-				want=$(awk -v p="$path" '$3==p || index($3, p"/")==1' "$DATA/MANIFEST" | sort)
-				[ "$want" = "$(sort "$vfile")" ] ||
-					b_die "VERIFY: $path by client $k via $node ($s, $pass): bytes differ from the data set"
-			fi
-			sec=$(sed -n 's/.*seconds=\([^ ]*\).*/\1/p' <<<"$res")
-			bytes=$(sed -n 's/.*bytes=\([^ ]*\).*/\1/p' <<<"$res")
-			want=$(manifest_bytes "$path")
-			[ "$bytes" = "$want" ] || b_log "WARNING: $path by client $k via $node read $bytes bytes, the data set has $want"
-			tsec=$(awk -v a="$tsec" -v b="$sec" 'BEGIN{printf "%.6f", a + b}')
-			tbytes=$((tbytes + bytes))
-			[ "$run" = 0 ] ||
-				echo "$s,$pass,$run,$k,$node,$verb-$path,$sec,$bytes,$want,$((c1 - c0))" >>"$rcsv"
-		done
 	done
+	for k in "${!pids[@]}"; do
+		wait "${pids[k]}" || b_die "client $((k + 1)) failed ($s, $pass)"
+	done
+	t1=$EPOCHREALTIME
+	for ((k = 1; k <= CLIENTS; k++)); do
+		read -r a b <"$B_TMP/client-$k.sum" || b_die "client $k left no sum"
+		tsec=$(awk -v x="$tsec" -v y="$a" 'BEGIN{printf "%.6f", x + y}')
+		tbytes=$((tbytes + b))
+		[ "$run" = 0 ] || cat "$B_TMP/client-$k.csv" >>"$rcsv"
+	done
+	[ "$parallel" = 1 ] && tsec=$(awk -v x="$t0" -v y="$t1" 'BEGIN{printf "%.6f", y - x}')
 	l1=$(b_link_bytes)
 	rx1=$(cat "/sys/class/net/$B_VETH_H/statistics/rx_bytes")
 	for x in "${ALL[@]}"; do b_cfs_stats "$x" >"$d1/$x.txt"; done
