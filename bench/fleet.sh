@@ -256,7 +256,7 @@ fleet_down()
 	NODES=() ALL=()
 }
 
-# stat_sum NAMES FILE_PREFIX KEY: the sum of KEY over the nodes' stats files
+# stat_sum KEY DIR NAME...: the sum of KEY over the nodes' stats in DIR/NAME.txt
 stat_sum()
 {
 	local key=$1 dir=$2 x s=0 v
