@@ -86,6 +86,11 @@
 #   --label-a NAME / --label-b NAME   names of the two builds in the report
 #                         (default A and B; letters, digits, . _ -)
 #   --keep                keep the temp dir (logs) after the run
+#   --fleet [OPTIONS]     (first) the fleet profile instead: 1, 3 independent,
+#                         3 cascaded and 3 peer-sharing nodes over the wan
+#                         link, filer bytes and warm ratios; runs
+#                         bench/fleet.sh with the options that follow
+#                         (bench/fleet.sh --help; docs/bench.md, "Fleet (wan)")
 # BENCH_STATS=1 in the environment keeps every cachefsd row's counters
 # before and after the run (raw/stats/PROFILE-WORKLOAD-ROW[-BUILD]-RUN-{0,1}.txt):
 # which upstream procedure took how long (upstream_rtt_us_*), for instance
@@ -95,6 +100,10 @@ set -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 cmdline="bench/bench.sh $*"
+if [ "${1:-}" = --fleet ]; then
+	shift
+	BENCH_CMD=${BENCH_CMD:-$cmdline} exec "$here/fleet.sh" "$@"
+fi
 [ -n "${BENCH_CMD:-}" ] && cmdline=$BENCH_CMD
 
 scale='' n='' warmup='' budget=0 seed=1 quick=0
