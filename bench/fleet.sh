@@ -103,23 +103,7 @@ exec > >(tee -a "$out/raw/fleet.log") 2>&1
 
 # --- the data set: bench.sh's, same sizes, seed and directory -------------------
 # (the key is computed as bench.sh computes it, so one data set serves both)
-case $scale in
-full)
-	big=100M bigger=200M
-	tree_spec=files=20000,dirs=350,bytes=340000000
-	wan_spec=files=1000,dirs=40,bytes=17000000 ;;
-quick)
-	big=16M bigger=32M
-	tree_spec=files=1000,dirs=40,bytes=17000000
-	wan_spec=files=100,dirs=8,bytes=1700000 ;;
-tiny)
-	big=3M bigger=5M
-	tree_spec=files=40,dirs=6,bytes=400000
-	wan_spec=files=20,dirs=3,bytes=200000 ;;
-*) echo "fleet: --scale full|quick|tiny" >&2; exit 2 ;;
-esac
-gen_args=(--seed "$seed" --big "bigfile=$big" --big "biggerfile=$bigger"
-	--tree "tree:$tree_spec" --tree "tree-wan:$wan_spec")
+b_scale_set "$scale" "$seed" || { echo "fleet: --scale full|quick|tiny" >&2; exit 2; }
 key=$(printf '%s\n' "v$(sed -n 's/^#define DS_VERSION //p' "$here/dataset.h")" \
 	"${gen_args[@]}" "" | sha256sum | cut -c1-16)
 DATA=$root/build/bench-data/$scale-seed$seed-$key

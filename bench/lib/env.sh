@@ -458,3 +458,27 @@ b_warm_export()
 {
 	find "$1" -type f -print0 | xargs -0 cat >/dev/null
 }
+
+# b_scale_set SCALE SEED: the data set's sizes for a scale (bench.sh's and
+# fleet.sh's, so one generated data set serves both): big, bigger,
+# tree_spec, wan_spec and benchgen's arguments gen_args. 1: no such scale.
+b_scale_set()
+{
+	case $1 in
+	full)
+		big=100M bigger=200M
+		tree_spec=files=20000,dirs=350,bytes=340000000
+		wan_spec=files=1000,dirs=40,bytes=17000000 ;;
+	quick)
+		big=16M bigger=32M
+		tree_spec=files=1000,dirs=40,bytes=17000000
+		wan_spec=files=100,dirs=8,bytes=1700000 ;;
+	tiny)
+		big=3M bigger=5M
+		tree_spec=files=40,dirs=6,bytes=400000
+		wan_spec=files=20,dirs=3,bytes=200000 ;;
+	*) return 1 ;;
+	esac
+	gen_args=(--seed "$2" --big "bigfile=$big" --big "biggerfile=$bigger"
+		--tree "tree:$tree_spec" --tree "tree-wan:$wan_spec")
+}

@@ -816,6 +816,21 @@ static void lk_reset(int st, void *arg)
 }
 
 /* Where the head op of ow goes next, from the state the owner is in. */
+/* The filer lost the owner's state under op (a restart, an expired
+ * lease, a seqid out of step): op starts over once from a fresh owner,
+ * then its status is the filer's answer. */
+static void owner_lost_retry(struct lowner *ow, struct lkop *op, const char *what, int st)
+{
+	owner_lost(ow, what, st);
+	if (!op->retried) {
+		op->retried = 1;
+		owner_run(ow);
+		return;
+	}
+	op->res.status = st;
+	owner_next(ow, 0);
+}
+
 static void owner_run(struct lowner *ow)
 {
 	struct n4_locks *lk = ow->lk;
@@ -1076,12 +1091,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 			return;
 		}
 		if (st == NFS4ERR_BAD_SEQID || state_lost(st)) {
-			owner_lost(ow, "OPEN", st);
-			if (!op->retried) {
-				op->retried = 1;
-				owner_run(ow);
-				return;
-			}
+			owner_lost_retry(ow, op, "OPEN", st);
+			return;
 		}
 		op->res.status = st;
 		owner_next(ow, 0);
@@ -1162,12 +1173,8 @@ static void owner_done(struct lowner *ow, struct lkop *op, enum step step, const
 			return;
 		}
 		if (state_lost(st)) {
-			owner_lost(ow, "LOCK", st);
-			if (!op->retried) {
-				op->retried = 1;
-				owner_run(ow);
-				return;
-			}
+			owner_lost_retry(ow, op, "LOCK", st);
+			return;
 		}
 		op->res.status = st;
 		owner_next(ow, 0);

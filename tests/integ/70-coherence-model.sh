@@ -1,5 +1,5 @@
 #!/bin/bash
-# upstreams: ganesha knfsd ganesha4
+# upstreams: ganesha knfsd ganesha4 cascade
 # Randomized coherence model test (tests/tools/nfsmodel.c): seeded
 # sequences of create / write / truncate / rename / remove / link / chmod /
 # read / readdir / lookup / "tick" ops, each through the proxy or directly

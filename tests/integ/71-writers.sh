@@ -1,5 +1,5 @@
 #!/bin/bash
-# upstreams: ganesha knfsd ganesha4 knfsd4
+# upstreams: ganesha knfsd ganesha4 knfsd4 cascade
 # Writers through the proxy:
 #  1. a reader through the proxy never sees old data after the writer's
 #     write + COMMIT and the reader's re-open (LOOKUP/GETATTR), over many

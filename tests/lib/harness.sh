@@ -466,6 +466,8 @@ h_stop_knfsd()
 # h_start_upstream NAME: the upstream kind $H_UPSTREAM names (ganesha, the
 # default, knfsd, knfsd4 or ganesha4)
 # knfsd4: the kernel nfsd guest with NFSv3 off (h_start_knfsd NAME 4).
+# cascade: ganesha behind a regional cachefsd NAMEreg; the test's proxies
+# are edges in front of that node (h_start_cachefsd takes H_URL_<NAME>).
 # ganesha4: nfs-ganesha whose export the proxy reaches over NFSv4.0 only:
 # the directory exported NFSv3-only (at its own path, as plain ganesha's:
 # H_URL_<NAME>, the direct-to-filer side of comparisons) and NFSv4.0-only
@@ -484,7 +486,18 @@ h_start_upstream()
 		printf -v "H_URL4_$1" '%s' "nfs://127.0.0.1${!p4}?nfsport=${!port}"
 		;;
 	knfsd4) h_start_knfsd "$1" 4 ;;
-	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha, knfsd, knfsd4 or ganesha4" ;;
+	cascade)
+		# ganesha behind a regional cachefsd (NAMEreg): the proxies a
+		# test starts in front of NAME are edges of a two-tier cascade
+		# (issue 20); H_URL_<NAME> becomes the regional node's, while
+		# the test data helpers and direct clients (H_NFSPORT_<NAME>,
+		# H_MNTPORT_<NAME>) still reach the filer itself
+		h_start_ganesha "$1"
+		h_start_cachefsd "${1}reg" "$1" --register no
+		local reg="H_URL_${1}reg"
+		printf -v "H_URL_$1" '%s' "${!reg}"
+		;;
+	*) h_fail "H_UPSTREAM=$H_UPSTREAM: not ganesha, knfsd, knfsd4, ganesha4 or cascade" ;;
 	esac
 }
 
