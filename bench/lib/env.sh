@@ -479,6 +479,7 @@ b_scale_set()
 		wan_spec=files=20,dirs=3,bytes=200000 ;;
 	*) return 1 ;;
 	esac
+	# shellcheck disable=SC2034 # read by the caller
 	gen_args=(--seed "$2" --big "bigfile=$big" --big "biggerfile=$bigger"
 		--tree "tree:$tree_spec" --tree "tree-wan:$wan_spec")
 }
