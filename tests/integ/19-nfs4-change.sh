@@ -19,18 +19,9 @@ h_init
 PROBE=$H_BUILD/tests/nfs4probe
 OP=$H_BUILD/tests/nfsop
 for t in "$PROBE" "$OP"; do [ -x "$t" ] || h_fail "$t is missing (make tools)"; done
-[ -e /sys/fs/ext4 ] || h_skip "no ext4 in this kernel"
-command -v mkfs.ext4 >/dev/null || h_skip "mkfs.ext4 is not installed (e2fsprogs)"
 
-IMG=$H_TMP/coarse.img
-truncate -s 64M "$IMG"
-mkfs.ext4 -q -F -I 128 "$IMG" >/dev/null 2>&1 || h_fail "mkfs.ext4 -I 128"
-DEV=$(losetup -f --show "$IMG") || h_skip "no loop device (losetup -f)"
-h_atexit "losetup -d $DEV"
 EXP=$H_TMP/coarse
-mkdir -p "$EXP"
-mount "$DEV" "$EXP" || h_fail "cannot mount $DEV"
-h_atexit "umount $EXP"
+h_mount_coarse_ext4 "$EXP"
 H_GANESHA_V4SPLIT=1 h_start_ganesha up "$EXP"
 P4=$H_PSEUDO4_up
 echo probe >"$EXP/probe"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# upstreams: ganesha knfsd
+# upstreams: ganesha knfsd knfsd4
 # Changes made outside the proxy (on the server: ganesha's export directory
 # on the host, or a direct client as root for knfsd; and by a client of the
 # server directly) are noticed at the next revalidation:

@@ -23,19 +23,10 @@ for l in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 /usr/lib/*/faketi
 	[ -f "$l" ] && LIBFT=$l && break
 done
 [ -n "$LIBFT" ] || h_skip "libfaketime is not installed (Debian's faketime)"
-[ -e /sys/fs/ext4 ] || h_skip "no ext4 in this kernel"
-command -v mkfs.ext4 >/dev/null || h_skip "mkfs.ext4 is not installed (e2fsprogs)"
 
 # --- the filer: ext4 with whole-second timestamps, exported by ganesha ---
-IMG=$H_TMP/coarse.img
-truncate -s 64M "$IMG"
-mkfs.ext4 -q -F -I 128 "$IMG" >/dev/null 2>&1 || h_fail "mkfs.ext4 -I 128"
-DEV=$(losetup -f --show "$IMG") || h_skip "no loop device (losetup -f)"
-h_atexit "losetup -d $DEV"
 EXP=$H_TMP/coarse
-mkdir -p "$EXP"
-mount "$DEV" "$EXP" || h_fail "cannot mount $DEV"
-h_atexit "umount $EXP"
+h_mount_coarse_ext4 "$EXP"
 h_start_ganesha up "$EXP"
 echo probe >"$EXP/probe"
 # the filesystem, and ganesha's VFS FSAL on it, report whole seconds

@@ -89,7 +89,7 @@ h_pass()
 h_need_bench()
 {
 	local t
-	for t in nfsbench nfsput benchgen benchstat relay relayprobe; do
+	for t in nfsbench nfs4bench nfsput benchgen benchstat relay relayprobe; do
 		[ -x "$H_BUILD/bench/$t" ] || h_fail "$H_BUILD/bench/$t not built (make tools)"
 	done
 	command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || h_skip "no ip netns here"
@@ -664,6 +664,24 @@ h_mount_tmpfs()
 	mkdir -p "$1"
 	mount -t tmpfs -o "size=$2" tmpfs "$1" || return 1
 	H_MOUNTS+=("$1")
+}
+
+# h_mount_coarse_ext4 DIR: a 64 MiB ext4 with 128-byte inodes (whole-second
+# timestamps: a same-second rewrite keeps mtime and ctime) on a loop
+# device at DIR, unmounted and detached at cleanup; skips where ext4, mkfs
+# or a loop device is missing.
+h_mount_coarse_ext4()
+{
+	local img=$H_TMP/coarse.img dev
+	[ -e /sys/fs/ext4 ] || h_skip "no ext4 in this kernel"
+	command -v mkfs.ext4 >/dev/null || h_skip "mkfs.ext4 is not installed (e2fsprogs)"
+	truncate -s 64M "$img"
+	mkfs.ext4 -q -F -I 128 "$img" >/dev/null 2>&1 || h_fail "mkfs.ext4 -I 128"
+	dev=$(losetup -f --show "$img") || h_skip "no loop device (losetup -f)"
+	h_atexit "losetup -d $dev"
+	mkdir -p "$1"
+	mount "$dev" "$1" || h_fail "cannot mount $dev"
+	h_atexit "umount $1"
 }
 
 # alive PID: running and not a zombie (a crashed child of this shell stays a
